@@ -1,0 +1,712 @@
+// SQLite storage: validation on open, numbered migrations, prepared statements. Schema: docs/database.md.
+#include "db/database.hpp"
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+
+#include "tuner/core/error.hpp"
+
+namespace autotune::db {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// "ATUN" in ASCII: PRAGMA application_id of every autotune database.
+constexpr std::int32_t kApplicationId = 0x4154554e;
+/// How long SQLite's busy handler waits for a lock before returning SQLITE_BUSY.
+constexpr int kBusyTimeoutMs = 10000;
+/// Extra attempts after the busy handler gave up (only where a retry is safe, see Stmt::step).
+constexpr int kBusyRetries = 2;
+
+/// ISO-8601 UTC with milliseconds, e.g. 2024-05-01T12:34:56.789Z.
+constexpr const char* kNowSql = "strftime('%Y-%m-%dT%H:%M:%fZ','now')";
+
+/// Migration i (0-based) brings a database from schema version i to i + 1. Append only: never edit a
+/// script that has been released; a schema change is a new script (docs/database.md).
+const char* const kMigrations[] = {
+    // 1: initial schema.
+    R"sql(
+CREATE TABLE devices (
+  id                                INTEGER PRIMARY KEY,
+  name                              TEXT    NOT NULL,
+  normalised_name                   TEXT    NOT NULL,
+  cc                                INTEGER NOT NULL,
+  sm_count                          INTEGER NOT NULL DEFAULT 0,
+  max_threads_per_block             INTEGER NOT NULL DEFAULT 0,
+  max_shared_memory_per_block       INTEGER NOT NULL DEFAULT 0,
+  max_shared_memory_per_block_optin INTEGER NOT NULL DEFAULT 0,
+  warp_size                         INTEGER NOT NULL DEFAULT 0,
+  l2_bytes                          INTEGER NOT NULL DEFAULT 0,
+  total_memory                      INTEGER NOT NULL DEFAULT 0,
+  driver_version                    INTEGER NOT NULL DEFAULT 0,
+  uuid                              TEXT    NOT NULL DEFAULT '',
+  clock_khz                         INTEGER NOT NULL DEFAULT 0,
+  memory_clock_khz                  INTEGER NOT NULL DEFAULT 0,
+  memory_bus_width                  INTEGER NOT NULL DEFAULT 0,
+  copy_gbps                         REAL    NOT NULL DEFAULT 0,
+  first_seen_at                     TEXT    NOT NULL,
+  last_seen_at                      TEXT    NOT NULL,
+  UNIQUE (normalised_name, cc, uuid)
+);
+
+CREATE TABLE sessions (
+  id               INTEGER PRIMARY KEY,
+  kernel           TEXT    NOT NULL,
+  source_hash      TEXT    NOT NULL DEFAULT '',
+  spec_hash        TEXT    NOT NULL DEFAULT '',
+  compiler_version TEXT    NOT NULL DEFAULT '',
+  strategy         TEXT    NOT NULL DEFAULT '',
+  seed             INTEGER NOT NULL DEFAULT 0,
+  workload         TEXT    NOT NULL DEFAULT '',
+  problem          TEXT    NOT NULL DEFAULT '',
+  device_id        INTEGER REFERENCES devices(id),
+  backend          TEXT    NOT NULL DEFAULT '',
+  started_at       TEXT    NOT NULL,
+  finished_at      TEXT,
+  status           TEXT    NOT NULL DEFAULT 'running'
+);
+CREATE INDEX sessions_by_kernel ON sessions(kernel);
+
+CREATE TABLE trials (
+  id               INTEGER PRIMARY KEY,
+  session_id       INTEGER REFERENCES sessions(id),
+  device_id        INTEGER NOT NULL REFERENCES devices(id),
+  kernel           TEXT    NOT NULL,
+  source_hash      TEXT    NOT NULL,
+  workload         TEXT    NOT NULL,
+  problem          TEXT    NOT NULL,
+  problem_elements REAL    NOT NULL DEFAULT 0,
+  config_json      TEXT    NOT NULL,
+  config_hash      TEXT    NOT NULL,
+  status           TEXT    NOT NULL,
+  median_ns        REAL,
+  min_ns           REAL,
+  spread           REAL,
+  samples          INTEGER NOT NULL DEFAULT 0,
+  compile_ms       REAL,
+  verify_ms        REAL,
+  log              TEXT    NOT NULL DEFAULT '',
+  protocol         TEXT    NOT NULL DEFAULT '',
+  gbps             REAL,
+  created_at       TEXT    NOT NULL,
+  UNIQUE (kernel, source_hash, device_id, workload, problem, config_hash)
+);
+CREATE INDEX trials_by_lookup ON trials(kernel, workload, device_id, problem);
+CREATE INDEX trials_by_session ON trials(session_id);
+
+CREATE TABLE binaries (
+  key        TEXT    PRIMARY KEY,
+  ok         INTEGER NOT NULL,
+  log        TEXT    NOT NULL DEFAULT '',
+  image      BLOB    NOT NULL DEFAULT x'',
+  created_at TEXT    NOT NULL
+);
+)sql",
+};
+
+constexpr int kSchemaVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
+
+/// Throws the DbError that describes rc for the database at path; `what` says what was being done.
+[[noreturn]] void fail(sqlite3* db, const std::string& path, const std::string& what, int rc) {
+  const std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  switch (rc & 0xff) {
+    case SQLITE_NOTADB:
+      throw DbError(path + " is not an autotune database (file is not SQLite)");
+    case SQLITE_CORRUPT:
+      throw DbError("database " + path + " is corrupt (" + msg + ")");
+    case SQLITE_READONLY:
+      throw DbError("database " + path + " is read-only (" + what + ": " + msg + ")");
+    case SQLITE_FULL:
+      throw DbError("database " + path + ": disk full (" + what + ")");
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      throw DbError("database " + path + " is locked by another process (" + what + ": " + msg + ")");
+    case SQLITE_CANTOPEN:
+      throw DbError("cannot open database " + path + " (" + msg + ")");
+    default:
+      throw DbError("database " + path + ": " + what + " failed: " + msg);
+  }
+}
+
+/// A prepared statement (RAII). Parameters are 1-based, columns 0-based.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const std::string& path, const std::string& sql) : db_(db), path_(path) {
+    const int rc = sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &s_, nullptr);
+    if (rc != SQLITE_OK) fail(db_, path_, "preparing a statement", rc);
+  }
+  ~Stmt() { sqlite3_finalize(s_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  Stmt& bind(int i, std::int64_t v) { return check(sqlite3_bind_int64(s_, i, v)); }
+  Stmt& bind(int i, int v) { return check(sqlite3_bind_int64(s_, i, v)); }
+  Stmt& bind(int i, std::uint64_t v) { return bind(i, static_cast<std::int64_t>(v)); }
+  /// NaN is stored as NULL (SQLite has no NaN) and read back as NaN by real().
+  Stmt& bind(int i, double v) { return check(sqlite3_bind_double(s_, i, v)); }
+  Stmt& bind(int i, const std::string& v) {
+    return check(sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
+  }
+  Stmt& bind(int i, const char* v) { return bind(i, std::string(v)); }
+  Stmt& bind_null(int i) { return check(sqlite3_bind_null(s_, i)); }
+  /// 0 binds NULL: the id columns use NULL for "none".
+  Stmt& bind_id(int i, std::int64_t id) { return id == 0 ? bind_null(i) : bind(i, id); }
+  Stmt& bind_blob(int i, const std::vector<unsigned char>& v) {
+    static const unsigned char empty = 0;  // a null pointer would bind NULL, not an empty blob
+    return check(sqlite3_bind_blob(s_, i, v.empty() ? &empty : v.data(), static_cast<int>(v.size()),
+                                   SQLITE_TRANSIENT));
+  }
+
+  /// true: a row is available; false: done. A busy database is retried kBusyRetries times after the
+  /// busy handler gave up, but only before any row was returned and only where a retry is safe: outside
+  /// an explicit transaction, or for COMMIT (which SQLite documents as retryable).
+  bool step() {
+    for (int attempt = 0;; ++attempt) {
+      const int rc = sqlite3_step(s_);
+      if (rc == SQLITE_ROW) {
+        rows_ = true;
+        return true;
+      }
+      if (rc == SQLITE_DONE) return false;
+      const int primary = rc & 0xff;
+      if ((primary == SQLITE_BUSY || primary == SQLITE_LOCKED) && attempt < kBusyRetries && !rows_ &&
+          retry_safe()) {
+        sqlite3_reset(s_);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100 * (attempt + 1)));
+        continue;
+      }
+      fail(db_, path_, describe(), rc);
+    }
+  }
+  void run() {
+    while (step()) {
+    }
+  }
+
+  bool is_null(int c) const { return sqlite3_column_type(s_, c) == SQLITE_NULL; }
+  std::int64_t int64(int c) const { return sqlite3_column_int64(s_, c); }
+  int int32(int c) const { return static_cast<int>(sqlite3_column_int64(s_, c)); }
+  double real(int c) const {
+    return is_null(c) ? std::numeric_limits<double>::quiet_NaN() : sqlite3_column_double(s_, c);
+  }
+  std::string text(int c) const {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s_, c));
+    return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(s_, c))) : std::string();
+  }
+  std::vector<unsigned char> blob(int c) const {
+    const auto* p = static_cast<const unsigned char*>(sqlite3_column_blob(s_, c));
+    const int n = sqlite3_column_bytes(s_, c);
+    return p ? std::vector<unsigned char>(p, p + n) : std::vector<unsigned char>();
+  }
+
+ private:
+  Stmt& check(int rc) {
+    if (rc != SQLITE_OK) fail(db_, path_, "binding a parameter", rc);
+    return *this;
+  }
+  bool retry_safe() const {
+    if (sqlite3_get_autocommit(db_)) return true;
+    const char* sql = sqlite3_sql(s_);
+    return sql && (sqlite3_strnicmp(sql, "COMMIT", 6) == 0 || sqlite3_strnicmp(sql, "END", 3) == 0);
+  }
+  std::string describe() const {
+    const char* sql = sqlite3_sql(s_);
+    std::string s = sql ? sql : "";
+    const auto start = s.find_first_not_of(" \t\r\n");
+    s = start == std::string::npos ? std::string() : s.substr(start);
+    if (s.size() > 60) s = s.substr(0, 57) + "...";
+    for (char& ch : s)
+      if (ch == '\n' || ch == '\r' || ch == '\t') ch = ' ';
+    return "'" + s + "'";
+  }
+
+  sqlite3* db_;
+  const std::string& path_;
+  sqlite3_stmt* s_ = nullptr;
+  bool rows_ = false;
+};
+
+/// Runs every statement of sql (may hold several) through Stmt, so busy retries and error messages apply.
+void exec_all(sqlite3* db, const std::string& path, const std::string& sql) {
+  const char* p = sql.c_str();
+  const char* end = p + sql.size();
+  while (p < end) {
+    sqlite3_stmt* raw = nullptr;
+    const char* tail = nullptr;
+    const int rc = sqlite3_prepare_v2(db, p, static_cast<int>(end - p), &raw, &tail);
+    if (rc != SQLITE_OK) fail(db, path, "preparing a statement", rc);
+    if (!raw) break;  // only whitespace or comments left
+    const std::string one(p, static_cast<std::size_t>(tail - p));
+    sqlite3_finalize(raw);
+    Stmt(db, path, one).run();
+    p = tail;
+  }
+}
+
+std::int64_t query_int(sqlite3* db, const std::string& path, const std::string& sql) {
+  Stmt s(db, path, sql);
+  return s.step() ? s.int64(0) : 0;
+}
+
+/// Reads the first bytes of an existing file; throws DbError unless it is empty or starts with the
+/// SQLite header. Never writes.
+void check_sqlite_header(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw DbError("cannot read database " + path + " (permission denied?)");
+  char header[16] = {};
+  in.read(header, sizeof header);
+  const std::streamsize n = in.gcount();
+  if (n == 0) return;  // an empty file is a fresh database for SQLite
+  static const char kMagic[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f',
+                                  'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
+  if (n < static_cast<std::streamsize>(sizeof header) || std::memcmp(header, kMagic, sizeof header) != 0)
+    throw DbError(path + " is not an autotune database (file is not SQLite)");
+}
+
+DeviceRow read_device(const Stmt& s) {
+  DeviceRow r;
+  r.id = s.int64(0);
+  DeviceInfo& d = r.info;
+  d.name = s.text(1);
+  d.cc = s.int32(2);
+  d.sm_count = s.int32(3);
+  d.max_threads_per_block = s.int32(4);
+  d.max_shared_memory_per_block = s.int32(5);
+  d.max_shared_memory_per_block_optin = s.int32(6);
+  d.warp_size = s.int32(7);
+  d.l2_bytes = s.int32(8);
+  d.total_memory = static_cast<std::uint64_t>(s.int64(9));
+  d.driver_version = s.int32(10);
+  d.uuid = s.text(11);
+  d.clock_khz = s.int32(12);
+  d.memory_clock_khz = s.int32(13);
+  d.memory_bus_width = s.int32(14);
+  r.copy_gbps = s.real(15);
+  return r;
+}
+constexpr const char* kDeviceColumns =
+    "id, name, cc, sm_count, max_threads_per_block, max_shared_memory_per_block, "
+    "max_shared_memory_per_block_optin, warp_size, l2_bytes, total_memory, driver_version, uuid, "
+    "clock_khz, memory_clock_khz, memory_bus_width, copy_gbps";
+
+SessionRow read_session(const Stmt& s) {
+  SessionRow r;
+  r.id = s.int64(0);
+  r.kernel = s.text(1);
+  r.source_hash = s.text(2);
+  r.spec_hash = s.text(3);
+  r.compiler_version = s.text(4);
+  r.strategy = s.text(5);
+  r.seed = static_cast<std::uint64_t>(s.int64(6));
+  r.workload = s.text(7);
+  r.problem = s.text(8);
+  r.device_id = s.is_null(9) ? 0 : s.int64(9);
+  r.backend = s.text(10);
+  r.started_at = s.text(11);
+  r.finished_at = s.text(12);
+  r.status = s.text(13);
+  return r;
+}
+constexpr const char* kSessionColumns =
+    "id, kernel, source_hash, spec_hash, compiler_version, strategy, seed, workload, problem, device_id, "
+    "backend, started_at, finished_at, status";
+
+TrialRow read_trial(const Stmt& s, const std::string& path) {
+  TrialRow r;
+  r.id = s.int64(0);
+  r.session_id = s.is_null(1) ? 0 : s.int64(1);
+  r.device_id = s.int64(2);
+  r.kernel = s.text(3);
+  r.source_hash = s.text(4);
+  r.workload = s.text(5);
+  r.problem = s.text(6);
+  r.problem_elements = s.real(7);
+  r.config_json = s.text(8);
+  r.config_hash = s.text(9);
+  const std::string status = s.text(10);
+  try {
+    r.m.status = trial_status_from_string(status);
+  } catch (const std::exception&) {
+    throw DbError("database " + path + ": trial " + std::to_string(r.id) + " has unknown status '" +
+                  status + "'");
+  }
+  r.m.median_ns = s.real(11);
+  r.m.min_ns = s.real(12);
+  r.m.spread = s.real(13);
+  r.m.samples = s.int32(14);
+  r.m.compile_ms = s.real(15);
+  r.m.verify_ms = s.real(16);
+  r.m.log = s.text(17);
+  r.m.protocol = s.text(18);
+  r.gbps = s.real(19);
+  r.created_at = s.text(20);
+  return r;
+}
+constexpr const char* kTrialColumns =
+    "id, session_id, device_id, kernel, source_hash, workload, problem, problem_elements, config_json, "
+    "config_hash, status, median_ns, min_ns, spread, samples, compile_ms, verify_ms, log, protocol, gbps, "
+    "created_at";
+
+bool valid_final_status(const std::string& s) {
+  return s == "finished" || s == "interrupted" || s == "failed" || s == "running";
+}
+
+}  // namespace
+
+int current_schema_version() { return kSchemaVersion; }
+
+std::unique_ptr<Database> Database::open(const std::string& path, Mode mode) {
+  if (path.empty()) throw DbError("database path is empty");
+  const bool memory = path == ":memory:";
+  const bool ro = mode == Mode::read_only;
+
+  // Checks that need no SQLite connection: nothing is created or written before validation succeeds.
+  if (!memory) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    const bool exists = fs::exists(st);
+    if (exists && !fs::is_regular_file(st))
+      throw DbError(path + " is not an autotune database (not a regular file)");
+    if (!exists && ro) throw DbError("database " + path + " does not exist (read-only mode never creates it)");
+    if (exists) check_sqlite_header(path);
+  }
+
+  std::unique_ptr<Database> self(new Database());
+  self->path_ = path;
+  self->read_only_ = ro;
+  const int flags = ro ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  const int rc = sqlite3_open_v2(path.c_str(), &self->db_, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    const std::string msg = self->db_ ? sqlite3_errmsg(self->db_) : sqlite3_errstr(rc);
+    throw DbError((ro ? "cannot open database " : "cannot open or create database ") + path + " (" + msg + ")");
+  }
+  sqlite3* db = self->db_;
+  const std::string& p = self->path_;
+  sqlite3_extended_result_codes(db, 1);
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  exec_all(db, p, "PRAGMA foreign_keys = ON");  // per connection, writes nothing
+
+  // Identify the file (reads only).
+  const auto app_id = static_cast<std::int32_t>(query_int(db, p, "PRAGMA application_id"));
+  const int version = static_cast<int>(query_int(db, p, "PRAGMA user_version"));
+  const std::int64_t objects = query_int(db, p, "SELECT count(*) FROM sqlite_master");
+  const bool fresh = app_id == 0 && version == 0 && objects == 0;
+  if (app_id != kApplicationId && !fresh)
+    throw DbError(path + " is not an autotune database (SQLite database of another application)");
+  if (version > kSchemaVersion)
+    throw DbError("database " + path + " has schema version " + std::to_string(version) +
+                  ", newer than this build supports (" + std::to_string(kSchemaVersion) + ")");
+  if (!fresh) {
+    Stmt check(db, p, "PRAGMA quick_check");
+    std::string first;
+    int rows = 0;
+    while (check.step()) {
+      if (rows++ == 0) first = check.text(0);
+    }
+    if (rows != 1 || first != "ok")
+      throw DbError("database " + path + " is corrupt (quick_check: " + first +
+                    (rows > 1 ? " and " + std::to_string(rows - 1) + " more problems" : "") + ")");
+  }
+
+  if (ro) {
+    if (fresh)
+      throw DbError("database " + path + " has no autotune schema; open it read-write once to create it");
+    if (version < kSchemaVersion)
+      throw DbError("database " + path + " has schema version " + std::to_string(version) +
+                    ", older than this build (" + std::to_string(kSchemaVersion) +
+                    "); open it read-write once to migrate it");
+    return self;
+  }
+
+  if (sqlite3_db_readonly(db, "main") == 1)
+    throw DbError("database " + path + " is read-only (no write permission); open it in read-only mode");
+  if (!memory) {
+    // WAL lets readers run while one writer commits; NORMAL sync is durable across application crashes
+    // in WAL mode (docs/database.md). If WAL is unavailable (e.g. network file system) SQLite keeps
+    // its rollback journal, which is correct, only less concurrent.
+    exec_all(db, p, "PRAGMA journal_mode = WAL");
+    exec_all(db, p, "PRAGMA synchronous = NORMAL");
+  }
+
+  if (version < kSchemaVersion) {
+    // Another process may be migrating concurrently: re-read the version under the write lock.
+    self->transaction([&] {
+      const int v = static_cast<int>(query_int(db, p, "PRAGMA user_version"));
+      if (v > kSchemaVersion)
+        throw DbError("database " + path + " has schema version " + std::to_string(v) +
+                      ", newer than this build supports (" + std::to_string(kSchemaVersion) + ")");
+      for (int i = v; i < kSchemaVersion; ++i) exec_all(db, p, kMigrations[i]);
+      exec_all(db, p, "PRAGMA application_id = " + std::to_string(kApplicationId));
+      exec_all(db, p, "PRAGMA user_version = " + std::to_string(kSchemaVersion));
+    });
+  }
+  return self;
+}
+
+Database::~Database() { sqlite3_close_v2(db_); }
+
+int Database::schema_version() const {
+  return static_cast<int>(query_int(db_, path_, "PRAGMA user_version"));
+}
+
+void Database::exec(const std::string& sql) {
+  // ROLLBACK after SQLite already rolled back by itself (e.g. after SQLITE_FULL) is a no-op, so that
+  // transaction() rethrows the original error rather than "no transaction is active".
+  if (sql == "ROLLBACK" && sqlite3_get_autocommit(db_)) return;
+  try {
+    exec_all(db_, path_, sql);
+  } catch (const DbError&) {
+    // A failed COMMIT leaves the transaction open; close it so the connection stays usable.
+    if (sql == "COMMIT" && !sqlite3_get_autocommit(db_)) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+bool Database::integrity_ok() const {
+  sqlite3_stmt* s = nullptr;
+  int rc = sqlite3_prepare_v2(db_, "PRAGMA integrity_check", -1, &s, nullptr);
+  if (rc != SQLITE_OK) {
+    if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB) return false;
+    fail(db_, path_, "integrity check", rc);
+  }
+  int rows = 0;
+  bool ok = false;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    const auto* t = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+    ok = rows++ == 0 && t && std::strcmp(t, "ok") == 0;
+  }
+  sqlite3_finalize(s);
+  if (rc != SQLITE_DONE) {
+    if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB) return false;
+    fail(db_, path_, "integrity check", rc);
+  }
+  return ok && rows == 1;
+}
+
+// ---- devices ----
+
+std::int64_t Database::upsert_device(const DeviceInfo& d) {
+  const std::string norm = d.normalised_name();
+  {
+    Stmt s(db_, path_,
+           std::string("INSERT INTO devices (name, normalised_name, cc, sm_count, max_threads_per_block, "
+                       "max_shared_memory_per_block, max_shared_memory_per_block_optin, warp_size, l2_bytes, "
+                       "total_memory, driver_version, uuid, clock_khz, memory_clock_khz, memory_bus_width, "
+                       "first_seen_at, last_seen_at) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ") +
+               kNowSql + ", " + kNowSql +
+               ") ON CONFLICT (normalised_name, cc, uuid) DO UPDATE SET name = excluded.name, "
+               "sm_count = excluded.sm_count, max_threads_per_block = excluded.max_threads_per_block, "
+               "max_shared_memory_per_block = excluded.max_shared_memory_per_block, "
+               "max_shared_memory_per_block_optin = excluded.max_shared_memory_per_block_optin, "
+               "warp_size = excluded.warp_size, l2_bytes = excluded.l2_bytes, "
+               "total_memory = excluded.total_memory, driver_version = excluded.driver_version, "
+               "clock_khz = excluded.clock_khz, memory_clock_khz = excluded.memory_clock_khz, "
+               "memory_bus_width = excluded.memory_bus_width, last_seen_at = excluded.last_seen_at");
+    s.bind(1, d.name).bind(2, norm).bind(3, d.cc).bind(4, d.sm_count).bind(5, d.max_threads_per_block);
+    s.bind(6, d.max_shared_memory_per_block).bind(7, d.max_shared_memory_per_block_optin);
+    s.bind(8, d.warp_size).bind(9, d.l2_bytes).bind(10, d.total_memory).bind(11, d.driver_version);
+    s.bind(12, d.uuid).bind(13, d.clock_khz).bind(14, d.memory_clock_khz).bind(15, d.memory_bus_width);
+    s.run();
+  }
+  Stmt q(db_, path_, "SELECT id FROM devices WHERE normalised_name = ?1 AND cc = ?2 AND uuid = ?3");
+  q.bind(1, norm).bind(2, d.cc).bind(3, d.uuid);
+  if (!q.step()) throw DbError("database " + path_ + ": device '" + d.name + "' vanished after upsert");
+  return q.int64(0);
+}
+
+void Database::set_copy_bandwidth(std::int64_t device_id, double gbps) {
+  Stmt s(db_, path_, "UPDATE devices SET copy_gbps = ?1 WHERE id = ?2");
+  s.bind(1, gbps).bind(2, device_id).run();
+  if (sqlite3_changes(db_) == 0)
+    throw DbError("database " + path_ + ": no device with id " + std::to_string(device_id));
+}
+
+std::optional<DeviceRow> Database::device(std::int64_t id) const {
+  Stmt s(db_, path_, std::string("SELECT ") + kDeviceColumns + " FROM devices WHERE id = ?1");
+  s.bind(1, id);
+  if (!s.step()) return std::nullopt;
+  return read_device(s);
+}
+
+std::vector<DeviceRow> Database::devices() const {
+  Stmt s(db_, path_, std::string("SELECT ") + kDeviceColumns + " FROM devices ORDER BY id");
+  std::vector<DeviceRow> out;
+  while (s.step()) out.push_back(read_device(s));
+  return out;
+}
+
+// ---- sessions ----
+
+std::int64_t Database::begin_session(SessionRow& s) {
+  {
+    Stmt q(db_, path_,
+           std::string("INSERT INTO sessions (kernel, source_hash, spec_hash, compiler_version, strategy, seed, "
+                       "workload, problem, device_id, backend, started_at, status) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ") +
+               kNowSql + ", 'running')");
+    q.bind(1, s.kernel).bind(2, s.source_hash).bind(3, s.spec_hash).bind(4, s.compiler_version);
+    q.bind(5, s.strategy).bind(6, s.seed).bind(7, s.workload).bind(8, s.problem).bind_id(9, s.device_id);
+    q.bind(10, s.backend);
+    q.run();
+  }
+  s.id = sqlite3_last_insert_rowid(db_);
+  Stmt q(db_, path_, "SELECT started_at FROM sessions WHERE id = ?1");
+  q.bind(1, s.id);
+  if (q.step()) s.started_at = q.text(0);
+  s.finished_at.clear();
+  s.status = "running";
+  return s.id;
+}
+
+void Database::finish_session(std::int64_t id, const std::string& status) {
+  if (!valid_final_status(status))
+    throw DbError("database " + path_ + ": unknown session status '" + status +
+                  "' (expected finished, interrupted, failed or running)");
+  Stmt q(db_, path_,
+         std::string("UPDATE sessions SET status = ?1, finished_at = CASE WHEN ?1 = 'running' THEN NULL ELSE ") +
+             kNowSql + " END WHERE id = ?2");
+  q.bind(1, status).bind(2, id).run();
+  if (sqlite3_changes(db_) == 0)
+    throw DbError("database " + path_ + ": no session with id " + std::to_string(id));
+}
+
+std::optional<SessionRow> Database::session(std::int64_t id) const {
+  Stmt s(db_, path_, std::string("SELECT ") + kSessionColumns + " FROM sessions WHERE id = ?1");
+  s.bind(1, id);
+  if (!s.step()) return std::nullopt;
+  return read_session(s);
+}
+
+std::vector<SessionRow> Database::sessions(const std::optional<std::string>& kernel) const {
+  std::string sql = std::string("SELECT ") + kSessionColumns + " FROM sessions";
+  if (kernel) sql += " WHERE kernel = ?1";
+  sql += " ORDER BY id";
+  Stmt s(db_, path_, sql);
+  if (kernel) s.bind(1, *kernel);
+  std::vector<SessionRow> out;
+  while (s.step()) out.push_back(read_session(s));
+  return out;
+}
+
+// ---- trials ----
+
+bool Database::insert_trial(TrialRow& t) {
+  bool inserted = false;
+  {
+    // ON CONFLICT DO NOTHING on the uniqueness key only: unlike INSERT OR IGNORE it does not hide
+    // NOT NULL or foreign-key violations.
+    Stmt q(db_, path_,
+           std::string("INSERT INTO trials (session_id, device_id, kernel, source_hash, workload, problem, "
+                       "problem_elements, config_json, config_hash, status, median_ns, min_ns, spread, samples, "
+                       "compile_ms, verify_ms, log, protocol, gbps, created_at) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+                       "?18, ?19, COALESCE(NULLIF(?20, ''), ") +
+               kNowSql +
+               ")) ON CONFLICT (kernel, source_hash, device_id, workload, problem, config_hash) DO NOTHING");
+    q.bind_id(1, t.session_id).bind(2, t.device_id).bind(3, t.kernel).bind(4, t.source_hash);
+    q.bind(5, t.workload).bind(6, t.problem).bind(7, t.problem_elements).bind(8, t.config_json);
+    q.bind(9, t.config_hash).bind(10, to_string(t.m.status)).bind(11, t.m.median_ns).bind(12, t.m.min_ns);
+    q.bind(13, t.m.spread).bind(14, t.m.samples).bind(15, t.m.compile_ms).bind(16, t.m.verify_ms);
+    q.bind(17, t.m.log).bind(18, t.m.protocol).bind(19, t.gbps).bind(20, t.created_at);
+    q.run();
+    inserted = sqlite3_changes(db_) == 1;
+  }
+  if (inserted) {
+    t.id = sqlite3_last_insert_rowid(db_);
+    Stmt q(db_, path_, "SELECT created_at FROM trials WHERE id = ?1");
+    q.bind(1, t.id);
+    if (q.step()) t.created_at = q.text(0);
+    return true;
+  }
+  Stmt q(db_, path_,
+         "SELECT id FROM trials WHERE kernel = ?1 AND source_hash = ?2 AND device_id = ?3 AND workload = ?4 "
+         "AND problem = ?5 AND config_hash = ?6");
+  q.bind(1, t.kernel).bind(2, t.source_hash).bind(3, t.device_id).bind(4, t.workload).bind(5, t.problem);
+  q.bind(6, t.config_hash);
+  if (!q.step()) throw DbError("database " + path_ + ": trial was neither inserted nor found");
+  t.id = q.int64(0);
+  return false;
+}
+
+std::optional<TrialRow> Database::find_trial(const std::string& kernel, const std::string& source_hash,
+                                             std::int64_t device_id, const std::string& workload,
+                                             const std::string& problem, const std::string& config_hash) const {
+  Stmt q(db_, path_,
+         std::string("SELECT ") + kTrialColumns +
+             " FROM trials WHERE kernel = ?1 AND source_hash = ?2 AND device_id = ?3 AND workload = ?4 "
+             "AND problem = ?5 AND config_hash = ?6");
+  q.bind(1, kernel).bind(2, source_hash).bind(3, device_id).bind(4, workload).bind(5, problem);
+  q.bind(6, config_hash);
+  if (!q.step()) return std::nullopt;
+  return read_trial(q, path_);
+}
+
+std::vector<TrialRow> Database::trials(const TrialFilter& f) const {
+  std::string sql = std::string("SELECT ") + kTrialColumns + " FROM trials";
+  std::vector<std::string> where;
+  int n = 0;
+  auto param = [&](const char* column) { where.push_back(std::string(column) + " = ?" + std::to_string(++n)); };
+  if (f.kernel) param("kernel");
+  if (f.source_hash) param("source_hash");
+  if (f.device_id) param("device_id");
+  if (f.workload) param("workload");
+  if (f.problem) param("problem");
+  if (f.session_id) param("session_id");
+  if (f.ok_only) where.push_back("status = 'ok'");
+  for (std::size_t i = 0; i < where.size(); ++i) sql += (i == 0 ? " WHERE " : " AND ") + where[i];
+  sql += f.by_time ? " ORDER BY status <> 'ok', median_ns IS NULL, median_ns, id" : " ORDER BY id";
+  if (f.limit > 0) sql += " LIMIT ?" + std::to_string(++n);
+
+  Stmt q(db_, path_, sql);
+  int i = 0;
+  if (f.kernel) q.bind(++i, *f.kernel);
+  if (f.source_hash) q.bind(++i, *f.source_hash);
+  if (f.device_id) q.bind(++i, *f.device_id);
+  if (f.workload) q.bind(++i, *f.workload);
+  if (f.problem) q.bind(++i, *f.problem);
+  if (f.session_id) q.bind(++i, *f.session_id);
+  if (f.limit > 0) {
+    const auto limit = f.limit > static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max())
+                           ? std::numeric_limits<std::int64_t>::max()
+                           : static_cast<std::int64_t>(f.limit);
+    q.bind(++i, limit);
+  }
+  std::vector<TrialRow> out;
+  while (q.step()) out.push_back(read_trial(q, path_));
+  return out;
+}
+
+// ---- binaries ----
+
+std::optional<BinaryRow> Database::binary(const std::string& key) const {
+  Stmt q(db_, path_, "SELECT key, ok, log, image FROM binaries WHERE key = ?1");
+  q.bind(1, key);
+  if (!q.step()) return std::nullopt;
+  BinaryRow b;
+  b.key = q.text(0);
+  b.ok = q.int64(1) != 0;
+  b.log = q.text(2);
+  b.image = q.blob(3);
+  return b;
+}
+
+void Database::put_binary(const BinaryRow& b) {
+  Stmt q(db_, path_,
+         std::string("INSERT INTO binaries (key, ok, log, image, created_at) VALUES (?1, ?2, ?3, ?4, ") + kNowSql +
+             ") ON CONFLICT (key) DO UPDATE SET ok = excluded.ok, log = excluded.log, image = excluded.image, "
+             "created_at = excluded.created_at");
+  q.bind(1, b.key).bind(2, b.ok ? 1 : 0).bind(3, b.log).bind_blob(4, b.image);
+  q.run();
+}
+
+}  // namespace autotune::db

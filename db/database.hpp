@@ -1,0 +1,134 @@
+// SQLite storage of devices, sessions, trials and compiled binaries. Knows no CUDA and no search.
+// Schema and migrations: docs/database.md. Thread-safety: one Database per thread (SQLite handles
+// concurrent processes through WAL and a busy timeout).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuner/core/config.hpp"
+#include "tuner/core/keys.hpp"
+#include "tuner/core/trial.hpp"
+
+struct sqlite3;
+
+namespace autotune::db {
+
+/// Newest schema version this build knows. A file with a newer version is refused (DbError).
+int current_schema_version();
+
+struct DeviceRow {
+  std::int64_t id = 0;
+  DeviceInfo info;
+  double copy_gbps = 0;  // measured device-to-device copy bandwidth, 0 = unknown
+};
+
+struct SessionRow {
+  std::int64_t id = 0;
+  std::string kernel;
+  std::string source_hash;
+  std::string spec_hash;
+  std::string compiler_version;
+  std::string strategy;
+  std::uint64_t seed = 0;
+  std::string workload;  // Workload::key()
+  std::string problem;   // ProblemKey::key()
+  std::int64_t device_id = 0;
+  std::string backend;   // "cuda", "simulation", "synthetic"
+  std::string started_at;   // ISO-8601 UTC, set by begin_session
+  std::string finished_at;  // empty while running
+  std::string status;       // "running", "finished", "interrupted", "failed"
+};
+
+struct TrialRow {
+  std::int64_t id = 0;
+  std::int64_t session_id = 0;
+  std::int64_t device_id = 0;
+  std::string kernel;
+  std::string source_hash;
+  std::string workload;
+  std::string problem;            // ProblemKey::key()
+  double problem_elements = 0;    // ProblemKey::elements()
+  std::string config_json;        // Config::to_json()
+  std::string config_hash;        // Config::hash()
+  Measurement m;
+  double gbps = 0;                // bytes_moved / median, 0 for failures
+  std::string created_at;
+};
+
+struct TrialFilter {
+  std::optional<std::string> kernel;
+  std::optional<std::string> source_hash;
+  std::optional<std::int64_t> device_id;
+  std::optional<std::string> workload;
+  std::optional<std::string> problem;
+  std::optional<std::int64_t> session_id;
+  bool ok_only = false;
+  /// Order by median_ns ascending (ok rows first) when true, else by id.
+  bool by_time = false;
+  std::size_t limit = 0;  // 0 = no limit
+};
+
+struct BinaryRow {
+  std::string key;       // hash of source + options + compiler version + arch
+  bool ok = false;       // false = compile failure (cached too)
+  std::string log;
+  std::vector<unsigned char> image;  // CUBIN
+};
+
+class Database {
+ public:
+  enum class Mode { read_write, read_only };
+  /// Opens (and for read_write creates/migrates) the file; ":memory:" for tests. Throws DbError naming the
+  /// file and the problem: not a database, corrupt, newer schema, read-only, cannot create.
+  static std::unique_ptr<Database> open(const std::string& path, Mode mode = Mode::read_write);
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  int schema_version() const;
+  const std::string& path() const { return path_; }
+
+  /// Inserts or updates (identity: normalised name, cc, uuid); returns the id.
+  std::int64_t upsert_device(const DeviceInfo& d);
+  void set_copy_bandwidth(std::int64_t device_id, double gbps);
+  std::optional<DeviceRow> device(std::int64_t id) const;
+  std::vector<DeviceRow> devices() const;
+
+  /// Fills id and started_at, status "running".
+  std::int64_t begin_session(SessionRow& s);
+  void finish_session(std::int64_t id, const std::string& status);
+  std::optional<SessionRow> session(std::int64_t id) const;
+  std::vector<SessionRow> sessions(const std::optional<std::string>& kernel = std::nullopt) const;
+
+  /// Inserts unless a trial with the same key (kernel, source_hash, device_id, workload, problem,
+  /// config_hash) exists; returns true if inserted. Fills t.id.
+  bool insert_trial(TrialRow& t);
+  std::optional<TrialRow> find_trial(const std::string& kernel, const std::string& source_hash,
+                                     std::int64_t device_id, const std::string& workload,
+                                     const std::string& problem, const std::string& config_hash) const;
+  std::vector<TrialRow> trials(const TrialFilter& f) const;
+
+  std::optional<BinaryRow> binary(const std::string& key) const;
+  void put_binary(const BinaryRow& b);
+
+  /// Runs fn inside BEGIN IMMEDIATE ... COMMIT (ROLLBACK on exception, rethrown).
+  template <class F> void transaction(F&& fn) {
+    exec("BEGIN IMMEDIATE");
+    try { fn(); } catch (...) { exec("ROLLBACK"); throw; }
+    exec("COMMIT");
+  }
+  void exec(const std::string& sql);
+  /// PRAGMA integrity_check == "ok".
+  bool integrity_ok() const;
+
+ private:
+  Database() = default;
+  sqlite3* db_ = nullptr;
+  std::string path_;
+  bool read_only_ = false;
+};
+
+}  // namespace autotune::db

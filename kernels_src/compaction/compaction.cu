@@ -1,0 +1,360 @@
+// Stream compaction (select): copies, in order, the elements whose flag is non-zero ("flagged") or that
+// are greater than a threshold ("if") and writes their number. Compiled at run time by NVRTC;
+// self-contained (no includes), compiles alone at its defaults. See docs/compaction.md.
+//
+// Variants:
+//  * three_phase (VARIANT 0): compact_count counts the selected elements of every tile, the host plan scans
+//    the tile counts (compact_scan_tiles, recursively, and compact_scan_add), compact_scatter re-reads each
+//    tile, ranks its selected elements and writes them at the tile's offset.
+//  * single_pass (VARIANT 1): compact_single_pass ranks a tile and gets its offset from the tiles before it
+//    by decoupled look-back (dynamic tile ids), after a memset step that clears the tile state.
+// Within a tile, elements are ranked with warp ballots and population counts (stable).
+//
+// Workload macros (set by the host adapter): DTYPE_ID 0 int32, 1 float32, 2 float64 (the numbering of the
+// reduction and scan families); SELECT_IF 0 = flagged (flags array, one byte per element), 1 = x > threshold.
+
+// ---- policy block: every macro is read here and nowhere else -----------------------------------------
+#ifndef VARIANT
+#ifdef AUTOTUNE_STRICT
+#error "compaction.cu: VARIANT is not defined (AUTOTUNE_STRICT)"
+#endif
+#define VARIANT 1
+#endif
+#ifndef BLOCK_SIZE
+#ifdef AUTOTUNE_STRICT
+#error "compaction.cu: BLOCK_SIZE is not defined (AUTOTUNE_STRICT)"
+#endif
+#define BLOCK_SIZE 256
+#endif
+#ifndef ITEMS_PER_THREAD
+#ifdef AUTOTUNE_STRICT
+#error "compaction.cu: ITEMS_PER_THREAD is not defined (AUTOTUNE_STRICT)"
+#endif
+#define ITEMS_PER_THREAD 8
+#endif
+#ifndef STAGE_OUTPUT
+#ifdef AUTOTUNE_STRICT
+#error "compaction.cu: STAGE_OUTPUT is not defined (AUTOTUNE_STRICT)"
+#endif
+#define STAGE_OUTPUT 1
+#endif
+#ifndef DTYPE_ID
+#ifdef AUTOTUNE_STRICT
+#error "compaction.cu: DTYPE_ID is not defined (AUTOTUNE_STRICT)"
+#endif
+#define DTYPE_ID 1
+#endif
+#ifndef SELECT_IF
+#ifdef AUTOTUNE_STRICT
+#error "compaction.cu: SELECT_IF is not defined (AUTOTUNE_STRICT)"
+#endif
+#define SELECT_IF 0
+#endif
+
+struct CompactPolicy {
+  static constexpr int variant = VARIANT;        // 0 three_phase, 1 single_pass
+  static constexpr int block = BLOCK_SIZE;       // threads per block
+  static constexpr int items = ITEMS_PER_THREAD; // elements per thread; tile = block * items
+  static constexpr bool stage_output = STAGE_OUTPUT != 0;  // write a tile's selection through shared memory
+  static constexpr int dtype = DTYPE_ID;         // 0 int32, 1 float32, 2 float64
+  static constexpr bool select_if = SELECT_IF != 0;
+};
+// ---- end of policy block (no macro is read below this line) -------------------------------------------
+
+template <int D> struct CompactDType;
+template <> struct CompactDType<0> { typedef int type; };
+template <> struct CompactDType<1> { typedef float type; };
+template <> struct CompactDType<2> { typedef double type; };
+typedef CompactDType<CompactPolicy::dtype>::type compact_value_t;
+
+namespace compact_detail {
+
+typedef compact_value_t value_t;
+
+constexpr int kWarp = 32;
+constexpr int kBlock = CompactPolicy::block;
+constexpr int kItems = CompactPolicy::items;
+constexpr int kTile = kBlock * kItems;
+constexpr int kWarps = kBlock / kWarp;
+constexpr int kCounts = kItems * kWarps;  // one selection count per (item round, warp)
+constexpr unsigned kFullMask = 0xffffffffu;
+
+static_assert(CompactPolicy::variant == 0 || CompactPolicy::variant == 1, "VARIANT must be 0 or 1");
+static_assert(kBlock % kWarp == 0 && kBlock >= 32 && kBlock <= 1024, "BLOCK_SIZE: a multiple of 32 in [32, 1024]");
+static_assert(kItems >= 1 && kItems <= 64, "ITEMS_PER_THREAD must be in [1, 64]");
+
+/// Loads the tile's elements in striped order (element r * BLOCK_SIZE + threadIdx.x of the tile in item r)
+/// and decides which are selected. Values of unselected "flagged" elements are not read.
+__device__ __forceinline__ void load_selection(const value_t* __restrict__ in, const unsigned char* __restrict__ flags,
+                                               value_t threshold, long long base, long long n,
+                                               bool (&sel)[kItems], value_t (&x)[kItems]) {
+#pragma unroll
+  for (int r = 0; r < kItems; ++r) {
+    const long long i = base + r * kBlock + threadIdx.x;
+    sel[r] = false;
+    x[r] = value_t(0);
+    if (i < n) {
+      if constexpr (CompactPolicy::select_if) {
+        x[r] = in[i];
+        sel[r] = x[r] > threshold;
+      } else {
+        sel[r] = flags[i] != 0;
+        if (sel[r]) x[r] = in[i];
+      }
+    }
+  }
+}
+
+/// Combines one value per thread (warp shuffles, then warp 0); the result is returned to every thread.
+/// Contains two barriers; scratch needs kWarps + 1 entries.
+__device__ __forceinline__ unsigned block_sum(unsigned v, unsigned* scratch) {
+  const int lane = threadIdx.x & (kWarp - 1);
+  const int w = threadIdx.x / kWarp;
+#pragma unroll
+  for (int o = kWarp / 2; o > 0; o >>= 1) v += __shfl_xor_sync(kFullMask, v, o);
+  if (lane == 0) scratch[w] = v;
+  __syncthreads();
+  if (w == 0) {
+    unsigned t = lane < kWarps ? scratch[lane] : 0u;
+#pragma unroll
+    for (int o = kWarp / 2; o > 0; o >>= 1) t += __shfl_xor_sync(kFullMask, t, o);
+    if (lane == 0) scratch[kWarps] = t;
+  }
+  __syncthreads();
+  return scratch[kWarps];
+}
+
+/// Rank of every selected element among the selected elements of the tile (stable: in element order), from
+/// warp ballots; counts needs kCounts + 1 entries. Returns the number of selected elements of the tile.
+/// Contains two barriers.
+__device__ __forceinline__ unsigned block_rank(const bool (&sel)[kItems], unsigned (&rank)[kItems], unsigned* counts) {
+  const int lane = threadIdx.x & (kWarp - 1);
+  const int w = threadIdx.x / kWarp;
+  const unsigned lanes_below = (1u << lane) - 1u;
+#pragma unroll
+  for (int r = 0; r < kItems; ++r) {
+    const unsigned m = __ballot_sync(kFullMask, sel[r]);
+    rank[r] = __popc(m & lanes_below);
+    if (lane == 0) counts[r * kWarps + w] = __popc(m);
+  }
+  __syncthreads();
+  if (w == 0) {  // exclusive scan of the counts in (item round, warp) order = element order
+    unsigned carry = 0;
+    for (int c0 = 0; c0 < kCounts; c0 += kWarp) {
+      const int e = c0 + lane;
+      const unsigned v = e < kCounts ? counts[e] : 0u;
+      unsigned inc = v;
+#pragma unroll
+      for (int o = 1; o < kWarp; o <<= 1) {
+        const unsigned y = __shfl_up_sync(kFullMask, inc, o);
+        if (lane >= o) inc += y;
+      }
+      if (e < kCounts) counts[e] = carry + inc - v;
+      carry += __shfl_sync(kFullMask, inc, kWarp - 1);
+    }
+    if (lane == 0) counts[kCounts] = carry;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int r = 0; r < kItems; ++r) rank[r] += counts[r * kWarps + w];
+  return counts[kCounts];
+}
+
+/// Writes the selected elements of a tile to out[offset + rank]: directly, or (STAGE_OUTPUT) compacted in
+/// shared memory first so that the global writes are contiguous.
+__device__ __forceinline__ void scatter(const bool (&sel)[kItems], const value_t (&x)[kItems],
+                                        const unsigned (&rank)[kItems], unsigned total, unsigned long long offset,
+                                        value_t* __restrict__ out, value_t* stage) {
+  if constexpr (CompactPolicy::stage_output) {
+#pragma unroll
+    for (int r = 0; r < kItems; ++r)
+      if (sel[r]) stage[rank[r]] = x[r];
+    __syncthreads();
+    for (unsigned j = threadIdx.x; j < total; j += kBlock) out[offset + j] = stage[j];
+  } else {
+#pragma unroll
+    for (int r = 0; r < kItems; ++r)
+      if (sel[r]) out[offset + rank[r]] = x[r];
+  }
+}
+
+// ---- decoupled look-back over tile counts ---------------------------------------------------------------
+// state layout (bytes), cleared by the plan's memset step: [0, 4) tile counter, [4, 8) unused,
+// [8, 8 + 8 * tiles) one 64-bit word per tile: flag << 32 | count (published together by one 64-bit store).
+// Flags: 0 = nothing yet, 1 = count of the tile available, 2 = inclusive prefix available.
+
+constexpr unsigned kFlagNone = 0, kFlagAggregate = 1, kFlagPrefix = 2;
+
+__device__ __forceinline__ void st_release(unsigned long long* p, unsigned long long v) {
+  asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ unsigned long long ld_acquire(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+/// Run by the 32 threads of warp 0: publishes the tile's count, sums the predecessors' counts (32 at a
+/// time) back to the nearest inclusive prefix, publishes this tile's inclusive prefix and returns its
+/// exclusive prefix. Progress is guaranteed by the dynamic tile ids: every predecessor started earlier.
+__device__ unsigned look_back(unsigned long long* words, long long tile, unsigned count) {
+  const int lane = threadIdx.x;
+  if (tile == 0) {
+    if (lane == 0) st_release(words, (static_cast<unsigned long long>(kFlagPrefix) << 32) | count);
+    return 0;
+  }
+  if (lane == 0) st_release(words + tile, (static_cast<unsigned long long>(kFlagAggregate) << 32) | count);
+  unsigned exclusive = 0;
+  long long end = tile - 1;
+  for (;;) {
+    const long long idx = end - (kWarp - 1 - lane);
+    unsigned long long word;
+    do {
+      word = idx >= 0 ? ld_acquire(words + idx) : (static_cast<unsigned long long>(kFlagPrefix) << 32);
+    } while (__any_sync(kFullMask, static_cast<unsigned>(word >> 32) == kFlagNone));
+    const unsigned flag = static_cast<unsigned>(word >> 32);
+    const unsigned prefix_mask = __ballot_sync(kFullMask, flag == kFlagPrefix);
+    const int first = prefix_mask ? kWarp - 1 - __clz(prefix_mask) : 0;
+    unsigned c = lane >= first ? static_cast<unsigned>(word) : 0u;
+#pragma unroll
+    for (int o = kWarp / 2; o > 0; o >>= 1) c += __shfl_xor_sync(kFullMask, c, o);
+    exclusive += c;
+    if (prefix_mask) break;
+    end -= kWarp;
+  }
+  if (lane == 0)
+    st_release(words + tile, (static_cast<unsigned long long>(kFlagPrefix) << 32) | (exclusive + count));
+  return exclusive;
+}
+
+}  // namespace compact_detail
+
+// ---- entry points -------------------------------------------------------------------------------------
+
+/// tile_counts[b] = number of selected elements in tile b. Grid: ceil(n / tile) blocks of BLOCK_SIZE.
+extern "C" __global__ void __launch_bounds__(CompactPolicy::block)
+compact_count(const compact_value_t* __restrict__ in, const unsigned char* __restrict__ flags,
+              compact_value_t threshold, long long n, unsigned* __restrict__ tile_counts) {
+  using namespace compact_detail;
+  __shared__ unsigned scratch[kWarps + 1];
+  const long long base = static_cast<long long>(blockIdx.x) * kTile;
+  unsigned c = 0;
+#pragma unroll
+  for (int r = 0; r < kItems; ++r) {
+    const long long i = base + r * kBlock + threadIdx.x;
+    if (i < n) {
+      if constexpr (CompactPolicy::select_if) c += in[i] > threshold ? 1u : 0u;
+      else c += flags[i] != 0 ? 1u : 0u;
+    }
+  }
+  const unsigned total = block_sum(c, scratch);
+  if (threadIdx.x == 0) tile_counts[blockIdx.x] = total;
+}
+
+/// Exclusive scan of each tile of in[0, m) into out; tile totals to tile_sums[blockIdx.x].
+/// Grid: ceil(m / tile) blocks.
+extern "C" __global__ void __launch_bounds__(CompactPolicy::block)
+compact_scan_tiles(const unsigned* __restrict__ in, unsigned* __restrict__ out, long long m,
+                   unsigned* __restrict__ tile_sums) {
+  using namespace compact_detail;
+  __shared__ unsigned warp_tot[kWarp];
+  const int lane = threadIdx.x & (kWarp - 1);
+  const int w = threadIdx.x / kWarp;
+  const long long first = static_cast<long long>(blockIdx.x) * kTile + static_cast<long long>(threadIdx.x) * kItems;
+  unsigned v[kItems];
+  unsigned sum = 0;
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    v[k] = first + k < m ? in[first + k] : 0u;
+    sum += v[k];
+  }
+  unsigned inc = sum;
+#pragma unroll
+  for (int o = 1; o < kWarp; o <<= 1) {
+    const unsigned y = __shfl_up_sync(kFullMask, inc, o);
+    if (lane >= o) inc += y;
+  }
+  if (lane == kWarp - 1) warp_tot[w] = inc;
+  __syncthreads();
+  if (w == 0) {
+    unsigned t = lane < kWarps ? warp_tot[lane] : 0u;
+#pragma unroll
+    for (int o = 1; o < kWarp; o <<= 1) {
+      const unsigned y = __shfl_up_sync(kFullMask, t, o);
+      if (lane >= o) t += y;
+    }
+    if (lane < kWarps) warp_tot[lane] = t;
+  }
+  __syncthreads();
+  unsigned run = inc - sum + (w > 0 ? warp_tot[w - 1] : 0u);  // exclusive prefix of this thread
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    if (first + k < m) out[first + k] = run;
+    run += v[k];
+  }
+  if (threadIdx.x == 0) tile_sums[blockIdx.x] = warp_tot[kWarps - 1];
+}
+
+/// data[i] += offsets[t] for the elements of tile t >= 1 (block b handles tile b + 1). Grid: tiles - 1.
+extern "C" __global__ void __launch_bounds__(CompactPolicy::block)
+compact_scan_add(unsigned* __restrict__ data, long long m, const unsigned* __restrict__ offsets) {
+  using namespace compact_detail;
+  const long long tile = static_cast<long long>(blockIdx.x) + 1;
+  const unsigned off = offsets[tile];
+#pragma unroll
+  for (int r = 0; r < kItems; ++r) {
+    const long long i = tile * kTile + r * kBlock + threadIdx.x;
+    if (i < m) data[i] += off;
+  }
+}
+
+/// Writes the selected elements of tile b to out[tile_offsets[b] + rank]; the last block writes the total
+/// count. Grid: ceil(n / tile) blocks.
+extern "C" __global__ void __launch_bounds__(CompactPolicy::block)
+compact_scatter(const compact_value_t* __restrict__ in, const unsigned char* __restrict__ flags,
+                compact_value_t threshold, long long n, const unsigned* __restrict__ tile_offsets,
+                compact_value_t* __restrict__ out, unsigned* __restrict__ count) {
+  using namespace compact_detail;
+  __shared__ unsigned counts[kCounts + 1];
+  __shared__ value_t stage[CompactPolicy::stage_output ? kTile : 1];
+  const long long base = static_cast<long long>(blockIdx.x) * kTile;
+  bool sel[kItems];
+  value_t x[kItems];
+  unsigned rank[kItems];
+  load_selection(in, flags, threshold, base, n, sel, x);
+  const unsigned total = block_rank(sel, rank, counts);
+  const unsigned offset = tile_offsets[blockIdx.x];
+  scatter(sel, x, rank, total, offset, out, stage);
+  if (threadIdx.x == 0 && blockIdx.x == gridDim.x - 1) *count = offset + total;
+}
+
+/// Single-pass compaction with decoupled look-back. state: see "decoupled look-back" above, cleared (zero)
+/// by the plan before the launch. Grid: ceil(n / tile) blocks.
+extern "C" __global__ void __launch_bounds__(CompactPolicy::block)
+compact_single_pass(const compact_value_t* __restrict__ in, const unsigned char* __restrict__ flags,
+                    compact_value_t threshold, long long n, compact_value_t* __restrict__ out,
+                    unsigned* __restrict__ count, unsigned char* __restrict__ state) {
+  using namespace compact_detail;
+  __shared__ unsigned counts[kCounts + 1];
+  __shared__ value_t stage[CompactPolicy::stage_output ? kTile : 1];
+  __shared__ unsigned s_tile;
+  __shared__ unsigned s_offset;
+  if (threadIdx.x == 0) s_tile = atomicAdd(reinterpret_cast<unsigned*>(state), 1u);
+  __syncthreads();
+  const long long tile = s_tile;
+  const long long tiles = (n + kTile - 1) / kTile;
+  const long long base = tile * kTile;
+  bool sel[kItems];
+  value_t x[kItems];
+  unsigned rank[kItems];
+  load_selection(in, flags, threshold, base, n, sel, x);
+  const unsigned total = block_rank(sel, rank, counts);
+  if (threadIdx.x < kWarp) {
+    const unsigned exclusive = look_back(reinterpret_cast<unsigned long long*>(state + 8), tile, total);
+    if (threadIdx.x == 0) s_offset = exclusive;
+  }
+  __syncthreads();
+  const unsigned offset = s_offset;
+  scatter(sel, x, rank, total, offset, out, stage);
+  if (threadIdx.x == 0 && tile == tiles - 1) *count = offset + total;
+}

@@ -1,0 +1,504 @@
+// Prefix scan (inclusive or exclusive; sum or max) of one array, compiled at run time by NVRTC.
+// Self-contained: no includes, compiles alone at its defaults.
+//
+// Two shapes of algorithm share this file (see docs/scan.md):
+//  * hierarchical (VARIANT 0-3): scan_tiles scans each tile of BLOCK_SIZE * ITEMS_PER_THREAD elements
+//    with one of four block-level algorithms and writes the tile totals; the host plan scans the totals
+//    with the same kernel (recursively) and scan_add adds the scanned totals back.
+//  * single pass (VARIANT 4): scan_single_pass, a chained scan with decoupled look-back and dynamic tile
+//    ids, after a memset step that clears the tile counter and the tile status words.
+//
+// Workload macros (set by the host adapter, numbered like the reduction family's):
+//   DTYPE_ID 0 int32, 1 float32, 2 float64;  OP_ID 0 sum, 2 max.
+// Whether a scan is inclusive or exclusive is a kernel argument, so both share one binary.
+
+// ---- policy block: every macro is read here and nowhere else -----------------------------------------
+#ifndef VARIANT
+#ifdef AUTOTUNE_STRICT
+#error "scan.cu: VARIANT is not defined (AUTOTUNE_STRICT)"
+#endif
+#define VARIANT 3
+#endif
+#ifndef BLOCK_SIZE
+#ifdef AUTOTUNE_STRICT
+#error "scan.cu: BLOCK_SIZE is not defined (AUTOTUNE_STRICT)"
+#endif
+#define BLOCK_SIZE 256
+#endif
+#ifndef ITEMS_PER_THREAD
+#ifdef AUTOTUNE_STRICT
+#error "scan.cu: ITEMS_PER_THREAD is not defined (AUTOTUNE_STRICT)"
+#endif
+#define ITEMS_PER_THREAD 8
+#endif
+#ifndef VEC
+#ifdef AUTOTUNE_STRICT
+#error "scan.cu: VEC is not defined (AUTOTUNE_STRICT)"
+#endif
+#define VEC 2
+#endif
+#ifndef PADDING
+#ifdef AUTOTUNE_STRICT
+#error "scan.cu: PADDING is not defined (AUTOTUNE_STRICT)"
+#endif
+#define PADDING 1
+#endif
+#ifndef DTYPE_ID
+#ifdef AUTOTUNE_STRICT
+#error "scan.cu: DTYPE_ID is not defined (AUTOTUNE_STRICT)"
+#endif
+#define DTYPE_ID 1
+#endif
+#ifndef OP_ID
+#ifdef AUTOTUNE_STRICT
+#error "scan.cu: OP_ID is not defined (AUTOTUNE_STRICT)"
+#endif
+#define OP_ID 0
+#endif
+
+struct ScanPolicy {
+  static constexpr int variant = VARIANT;       // 0 kogge_stone, 1 kogge_stone_double_buffer, 2 brent_kung,
+                                                // 3 three_phase, 4 single_pass
+  static constexpr int block = BLOCK_SIZE;      // threads per block
+  static constexpr int items = ITEMS_PER_THREAD;
+  static constexpr int vec = VEC;               // elements per global load/store instruction
+  static constexpr int padding = PADDING;       // 1: one shared-memory word of padding every 32 elements
+  static constexpr int dtype = DTYPE_ID;         // 0 int32, 1 float32, 2 float64
+  static constexpr int op = OP_ID;               // 0 sum, 2 max (the numbering of the reduction family)
+};
+// ---- end of policy block (no macro is read below this line) -------------------------------------------
+
+template <int D> struct ScanDType;
+template <> struct ScanDType<0> { typedef int type; };
+template <> struct ScanDType<1> { typedef float type; };
+template <> struct ScanDType<2> { typedef double type; };
+typedef ScanDType<ScanPolicy::dtype>::type scan_value_t;
+
+namespace scan_detail {
+
+typedef scan_value_t value_t;
+constexpr bool kOpMax = ScanPolicy::op == 2;
+
+constexpr int kWarp = 32;
+constexpr int kBlock = ScanPolicy::block;
+constexpr int kItems = ScanPolicy::items;
+constexpr int kVec = ScanPolicy::vec;
+constexpr int kTile = kBlock * kItems;
+constexpr int kWarps = kBlock / kWarp;
+constexpr int kTileSmem = kTile + (ScanPolicy::padding ? kTile / 32 : 0);
+constexpr unsigned kFullMask = 0xffffffffu;
+
+__host__ __device__ constexpr bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
+
+static_assert(ScanPolicy::op == 0 || ScanPolicy::op == 2, "OP_ID must be 0 (sum) or 2 (max)");
+static_assert(ScanPolicy::variant >= 0 && ScanPolicy::variant <= 4, "VARIANT must be 0..4");
+static_assert(kBlock % kWarp == 0 && kBlock >= 64 && kBlock <= 1024, "BLOCK_SIZE: a multiple of 32 in [64, 1024]");
+static_assert(kItems >= 1 && kItems <= 64, "ITEMS_PER_THREAD must be in [1, 64]");
+static_assert(kVec == 1 || kVec == 2 || kVec == 4, "VEC must be 1, 2 or 4");
+static_assert(kItems % kVec == 0, "ITEMS_PER_THREAD must be a multiple of VEC");
+static_assert(sizeof(value_t) * kVec <= 16, "VEC * sizeof(T) must not exceed 16 bytes");
+static_assert(ScanPolicy::padding == 0 || ScanPolicy::padding == 1, "PADDING must be 0 or 1");
+static_assert(ScanPolicy::variant != 2 || is_pow2(kTile), "brent_kung needs a power-of-two tile");
+
+template <class V> struct Traits;
+template <> struct Traits<int> {
+  static constexpr bool is_int = true;
+  static __device__ __forceinline__ int lowest() { return -2147483647 - 1; }
+};
+template <> struct Traits<float> {
+  static constexpr bool is_int = false;
+  static __device__ __forceinline__ float lowest() { return __int_as_float(0xff800000); }  // -inf
+};
+template <> struct Traits<double> {
+  static constexpr bool is_int = false;
+  static __device__ __forceinline__ double lowest() {
+    return __longlong_as_double(static_cast<long long>(0xfff0000000000000ull));  // -inf
+  }
+};
+
+__device__ __forceinline__ value_t identity() {
+  if constexpr (kOpMax) return Traits<value_t>::lowest();
+  else return value_t(0);
+}
+
+/// a (earlier elements) combined with b (later elements). Integer sums wrap around (two's complement).
+__device__ __forceinline__ value_t combine(value_t a, value_t b) {
+  if constexpr (kOpMax) {
+    return a > b ? a : b;
+  } else if constexpr (Traits<value_t>::is_int) {
+    return static_cast<value_t>(static_cast<unsigned>(a) + static_cast<unsigned>(b));
+  } else {
+    return a + b;
+  }
+}
+
+/// Shared-memory index of tile element i (one padding word after every 32 elements when PADDING=1).
+__device__ __forceinline__ int pad(int i) { return ScanPolicy::padding ? i + (i >> 5) : i; }
+
+template <class V, int N> struct alignas(sizeof(V) * N) VecOf { V v[N]; };
+typedef VecOf<value_t, kVec> vec_t;
+
+// ---- tile load/store (global <-> shared, striped so that each instruction of a warp is coalesced) ------
+
+/// Loads tile elements [base, base + kTile) into s; elements at or beyond n become the identity.
+__device__ __forceinline__ void load_tile(const value_t* __restrict__ in, long long base, long long n, value_t* s) {
+  const int tid = threadIdx.x;
+  if (base + kTile <= n) {
+    const vec_t* vin = reinterpret_cast<const vec_t*>(in + base);
+#pragma unroll
+    for (int r = 0; r < kItems / kVec; ++r) {
+      const int v = r * kBlock + tid;
+      const vec_t x = vin[v];
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) s[pad(v * kVec + j)] = x.v[j];
+    }
+  } else {
+#pragma unroll
+    for (int r = 0; r < kItems; ++r) {
+      const int i = r * kBlock + tid;
+      s[pad(i)] = base + i < n ? in[base + i] : identity();
+    }
+  }
+}
+
+/// Stores prefix combined with the inclusive scan in s (exclusive: shifted by one, prefix first).
+__device__ __forceinline__ void store_tile(value_t* __restrict__ out, long long base, long long n,
+                                           const value_t* s, value_t prefix, bool exclusive) {
+  const int tid = threadIdx.x;
+  auto value_at = [&](int i) -> value_t {
+    if (exclusive) return i == 0 ? prefix : combine(prefix, s[pad(i - 1)]);
+    return combine(prefix, s[pad(i)]);
+  };
+  if (base + kTile <= n) {
+    vec_t* vout = reinterpret_cast<vec_t*>(out + base);
+#pragma unroll
+    for (int r = 0; r < kItems / kVec; ++r) {
+      const int v = r * kBlock + tid;
+      vec_t x;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) x.v[j] = value_at(v * kVec + j);
+      vout[v] = x;
+    }
+  } else {
+#pragma unroll
+    for (int r = 0; r < kItems; ++r) {
+      const int i = r * kBlock + tid;
+      if (base + i < n) out[base + i] = value_at(i);
+    }
+  }
+}
+
+// ---- block-level scans: in place over the tile in shared memory, result = inclusive scan ---------------
+
+/// Kogge-Stone: log2(tile) steps, every element active in every step; two barriers per step.
+__device__ __forceinline__ value_t* kogge_stone(value_t* s) {
+  const int tid = threadIdx.x;
+  for (int d = 1; d < kTile; d <<= 1) {
+    value_t t[kItems];
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const int i = k * kBlock + tid;
+      t[k] = i >= d ? combine(s[pad(i - d)], s[pad(i)]) : s[pad(i)];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) s[pad(k * kBlock + tid)] = t[k];
+    __syncthreads();
+  }
+  return s;
+}
+
+/// Kogge-Stone ping-ponging between two buffers: one barrier per step. Returns the buffer with the result.
+__device__ __forceinline__ value_t* kogge_stone_double_buffer(value_t* a, value_t* b) {
+  const int tid = threadIdx.x;
+  value_t* src = a;
+  value_t* dst = b;
+  for (int d = 1; d < kTile; d <<= 1) {
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const int i = k * kBlock + tid;
+      dst[pad(i)] = i >= d ? combine(src[pad(i - d)], src[pad(i)]) : src[pad(i)];
+    }
+    __syncthreads();
+    value_t* t = src;
+    src = dst;
+    dst = t;
+  }
+  return src;
+}
+
+/// Brent-Kung: work-efficient up-sweep (reduction tree) and down-sweep (distribution tree), inclusive.
+__device__ __forceinline__ value_t* brent_kung(value_t* s) {
+  const int tid = threadIdx.x;
+  for (int d = 1; d < kTile; d <<= 1) {
+    const int pairs = kTile / (2 * d);
+    for (int p = tid; p < pairs; p += kBlock) {
+      const int a = (2 * p + 1) * d - 1;
+      const int b = a + d;
+      s[pad(b)] = combine(s[pad(a)], s[pad(b)]);
+    }
+    __syncthreads();
+  }
+  for (int d = kTile / 4; d >= 1; d >>= 1) {
+    const int count = (kTile / d - 1) / 2;  // p with (2p + 3) d - 1 < kTile
+    for (int p = tid; p < count; p += kBlock) {
+      const int a = (2 * p + 2) * d - 1;
+      const int b = a + d;
+      s[pad(b)] = combine(s[pad(a)], s[pad(b)]);
+    }
+    __syncthreads();
+  }
+  return s;
+}
+
+/// Exclusive scan of one value per thread (warp shuffles, then the warp totals by warp 0).
+/// Thread 0 gets the identity; *total gets the combination of all values. Contains two barriers.
+__device__ __forceinline__ value_t block_exclusive(value_t x, value_t* warp_tot, value_t* total) {
+  const int tid = threadIdx.x;
+  const int lane = tid & (kWarp - 1);
+  const int w = tid / kWarp;
+  value_t inc = x;
+#pragma unroll
+  for (int o = 1; o < kWarp; o <<= 1) {
+    const value_t y = __shfl_up_sync(kFullMask, inc, o);
+    if (lane >= o) inc = combine(y, inc);
+  }
+  if (lane == kWarp - 1) warp_tot[w] = inc;
+  __syncthreads();
+  if (w == 0) {
+    value_t t = lane < kWarps ? warp_tot[lane] : identity();
+#pragma unroll
+    for (int o = 1; o < kWarp; o <<= 1) {
+      const value_t y = __shfl_up_sync(kFullMask, t, o);
+      if (lane >= o) t = combine(y, t);
+    }
+    if (lane < kWarps) warp_tot[lane] = t;
+  }
+  __syncthreads();
+  value_t e = __shfl_up_sync(kFullMask, inc, 1);
+  if (lane == 0) e = identity();
+  if (w > 0) e = lane == 0 ? warp_tot[w - 1] : combine(warp_tot[w - 1], e);
+  *total = warp_tot[kWarps - 1];
+  return e;
+}
+
+/// Coarsened three-phase scan: each thread scans its ITEMS_PER_THREAD consecutive elements sequentially,
+/// the block scans the thread totals, each thread adds its prefix back.
+__device__ __forceinline__ value_t* three_phase(value_t* s, value_t* warp_tot) {
+  const int tid = threadIdx.x;
+  value_t r[kItems];
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) r[k] = s[pad(tid * kItems + k)];
+#pragma unroll
+  for (int k = 1; k < kItems; ++k) r[k] = combine(r[k - 1], r[k]);
+  value_t total;
+  const value_t excl = block_exclusive(r[kItems - 1], warp_tot, &total);  // barriers: all reads are done
+  if (tid > 0) {
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) r[k] = combine(excl, r[k]);
+  }
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) s[pad(tid * kItems + k)] = r[k];
+  __syncthreads();
+  return s;
+}
+
+/// The block-level scan chosen by VARIANT (single_pass uses three_phase).
+__device__ __forceinline__ value_t* block_scan(value_t* s, value_t* s2, value_t* warp_tot) {
+  if constexpr (ScanPolicy::variant == 0) return kogge_stone(s);
+  else if constexpr (ScanPolicy::variant == 1) return kogge_stone_double_buffer(s, s2);
+  else if constexpr (ScanPolicy::variant == 2) return brent_kung(s);
+  else return three_phase(s, warp_tot);
+}
+
+// ---- tile status for the decoupled look-back ------------------------------------------------------------
+// state layout (bytes), cleared by the plan's memset step:
+//   [0, 4) tile counter (dynamic tile ids), [4, 8) unused,
+//   4-byte T: [8, 8 + 8 * tiles) one 64-bit word per tile: flag << 32 | value bits (flag and value are
+//             published together by one 64-bit store);
+//   8-byte T: [8, 8 + 4 * tiles) one 32-bit flag per tile, then (8-aligned) tiles aggregates and tiles
+//             inclusive prefixes; a value is written before its flag with release/acquire ordering.
+// Flags: 0 = nothing yet, 1 = aggregate of the tile available, 2 = inclusive prefix available.
+
+constexpr unsigned kFlagNone = 0, kFlagAggregate = 1, kFlagPrefix = 2;
+
+__device__ __forceinline__ void st_release(unsigned long long* p, unsigned long long v) {
+  asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ unsigned long long ld_acquire(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_release(unsigned* p, unsigned v) {
+  asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_relaxed(double* p, double v) {
+  asm volatile("st.relaxed.gpu.f64 [%0], %1;" ::"l"(p), "d"(v) : "memory");
+}
+__device__ __forceinline__ double ld_relaxed(const double* p) {
+  double v;
+  asm volatile("ld.relaxed.gpu.f64 %0, [%1];" : "=d"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ unsigned to_bits(int v) { return static_cast<unsigned>(v); }
+__device__ __forceinline__ unsigned to_bits(float v) { return __float_as_uint(v); }
+template <class V> __device__ __forceinline__ V from_bits(unsigned u);
+template <> __device__ __forceinline__ int from_bits<int>(unsigned u) { return static_cast<int>(u); }
+template <> __device__ __forceinline__ float from_bits<float>(unsigned u) { return __uint_as_float(u); }
+
+struct TileStatus {
+  unsigned char* state;
+  long long tiles;
+
+  // Templates so that the branch for the other element size is never instantiated.
+  template <class V>
+  __device__ void publish(long long tile, unsigned flag, V v) const {
+    if constexpr (sizeof(V) == 4) {
+      unsigned long long* words = reinterpret_cast<unsigned long long*>(state + 8);
+      st_release(words + tile, (static_cast<unsigned long long>(flag) << 32) | to_bits(v));
+    } else {
+      unsigned* flags = reinterpret_cast<unsigned*>(state + 8);
+      double* aggregates = reinterpret_cast<double*>(state + 8 + ((4 * tiles + 7) / 8) * 8);
+      double* prefixes = aggregates + tiles;
+      st_relaxed((flag == kFlagAggregate ? aggregates : prefixes) + tile, v);
+      st_release(flags + tile, flag);
+    }
+  }
+
+  template <class V>
+  __device__ void read(long long tile, unsigned& flag, V& v) const {
+    if constexpr (sizeof(V) == 4) {
+      const unsigned long long* words = reinterpret_cast<const unsigned long long*>(state + 8);
+      const unsigned long long w = ld_acquire(words + tile);
+      flag = static_cast<unsigned>(w >> 32);
+      v = from_bits<V>(static_cast<unsigned>(w));
+    } else {
+      const unsigned* flags = reinterpret_cast<const unsigned*>(state + 8);
+      const double* aggregates = reinterpret_cast<const double*>(state + 8 + ((4 * tiles + 7) / 8) * 8);
+      const double* prefixes = aggregates + tiles;
+      flag = ld_acquire(flags + tile);
+      v = flag == kFlagAggregate ? ld_relaxed(aggregates + tile)
+                                 : (flag == kFlagPrefix ? ld_relaxed(prefixes + tile) : identity());
+    }
+  }
+};
+
+/// Run by the 32 threads of warp 0: publishes the tile aggregate, combines the predecessors' aggregates
+/// (32 at a time) back to the nearest inclusive prefix, publishes this tile's inclusive prefix and
+/// returns its exclusive prefix. Progress is guaranteed because tile ids come from an atomic counter:
+/// every predecessor belongs to a block that started earlier.
+__device__ value_t look_back(const TileStatus& st, long long tile, value_t aggregate) {
+  const int lane = threadIdx.x;
+  if (tile == 0) {
+    if (lane == 0) st.publish(0, kFlagPrefix, aggregate);
+    return identity();
+  }
+  if (lane == 0) st.publish(tile, kFlagAggregate, aggregate);
+  value_t exclusive = identity();
+  long long end = tile - 1;  // last predecessor of the current window of 32
+  for (;;) {
+    const long long idx = end - (kWarp - 1 - lane);
+    unsigned flag;
+    value_t v;
+    do {
+      if (idx >= 0) {
+        st.read(idx, flag, v);
+      } else {
+        flag = kFlagPrefix;
+        v = identity();
+      }
+    } while (__any_sync(kFullMask, flag == kFlagNone));
+    const unsigned prefix_mask = __ballot_sync(kFullMask, flag == kFlagPrefix);
+    const int first = prefix_mask ? kWarp - 1 - __clz(prefix_mask) : 0;  // nearest inclusive prefix
+    value_t c = lane >= first ? v : identity();
+#pragma unroll
+    for (int o = kWarp / 2; o > 0; o >>= 1) c = combine(c, __shfl_xor_sync(kFullMask, c, o));
+    exclusive = combine(c, exclusive);
+    if (prefix_mask) break;
+    end -= kWarp;
+  }
+  if (lane == 0) st.publish(tile, kFlagPrefix, combine(exclusive, aggregate));
+  return exclusive;
+}
+
+}  // namespace scan_detail
+
+// ---- entry points -------------------------------------------------------------------------------------
+
+/// Scans each tile of in[0, n) on its own (block blockIdx.x scans tile blockIdx.x) into out and writes the
+/// tile total to tile_sums[blockIdx.x]. exclusive != 0: out[i] excludes in[i] (first element of a tile
+/// gets the identity). Grid: ceil(n / (BLOCK_SIZE * ITEMS_PER_THREAD)) blocks of BLOCK_SIZE threads.
+extern "C" __global__ void __launch_bounds__(ScanPolicy::block)
+scan_tiles(const scan_value_t* __restrict__ in, scan_value_t* __restrict__ out, long long n,
+           scan_value_t* __restrict__ tile_sums, int exclusive) {
+  using namespace scan_detail;
+  __shared__ value_t s[kTileSmem];
+  __shared__ value_t s2[ScanPolicy::variant == 1 ? kTileSmem : 1];
+  __shared__ value_t warp_tot[kWarp];
+  const long long base = static_cast<long long>(blockIdx.x) * kTile;
+  load_tile(in, base, n, s);
+  __syncthreads();
+  const value_t* res = block_scan(s, s2, warp_tot);
+  if (threadIdx.x == 0) tile_sums[blockIdx.x] = res[pad(kTile - 1)];
+  store_tile(out, base, n, res, identity(), exclusive != 0);
+}
+
+/// data[i] = offsets[t] combined with data[i] for every element i of tile t >= 1 (block b handles tile
+/// b + 1). offsets holds the exclusive scan of the tile totals. Grid: tiles - 1 blocks.
+extern "C" __global__ void __launch_bounds__(ScanPolicy::block)
+scan_add(scan_value_t* __restrict__ data, long long n, const scan_value_t* __restrict__ offsets) {
+  using namespace scan_detail;
+  const long long tile = static_cast<long long>(blockIdx.x) + 1;
+  const long long base = tile * kTile;
+  const value_t off = offsets[tile];
+  const int tid = threadIdx.x;
+  if (base + kTile <= n) {
+    vec_t* vd = reinterpret_cast<vec_t*>(data + base);
+#pragma unroll
+    for (int r = 0; r < kItems / kVec; ++r) {
+      vec_t x = vd[r * kBlock + tid];
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) x.v[j] = combine(off, x.v[j]);
+      vd[r * kBlock + tid] = x;
+    }
+  } else {
+#pragma unroll
+    for (int r = 0; r < kItems; ++r) {
+      const long long i = base + r * kBlock + tid;
+      if (i < n) data[i] = combine(off, data[i]);
+    }
+  }
+}
+
+/// Single-pass chained scan with decoupled look-back. state: see "tile status" above, cleared (zero) by
+/// the plan before the launch. Grid: ceil(n / (BLOCK_SIZE * ITEMS_PER_THREAD)) blocks.
+extern "C" __global__ void __launch_bounds__(ScanPolicy::block)
+scan_single_pass(const scan_value_t* __restrict__ in, scan_value_t* __restrict__ out, long long n,
+                 int exclusive, unsigned char* __restrict__ state) {
+  using namespace scan_detail;
+  __shared__ value_t s[kTileSmem];
+  __shared__ value_t warp_tot[kWarp];
+  __shared__ unsigned s_tile;
+  __shared__ value_t s_prefix;
+  if (threadIdx.x == 0) s_tile = atomicAdd(reinterpret_cast<unsigned*>(state), 1u);
+  __syncthreads();
+  const long long tile = s_tile;
+  const long long base = tile * kTile;
+  const TileStatus st{state, (n + kTile - 1) / kTile};
+  load_tile(in, base, n, s);
+  __syncthreads();
+  three_phase(s, warp_tot);
+  if (threadIdx.x < kWarp) {
+    const value_t prefix = look_back(st, tile, s[pad(kTile - 1)]);
+    if (threadIdx.x == 0) s_prefix = prefix;
+  }
+  __syncthreads();
+  store_tile(out, base, n, s, s_prefix, exclusive != 0);
+}

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the build dependencies from Debian's packages (CUDA 13 is expected at /usr/local/cuda).
+set -euo pipefail
+pkgs=(cmake ninja-build g++ libsqlite3-dev nlohmann-json3-dev catch2 libcli11-dev libeigen3-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+if [ ! -x /usr/local/cuda/bin/nvcc ] && [ ! -f /usr/local/cuda/include/nvrtc.h ]; then
+  echo "error: the CUDA 13 toolkit is expected at /usr/local/cuda (NVRTC headers and library)" >&2
+  exit 1
+fi

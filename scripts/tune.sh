@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The main job: builds, then tunes the reduction on this machine's GPU and prints the best configurations.
+# Without an NVIDIA GPU it says so and replays trials recorded on the GPU machine instead (simulation).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build.sh
+n=${N:-67108864}
+if ./build/autotune devices >/dev/null 2>&1; then
+  ./build/autotune devices
+  exec ./build/autotune tune reduction --n "$n" --dtype float32 --op sum --strategy brute_force "$@"
+fi
+./build/autotune devices || true
+echo "No NVIDIA GPU here: replaying the reduction trials recorded on the GPU machine (tests/data/reduction_h100.db) instead."
+tmp=$(mktemp -d)
+exec ./build/autotune --db "$tmp/simulated.db" tune reduction --n 67108864 --dtype float32 --op sum \
+  --strategy brute_force --simulate --from tests/data/reduction_h100.db "$@"

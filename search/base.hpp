@@ -1,0 +1,180 @@
+// Internal building blocks shared by the strategies (not part of the public search API).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "search/rng.hpp"
+#include "search/strategy.hpp"
+#include "tuner/core/space.hpp"
+
+namespace autotune::search::detail {
+
+constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+enum class OptionKind { integer, real, boolean, choice };
+
+/// Declaration of one strategy option; the registry lists these and validates user input with them.
+struct OptionSpec {
+  std::string name;
+  std::string default_value;
+  std::string description;
+  OptionKind kind = OptionKind::integer;
+  double min = -std::numeric_limits<double>::infinity();  // inclusive bounds for integer/real
+  double max = std::numeric_limits<double>::infinity();
+  std::vector<std::string> choices;  // for choice
+};
+
+/// Validated option values of one strategy (defaults filled in). Throws UsageError on bad input.
+class OptionReader {
+ public:
+  OptionReader(const std::string& strategy, const std::vector<OptionSpec>& specs, const Options& given);
+  std::int64_t integer(const std::string& name) const;
+  double real(const std::string& name) const;
+  bool boolean(const std::string& name) const;
+  const std::string& choice(const std::string& name) const;
+
+ private:
+  const std::string& raw(const std::string& name) const;
+  std::string strategy_;
+  Options values_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Geometry of the index encoding
+
+/// Finds the valid config closest to a target point given as per-parameter value positions (any real
+/// numbers; clamped to each parameter's range). Distance: squared Euclidean in normalised coordinates
+/// (each parameter's index range scaled to [0, 1]); ties are broken at random. Uses branch and bound
+/// over the space's lexicographic enumeration order (checked once at construction, O(size x params));
+/// falls back to a linear scan if the space is not in that order. Not thread-safe.
+class NearestValid {
+ public:
+  explicit NearestValid(const ParameterSpace& space);
+  /// The space must not be empty.
+  std::size_t operator()(const std::vector<double>& target, Rng& rng) const;
+
+ private:
+  struct Search;
+  void descend(Search& s, std::size_t depth, std::size_t lo, std::size_t hi, double partial) const;
+  const ParameterSpace& space_;
+  std::vector<double> scale2_;  // squared normalisation factor per parameter
+  bool sorted_ = true;
+};
+
+/// Relative worsening of `next` over `current` for acceptance tests: log(next/current) for positive
+/// values, a relative difference otherwise; +inf if next failed and current did not.
+double worsening(double next, double current);
+
+// ---------------------------------------------------------------------------------------------
+// Strategy base
+
+/// Implements the ask/tell bookkeeping shared by every strategy:
+/// - remembers every observed value (failures and NaN as +inf) and which proposals are outstanding;
+/// - asks the algorithm (step()) for candidates and never hands out an index that is already observed
+///   or outstanding: such a candidate is skipped, and the algorithm reads its value on its next step;
+/// - if the algorithm keeps producing only known candidates (kMaxIdleSteps steps in a row) or has
+///   nothing to propose, falls back to random unobserved configs, so propose() never loops forever;
+/// - returns an empty proposal exactly when every valid config has been observed.
+/// Proposals that were never observed are forgotten when propose() is called again with nothing left
+/// to hand out (the budget ended, or results were lost); they may be proposed again later.
+class StrategyBase : public Strategy {
+ public:
+  StrategyBase(std::string name, const ParameterSpace& space, std::uint64_t seed);
+  std::string name() const override { return name_; }
+  std::vector<std::size_t> propose(std::size_t n) final;
+  void observe(const std::vector<Observation>& results) final;
+
+ protected:
+  static constexpr int kMaxIdleSteps = 200;
+
+  /// Next step of the algorithm: indices it wants values for (duplicates and known indices allowed;
+  /// they cost nothing). Values of earlier candidates are read with known()/value(). `hint` is how many
+  /// fresh candidates the caller would still like (>= 1). An empty result means "nothing to suggest".
+  virtual std::vector<std::size_t> step(std::size_t hint) = 0;
+
+  /// True if the algorithm's steps do not depend on each other's results (brute force, random): then a
+  /// single propose() may call step() several times to fill a batch.
+  virtual bool independent_steps() const { return false; }
+
+  bool known(std::size_t i) const { return known_[i] != 0; }
+  bool pending(std::size_t i) const { return pending_[i] != 0; }
+  /// Observed value of i (+inf = failure); +inf also when unknown, so unknown ranks as worst.
+  double value(std::size_t i) const { return known_[i] ? values_[i] : kInf; }
+  /// Number of valid configs not yet observed.
+  std::size_t unknown_count() const { return pool_.size(); }
+  /// A uniformly random config that is neither observed nor outstanding, or kNone.
+  std::size_t random_unknown();
+  /// Up to k distinct random configs that are neither observed nor outstanding.
+  std::vector<std::size_t> random_unknowns(std::size_t k);
+  /// Unobserved indices (order depends on history, deterministic for a seed).
+  const std::vector<std::size_t>& unknown_pool() const { return pool_; }
+  /// Observed indices in the order their results arrived.
+  const std::vector<std::size_t>& observed() const { return observed_; }
+  /// Best observed index (smallest value; failures only if nothing succeeded), or kNone.
+  std::size_t best_index() const { return best_; }
+  std::size_t size() const { return space_.size(); }
+  /// Nearest valid config to a point in value-index coordinates (see NearestValid).
+  std::size_t nearest(const std::vector<double>& target);
+  std::size_t dims() const { return space_.params().size(); }
+
+  const ParameterSpace& space_;
+  Rng rng_;
+
+ private:
+  void drop_outstanding();
+  void remove_from_pool(std::size_t i);
+
+  std::string name_;
+  std::vector<double> values_;
+  std::vector<std::uint8_t> known_;
+  std::vector<std::uint8_t> pending_;
+  std::vector<std::size_t> outstanding_;
+  std::vector<std::size_t> pool_;      // unobserved indices (swap-remove)
+  std::vector<std::size_t> pool_pos_;  // position of each index in pool_, kNone if observed
+  std::vector<std::size_t> observed_;
+  std::deque<std::size_t> queue_;
+  std::size_t best_ = kNone;
+  std::unique_ptr<NearestValid> nearest_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Factories (one per strategy; options already validated against the spec lists below)
+
+std::vector<OptionSpec> brute_force_options();
+std::vector<OptionSpec> random_sample_options();
+std::vector<OptionSpec> simulated_annealing_options();
+std::vector<OptionSpec> greedy_local_search_options();
+std::vector<OptionSpec> iterated_local_search_options();
+std::vector<OptionSpec> basin_hopping_options();
+std::vector<OptionSpec> genetic_algorithm_options();
+std::vector<OptionSpec> particle_swarm_options();
+std::vector<OptionSpec> differential_evolution_options();
+std::vector<OptionSpec> bayesian_optimization_options();
+
+std::unique_ptr<Strategy> make_brute_force(const ParameterSpace& s, std::uint64_t seed, const OptionReader& o);
+std::unique_ptr<Strategy> make_random_sample(const ParameterSpace& s, std::uint64_t seed, const OptionReader& o);
+std::unique_ptr<Strategy> make_simulated_annealing(const ParameterSpace& s, std::uint64_t seed,
+                                                   const OptionReader& o);
+std::unique_ptr<Strategy> make_greedy_local_search(const ParameterSpace& s, std::uint64_t seed,
+                                                   const OptionReader& o);
+std::unique_ptr<Strategy> make_iterated_local_search(const ParameterSpace& s, std::uint64_t seed,
+                                                     const OptionReader& o);
+std::unique_ptr<Strategy> make_basin_hopping(const ParameterSpace& s, std::uint64_t seed, const OptionReader& o);
+std::unique_ptr<Strategy> make_genetic_algorithm(const ParameterSpace& s, std::uint64_t seed,
+                                                 const OptionReader& o);
+std::unique_ptr<Strategy> make_particle_swarm(const ParameterSpace& s, std::uint64_t seed, const OptionReader& o);
+std::unique_ptr<Strategy> make_differential_evolution(const ParameterSpace& s, std::uint64_t seed,
+                                                      const OptionReader& o);
+std::unique_ptr<Strategy> make_bayesian_optimization(const ParameterSpace& s, std::uint64_t seed,
+                                                     const OptionReader& o);
+
+}  // namespace autotune::search::detail

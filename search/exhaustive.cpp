@@ -1,0 +1,57 @@
+// brute_force and random_sample.
+#include "search/base.hpp"
+
+namespace autotune::search::detail {
+
+namespace {
+
+/// Every valid config in enumeration order. If some proposals were lost (never observed), a second
+/// pass from the start picks them up.
+class BruteForce final : public StrategyBase {
+ public:
+  BruteForce(const ParameterSpace& space, std::uint64_t seed) : StrategyBase("brute_force", space, seed) {}
+
+ protected:
+  bool independent_steps() const override { return true; }
+
+  std::vector<std::size_t> step(std::size_t hint) override {
+    std::vector<std::size_t> out;
+    for (int pass = 0; pass < 2 && out.size() < hint; ++pass) {
+      while (cursor_ < size() && out.size() < hint) {
+        const std::size_t i = cursor_++;
+        if (!known(i) && !pending(i)) out.push_back(i);
+      }
+      if (out.empty() && unknown_count() > 0) cursor_ = 0;  // lost proposals: scan again
+      else break;
+    }
+    return out;
+  }
+
+ private:
+  std::size_t cursor_ = 0;
+};
+
+/// Uniformly random unobserved configs (sampling without replacement).
+class RandomSample final : public StrategyBase {
+ public:
+  RandomSample(const ParameterSpace& space, std::uint64_t seed) : StrategyBase("random_sample", space, seed) {}
+
+ protected:
+  bool independent_steps() const override { return true; }
+  std::vector<std::size_t> step(std::size_t hint) override { return random_unknowns(hint); }
+};
+
+}  // namespace
+
+std::vector<OptionSpec> brute_force_options() { return {}; }
+std::vector<OptionSpec> random_sample_options() { return {}; }
+
+std::unique_ptr<Strategy> make_brute_force(const ParameterSpace& s, std::uint64_t seed, const OptionReader&) {
+  return std::make_unique<BruteForce>(s, seed);
+}
+
+std::unique_ptr<Strategy> make_random_sample(const ParameterSpace& s, std::uint64_t seed, const OptionReader&) {
+  return std::make_unique<RandomSample>(s, seed);
+}
+
+}  // namespace autotune::search::detail

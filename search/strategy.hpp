@@ -1,0 +1,57 @@
+// Search strategies: seeded ask/tell objects over the valid configurations of a ParameterSpace.
+// No CUDA, no SQLite, no clocks, no files. Deterministic for a given seed and sequence of observations.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tuner/core/space.hpp"
+
+namespace autotune::search {
+
+/// Result of evaluating the config at space index `index`. value = time (lower is better);
+/// failures (compile/launch error, wrong result) are +infinity.
+struct Observation {
+  std::size_t index = 0;
+  double value = std::numeric_limits<double>::infinity();
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual std::string name() const = 0;
+  /// Up to n indices to evaluate next (n >= 1). May repeat an index that was already observed (the
+  /// session answers it from its records without spending budget); an empty result means the strategy
+  /// has nothing more to propose (space exhausted).
+  virtual std::vector<std::size_t> propose(std::size_t n) = 0;
+  /// Results for proposed indices (any order, possibly a subset when a budget ends).
+  virtual void observe(const std::vector<Observation>& results) = 0;
+};
+
+struct OptionInfo {
+  std::string name;
+  std::string default_value;
+  std::string description;
+};
+
+struct StrategyInfo {
+  std::string name;
+  std::string description;
+  std::vector<OptionInfo> options;
+};
+
+using Options = std::map<std::string, std::string>;
+
+/// Every strategy with its options and defaults.
+std::vector<StrategyInfo> list_strategies();
+
+/// Throws UsageError for an unknown strategy name, unknown option or unparsable option value.
+/// The space must outlive the strategy.
+std::unique_ptr<Strategy> make_strategy(const std::string& name, const ParameterSpace& space,
+                                        std::uint64_t seed, const Options& options = {});
+
+}  // namespace autotune::search

@@ -1,0 +1,143 @@
+// The autotune binary on bad input: one-line errors that name the problem, non-zero exit codes, and
+// nothing stored is lost. Runs the real executable (no GPU needed for these paths).
+#include <catch2/catch.hpp>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "db/database.hpp"
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out;  // stdout + stderr
+};
+
+Run run(const std::string& args) {
+  std::string cmd = std::string(AUTOTUNE_BIN) + " " + args + " 2>&1";
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  std::size_t got;
+  while ((got = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, got);
+  int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+std::string tmp_path(const std::string& name) {
+  return "/tmp/autotune_cli_test_" + std::to_string(::getpid()) + "_" + name;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+const std::string kData = AUTOTUNE_TEST_DATA_DIR;
+
+}  // namespace
+
+TEST_CASE("cli: help and listing work without a GPU", "[cpu][cli]") {
+  Run h = run("--help");
+  CHECK(h.code == 0);
+  CHECK_THAT(h.out, Catch::Contains("tune") && Catch::Contains("best") && Catch::Contains("space"));
+  Run th = run("tune --help");
+  CHECK(th.code == 0);
+  CHECK_THAT(th.out, Catch::Contains("--strategy") && Catch::Contains("--budget"));
+  Run l = run("list");
+  CHECK(l.code == 0);
+  CHECK_THAT(l.out, Catch::Contains("reduction"));
+  Run s = run("space " + kData + "/specs/tiny.tune.json");
+  CHECK(s.code == 0);
+  CHECK_THAT(s.out, Catch::Contains("cartesian:   4") && Catch::Contains("valid:       4"));
+}
+
+TEST_CASE("cli: bad input gets a one-line error and a non-zero exit", "[cpu][cli]") {
+  Run unknown = run("space no_such_kernel");
+  CHECK(unknown.code == 2);
+  CHECK_THAT(unknown.out, Catch::Contains("unknown kernel 'no_such_kernel'"));
+
+  std::string bad = tmp_path("bad.json");
+  write(bad, "{\"name\": \"x\",");
+  Run malformed = run("space " + bad);
+  CHECK(malformed.code == 2);
+  CHECK_THAT(malformed.out, Catch::Contains("malformed JSON"));
+
+  std::string spec = slurp(kData + "/specs/tiny.tune.json");
+  std::string wrong_type = spec;
+  wrong_type.replace(wrong_type.find("[32, 64, 128, 256]"), 18, "[32, \"64\"]");
+  std::string wt = kData + "/specs/tmp_wrong_type.tune.json";
+  write(wt, wrong_type);
+  Run r1 = run("space " + wt);
+  std::remove(wt.c_str());
+  CHECK(r1.code == 2);
+  CHECK_THAT(r1.out, Catch::Contains("/parameters/0/values/1"));
+
+  std::string unknown_param = spec;
+  unknown_param.replace(unknown_param.find("\"parameters\""), 12, "\"constraints\": [\"BLOCK < 64\"], \"parameters\"");
+  std::string up = kData + "/specs/tmp_unknown_param.tune.json";
+  write(up, unknown_param);
+  Run r2 = run("space " + up);
+  std::remove(up.c_str());
+  CHECK(r2.code == 2);
+  CHECK_THAT(r2.out, Catch::Contains("unknown name 'BLOCK'"));
+
+  std::string empty = spec;
+  empty.replace(empty.find("\"parameters\""), 12, "\"constraints\": [\"BLOCK_SIZE > 4096\"], \"parameters\"");
+  std::string em = kData + "/specs/tmp_empty.tune.json";
+  write(em, empty);
+  Run r3 = run("space " + em);
+  std::remove(em.c_str());
+  CHECK(r3.code != 0);
+  CHECK_THAT(r3.out, Catch::Contains("valid:       0"));
+
+  Run zero = run("space reduction --n 0");
+  CHECK(zero.code != 0);
+  Run bad_dtype = run("space reduction --dtype complex128");
+  CHECK(bad_dtype.code == 2);
+  CHECK_THAT(bad_dtype.out, Catch::Contains("does not support workload"));
+}
+
+TEST_CASE("cli: tune without a GPU says so; databases that are not ours are refused untouched", "[cpu][cli]") {
+  std::string notdb = tmp_path("notdb.db");
+  write(notdb, "this is not a database, just text that someone named .db\n");
+  std::string before = slurp(notdb);
+  Run r = run("--db " + notdb + " best reduction --n 1024 --device x");
+  CHECK(r.code == 4);
+  CHECK_THAT(r.out, Catch::Contains("not SQLite") || Catch::Contains("not an autotune database"));
+  CHECK(slurp(notdb) == before);
+
+  std::string newer = tmp_path("newer.db");
+  {
+    auto db = autotune::db::Database::open(newer);
+    db->exec("PRAGMA user_version = 999");
+  }
+  std::string nbefore = slurp(newer);
+  Run r2 = run("--db " + newer + " tune reduction --n 1024 --simulate");
+  CHECK(r2.code == 4);
+  CHECK_THAT(r2.out, Catch::Contains("newer"));
+  CHECK(slurp(newer) == nbefore);
+
+  Run nogpu = run("--db " + tmp_path("x.db") + " tune reduction --n 1024");
+  if (nogpu.out.find("no NVIDIA driver/GPU found") != std::string::npos) {
+    CHECK(nogpu.code == 3);
+    CHECK_THAT(nogpu.out, Catch::Contains("--simulate"));
+  } else {
+    CHECK(nogpu.code == 0);  // a GPU is present: the tune ran
+  }
+  std::remove(notdb.c_str());
+  std::remove(newer.c_str());
+}

@@ -1,0 +1,370 @@
+// Compaction family host adapter (tuner/kernels/compaction.cpp): spec and space, compile options, launch
+// plans (also executed by a CPU emulation of the kernels on poisoned, bounds-checked buffers), inputs with
+// an exact selection ratio, reference, verification, bytes moved. No GPU, no NVRTC.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tuner/core/error.hpp"
+#include "tuner/kernels/registry.hpp"
+#include "tuner/sim/synthetic.hpp"
+
+using namespace autotune;
+
+namespace {
+
+const char* const kWorkloads[] = {"float32/flagged", "float32/if", "int32/flagged", "int32/if"};
+
+ProblemKey problem(std::int64_t n, std::int64_t pct) {
+  ProblemKey p;
+  p.dims = {{"n", n}, {"select_pct", pct}};
+  return p;
+}
+
+Config config(Value variant, Value block, Value items, Value stage = 0) {
+  return Config({{"VARIANT", variant}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"STAGE_OUTPUT", stage}});
+}
+
+std::shared_ptr<const KernelAdapter> adapter() {
+  return kernels::make_compaction_adapter(kernels::builtin_spec("compaction"));
+}
+
+template <typename V>
+V get(const std::vector<unsigned char>& b, std::size_t i) {
+  V v;
+  std::memcpy(&v, b.data() + i * sizeof(V), sizeof(V));
+  return v;
+}
+template <typename V>
+void put(std::vector<unsigned char>& b, std::size_t i, V v) {
+  std::memcpy(b.data() + i * sizeof(V), &v, sizeof(V));
+}
+
+/// Bounds-checked typed view of a plan buffer (a null pointer argument gives an empty view).
+template <typename V>
+struct View {
+  std::vector<unsigned char>* bytes = nullptr;
+  std::size_t offset = 0;
+  void check(std::int64_t i) const {
+    if (bytes == nullptr) FAIL("access through a null pointer");
+    if (i < 0 || offset + (static_cast<std::size_t>(i) + 1) * sizeof(V) > bytes->size())
+      FAIL("access to element " << i << " at offset " << offset << " of a " << bytes->size() << "-byte buffer");
+  }
+  V at(std::int64_t i) const {
+    check(i);
+    V v;
+    std::memcpy(&v, bytes->data() + offset + static_cast<std::size_t>(i) * sizeof(V), sizeof(V));
+    return v;
+  }
+  void set(std::int64_t i, V v) const {
+    check(i);
+    std::memcpy(bytes->data() + offset + static_cast<std::size_t>(i) * sizeof(V), &v, sizeof(V));
+  }
+};
+
+/// Runs the plan with the semantics of compaction.cu's kernels (tile = BLOCK_SIZE * ITEMS_PER_THREAD) on
+/// buffers poisoned like CudaBackend's. Returns the output buffers.
+template <typename V>
+HostBuffers emulate(const LaunchPlan& plan, const HostBuffers& inputs, std::int64_t tile, bool select_if) {
+  HostBuffers bufs;
+  for (const auto& b : plan.buffers) {
+    if (b.role == BufferRole::input) {
+      REQUIRE(inputs.count(b.name));
+      REQUIRE(inputs.at(b.name).size() == b.bytes);
+      bufs[b.name] = inputs.at(b.name);
+    } else {
+      bufs[b.name] = std::vector<unsigned char>(b.bytes, 0xFF);
+    }
+  }
+  auto view = [&](const KernelArg& a, auto tag) {
+    using W = decltype(tag);
+    if (a.kind == KernelArg::Kind::u64 && a.i == 0) return View<W>{};
+    REQUIRE(a.kind == KernelArg::Kind::buffer);
+    REQUIRE(bufs.count(a.buffer));
+    REQUIRE(a.offset_bytes % 256 == 0);
+    return View<W>{&bufs[a.buffer], a.offset_bytes};
+  };
+  auto selected = [&](const View<V>& in, const View<unsigned char>& flags, std::int64_t i) {
+    return select_if ? in.at(i) > V(0) : flags.at(i) != 0;
+  };
+  for (const auto& s : plan.steps) {
+    if (s.kind == LaunchStep::Kind::memset32) {
+      auto& b = bufs.at(s.buffer);
+      REQUIRE(s.count * 4 <= b.size());
+      for (std::size_t i = 0; i < s.count; ++i) std::memcpy(b.data() + 4 * i, &s.value, 4);
+      continue;
+    }
+    const std::int64_t grid = s.grid[0];
+    const bool data_kernel = s.kernel == "compact_count" || s.kernel == "compact_scatter" ||
+                             s.kernel == "compact_single_pass";
+    View<V> in;
+    View<unsigned char> flags;
+    std::int64_t n = 0;
+    if (data_kernel) {
+      REQUIRE(s.args.size() >= 4);
+      in = view(s.args[0], V{});
+      flags = view(s.args[1], static_cast<unsigned char>(0));
+      CHECK(s.args[2].i == 0);  // threshold
+      CHECK(s.args[2].f == 0.0);
+      n = s.args[3].i;
+      REQUIRE(grid == (n + tile - 1) / tile);
+      if (select_if) CHECK(flags.bytes == nullptr);
+    }
+    if (s.kernel == "compact_count") {
+      REQUIRE(s.args.size() == 5);
+      const View<std::uint32_t> counts = view(s.args[4], std::uint32_t{});
+      for (std::int64_t b = 0; b < grid; ++b) {
+        std::uint32_t c = 0;
+        for (std::int64_t i = b * tile; i < std::min(n, (b + 1) * tile); ++i) c += selected(in, flags, i) ? 1 : 0;
+        counts.set(b, c);
+      }
+    } else if (s.kernel == "compact_scan_tiles") {
+      REQUIRE(s.args.size() == 4);
+      const View<std::uint32_t> src = view(s.args[0], std::uint32_t{}), dst = view(s.args[1], std::uint32_t{}),
+                                sums = view(s.args[3], std::uint32_t{});
+      const std::int64_t m = s.args[2].i;
+      REQUIRE(grid == (m + tile - 1) / tile);
+      for (std::int64_t b = 0; b < grid; ++b) {
+        std::uint32_t acc = 0;
+        for (std::int64_t i = b * tile; i < std::min(m, (b + 1) * tile); ++i) {
+          const std::uint32_t v = src.at(i);
+          dst.set(i, acc);
+          acc += v;
+        }
+        sums.set(b, acc);
+      }
+    } else if (s.kernel == "compact_scan_add") {
+      REQUIRE(s.args.size() == 3);
+      const View<std::uint32_t> data = view(s.args[0], std::uint32_t{}), offsets = view(s.args[2], std::uint32_t{});
+      const std::int64_t m = s.args[1].i;
+      REQUIRE(grid == (m + tile - 1) / tile - 1);
+      for (std::int64_t t = 1; t <= grid; ++t)
+        for (std::int64_t i = t * tile; i < std::min(m, (t + 1) * tile); ++i) data.set(i, data.at(i) + offsets.at(t));
+    } else if (s.kernel == "compact_scatter") {
+      REQUIRE(s.args.size() == 7);
+      const View<std::uint32_t> offsets = view(s.args[4], std::uint32_t{});
+      const View<V> out = view(s.args[5], V{});
+      const View<std::uint32_t> count = view(s.args[6], std::uint32_t{});
+      for (std::int64_t b = 0; b < grid; ++b) {
+        std::uint32_t pos = offsets.at(b);
+        for (std::int64_t i = b * tile; i < std::min(n, (b + 1) * tile); ++i)
+          if (selected(in, flags, i)) out.set(pos++, in.at(i));
+        if (b == grid - 1) count.set(0, pos);
+      }
+    } else if (s.kernel == "compact_single_pass") {
+      REQUIRE(s.args.size() == 7);
+      const View<V> out = view(s.args[4], V{});
+      const View<std::uint32_t> count = view(s.args[5], std::uint32_t{});
+      const View<std::uint32_t> state = view(s.args[6], std::uint32_t{});
+      CHECK(state.at(0) == 0u);  // tile counter
+      for (std::int64_t t = 0; t < grid; ++t) CHECK(state.at(2 + 2 * t + 1) == 0u);  // flags
+      std::uint32_t pos = 0;
+      for (std::int64_t i = 0; i < n; ++i)
+        if (selected(in, flags, i)) out.set(pos++, in.at(i));
+      count.set(0, pos);
+    } else {
+      FAIL("unknown kernel " << s.kernel);
+    }
+  }
+  HostBuffers out;
+  for (const auto& b : plan.buffers)
+    if (b.role == BufferRole::output) out[b.name] = bufs[b.name];
+  return out;
+}
+
+std::string run_emulated(const KernelAdapter& a, const Config& c, const Workload& w, const ProblemKey& p) {
+  const LaunchPlan plan = a.plan(c, w, p, sim::SyntheticBackend::fake_device());
+  const HostBuffers in = a.make_inputs(w, p, 42);
+  const auto ref = a.reference(in, w, p);
+  REQUIRE(ref);
+  const std::int64_t tile = c.at("BLOCK_SIZE") * c.at("ITEMS_PER_THREAD");
+  const bool select_if = w.op == "if";
+  const HostBuffers out = w.dtype == "int32" ? emulate<std::int32_t>(plan, in, tile, select_if)
+                                             : emulate<float>(plan, in, tile, select_if);
+  return a.verify(out, *ref, w, p);
+}
+
+std::size_t steps_named(const LaunchPlan& plan, const std::string& kernel) {
+  return static_cast<std::size_t>(std::count_if(plan.steps.begin(), plan.steps.end(),
+                                                [&](const LaunchStep& s) { return s.kernel == kernel; }));
+}
+
+}  // namespace
+
+TEST_CASE("compaction spec is embedded and its spaces have a few hundred configurations", "[cpu][compaction]") {
+  const TuningSpec s = kernels::builtin_spec("compaction");
+  CHECK(s.family == "compaction");
+  CHECK_FALSE(s.source_text.empty());
+  CHECK(s.problem_dims == std::vector<std::string>{"n", "select_pct"});
+  CHECK(s.problem_sizes.front() == problem(67108864, 50));
+  REQUIRE(s.workloads.size() == std::size(kWorkloads));
+  for (std::size_t i = 0; i < s.workloads.size(); ++i) CHECK(s.workloads[i].key() == kWorkloads[i]);
+  const DeviceInfo d = sim::SyntheticBackend::fake_device();
+  for (const Workload& w : s.workloads) {
+    INFO(w.key());
+    const ParameterSpace space = s.space(s.problem_sizes.front(), d, w);
+    // 2 variants x 8 block sizes x 8 items x 2 output modes, less the 6 staged tiles over 48 KiB.
+    CHECK(space.size() == 250);
+    CHECK(space.default_index() >= 0);
+  }
+}
+
+TEST_CASE("compaction compile options and problem checks", "[cpu][compaction]") {
+  auto a = adapter();
+  using V = std::vector<std::string>;
+  CHECK(a->compile_options(Workload::parse("float32/flagged")) == V{"-DDTYPE_ID=1", "-DSELECT_IF=0"});
+  CHECK(a->compile_options(Workload::parse("int32/if")) == V{"-DDTYPE_ID=0", "-DSELECT_IF=1"});
+  CHECK_THROWS_AS(a->compile_options(Workload::parse("float32/sum")), UsageError);
+  const DeviceInfo d = sim::SyntheticBackend::fake_device();
+  const Workload w = Workload::parse("int32/if");
+  CHECK_THROWS_AS(a->plan(config(1, 256, 4), w, problem(0, 50), d), UsageError);
+  CHECK_THROWS_AS(a->make_inputs(w, problem(10, 101), 1), UsageError);
+  CHECK_THROWS_AS(a->make_inputs(w, problem(10, -1), 1), UsageError);
+  ProblemKey only_n;
+  only_n.dims = {{"n", 10}};
+  CHECK_THROWS_AS(a->plan(config(1, 256, 4), w, only_n, d), UsageError);
+}
+
+TEST_CASE("compaction plans", "[cpu][compaction]") {
+  auto a = adapter();
+  const DeviceInfo d = sim::SyntheticBackend::fake_device();
+  SECTION("flagged inputs carry a flags buffer, 'if' passes a null pointer") {
+    const LaunchPlan f = a->plan(config(1, 256, 4), Workload::parse("float32/flagged"), problem(5000, 50), d);
+    REQUIRE(f.find("flags") != nullptr);
+    CHECK(f.find("flags")->bytes == 5000);
+    CHECK(f.find("flags")->role == BufferRole::input);
+    CHECK(f.find("count")->bytes == 4);
+    CHECK(f.find("count")->role == BufferRole::output);
+    CHECK(f.find("out")->bytes == 20000);
+    CHECK(f.steps[1].args[1].buffer == "flags");
+    const LaunchPlan i = a->plan(config(1, 256, 4), Workload::parse("float32/if"), problem(5000, 50), d);
+    CHECK(i.find("flags") == nullptr);
+    CHECK(i.steps[1].args[1].kind == KernelArg::Kind::u64);
+    CHECK(i.steps[1].args[1].i == 0);
+    CHECK(i.steps[1].args[2].kind == KernelArg::Kind::f32);
+    const LaunchPlan k = a->plan(config(1, 256, 4), Workload::parse("int32/if"), problem(5000, 50), d);
+    CHECK(k.steps[1].args[2].kind == KernelArg::Kind::i32);
+  }
+  SECTION("single pass: memset of counter and tile words, one kernel") {
+    const LaunchPlan p = a->plan(config(1, 256, 4), Workload::parse("int32/flagged"), problem(1000003, 50), d);
+    REQUIRE(p.steps.size() == 2);
+    CHECK(p.steps[0].kind == LaunchStep::Kind::memset32);
+    CHECK(p.steps[0].buffer == "tile_state");
+    CHECK(p.steps[0].count == (8 + 8 * 977) / 4);
+    CHECK(p.steps[1].kernel == "compact_single_pass");
+    CHECK(p.steps[1].grid[0] == 977u);
+  }
+  SECTION("three phase: count, the scan levels of the tile counts, scatter") {
+    const LaunchPlan one = a->plan(config(0, 64, 1), Workload::parse("int32/flagged"), problem(64, 50), d);
+    REQUIRE(one.steps.size() == 3);
+    CHECK(one.steps[0].kernel == "compact_count");
+    CHECK(one.steps[1].kernel == "compact_scan_tiles");
+    CHECK(one.steps[2].kernel == "compact_scatter");
+    // 2^28 + 3 elements in tiles of 64: 4194305 tile counts -> 65537 -> 1025 -> 17 -> 1.
+    const LaunchPlan big =
+        a->plan(config(0, 64, 1), Workload::parse("int32/flagged"), problem((std::int64_t{1} << 28) + 3, 50), d);
+    CHECK(steps_named(big, "compact_count") == 1);
+    CHECK(steps_named(big, "compact_scan_tiles") == 4);
+    CHECK(steps_named(big, "compact_scan_add") == 3);
+    CHECK(steps_named(big, "compact_scatter") == 1);
+    REQUIRE(big.steps.size() == 9);
+    CHECK(big.steps[0].grid[0] == 4194305u);
+    CHECK(big.steps.back().grid[0] == 4194305u);
+  }
+}
+
+TEST_CASE("compaction plans executed by a CPU emulation of the kernels verify", "[cpu][compaction]") {
+  auto a = adapter();
+  const std::vector<Config> configs = {config(0, 64, 1), config(0, 192, 3, 1), config(0, 1024, 16),
+                                       config(1, 64, 1), config(1, 384, 6, 1), config(1, 1024, 8, 1)};
+  const std::int64_t sizes[] = {1, 1000, 4097, 262149};
+  for (const char* wk : kWorkloads) {
+    const Workload w = Workload::parse(wk);
+    for (const Config& c : configs)
+      for (std::int64_t n : sizes)
+        for (std::int64_t pct : {0, 1, 50, 99, 100}) {
+          INFO(wk << " " << c.to_json() << " n=" << n << " pct=" << pct);
+          CHECK(run_emulated(*a, c, w, problem(n, pct)) == "");
+        }
+  }
+}
+
+TEST_CASE("compaction inputs select exactly the requested fraction", "[cpu][compaction]") {
+  auto a = adapter();
+  for (const char* wk : kWorkloads) {
+    const Workload w = Workload::parse(wk);
+    for (std::int64_t pct : {0, 1, 50, 99, 100}) {
+      INFO(wk << " pct=" << pct);
+      const ProblemKey p = problem(10001, pct);
+      const HostBuffers in = a->make_inputs(w, p, 9);
+      CHECK(in == a->make_inputs(w, p, 9));
+      CHECK(in.count("flags") == (w.op == "flagged" ? 1u : 0u));
+      const auto ref = a->reference(in, w, p);
+      REQUIRE(ref);
+      const std::uint32_t want = static_cast<std::uint32_t>((10001 * pct + 50) / 100);
+      CHECK(get<std::uint32_t>(ref->at("count"), 0) == want);
+      CHECK(ref->at("out").size() == want * 4);
+      for (std::size_t i = 0; i < 10001; ++i) {
+        if (w.dtype == "int32") CHECK(get<std::int32_t>(in.at("in"), i) != 0);
+        else CHECK(get<float>(in.at("in"), i) != 0.0f);
+      }
+    }
+  }
+  // The selection is spread over the array, not a prefix.
+  const HostBuffers in = a->make_inputs(Workload::parse("int32/flagged"), problem(10000, 50), 1);
+  std::size_t first_half = 0;
+  for (std::size_t i = 0; i < 5000; ++i) first_half += in.at("flags")[i] != 0 ? 1 : 0;
+  CHECK(first_half > 2300);
+  CHECK(first_half < 2700);
+}
+
+TEST_CASE("compaction verify checks the count and every selected element", "[cpu][compaction]") {
+  auto a = adapter();
+  const Workload w = Workload::parse("float32/if");
+  const ProblemKey p = problem(1000, 30);
+  const HostBuffers in = a->make_inputs(w, p, 5);
+  const auto ref = a->reference(in, w, p);
+  const std::uint32_t k = get<std::uint32_t>(ref->at("count"), 0);
+  REQUIRE(k == 300);
+  HostBuffers out;
+  out["out"] = std::vector<unsigned char>(4000, 0xFF);  // poisoned beyond the count: not checked
+  std::memcpy(out["out"].data(), ref->at("out").data(), k * 4);
+  out["count"] = ref->at("count");
+  CHECK(a->verify(out, *ref, w, p) == "");
+
+  auto wrong_count = out;
+  put<std::uint32_t>(wrong_count["count"], 0, k - 1);
+  CHECK(a->verify(wrong_count, *ref, w, p).find("count = 299") != std::string::npos);
+  auto poisoned_count = out;
+  put<std::uint32_t>(poisoned_count["count"], 0, 0xffffffffu);
+  CHECK(a->verify(poisoned_count, *ref, w, p) != "");
+  auto swapped = out;  // order matters: the compaction is stable
+  std::swap_ranges(swapped["out"].begin() + 40, swapped["out"].begin() + 44, swapped["out"].begin() + 44);
+  CHECK(a->verify(swapped, *ref, w, p).find("out[10]") != std::string::npos);
+  auto missing_last = out;
+  put<std::uint32_t>(missing_last["out"], k - 1, 0xffffffffu);
+  CHECK(a->verify(missing_last, *ref, w, p).find("out[299]") != std::string::npos);
+  auto no_count = out;
+  no_count.erase("count");
+  CHECK(a->verify(no_count, *ref, w, p) != "");
+
+  // Nothing selected: only the count matters.
+  const ProblemKey none = problem(1000, 0);
+  const auto ref0 = a->reference(a->make_inputs(w, none, 5), w, none);
+  HostBuffers out0;
+  out0["out"] = std::vector<unsigned char>(4000, 0xFF);
+  out0["count"] = std::vector<unsigned char>(4, 0);
+  CHECK(a->verify(out0, *ref0, w, none) == "");
+}
+
+TEST_CASE("compaction bytes moved: values and flags read, selected values written", "[cpu][compaction]") {
+  auto a = adapter();
+  CHECK(a->bytes_moved(Workload::parse("float32/flagged"), problem(1000, 50)) == 4000.0 + 1000.0 + 2000.0);
+  CHECK(a->bytes_moved(Workload::parse("int32/if"), problem(1000, 50)) == 4000.0 + 2000.0);
+  CHECK(a->bytes_moved(Workload::parse("int32/if"), problem(1000, 0)) == 4000.0);
+  CHECK(a->bytes_moved(Workload::parse("int32/flagged"), problem(1, 100)) == 4.0 + 1.0 + 4.0);
+}

@@ -1,0 +1,91 @@
+#include <catch2/catch.hpp>
+
+#include "tuner/core/error.hpp"
+#include "tuner/lookup/lookup.hpp"
+#include "tuner/session/session.hpp"
+#include "tuner/sim/replay.hpp"
+#include "tuner/sim/synthetic.hpp"
+
+using namespace autotune;
+
+namespace {
+TuningSpec spec() {
+  return TuningSpec::from_json_text(R"J({
+    "name": "k", "family": "synthetic", "source": "none.cu", "kernels": ["k"],
+    "parameters": [{"name": "A", "values": [1, 2, 4, 8, 16], "default": 2},
+                   {"name": "B", "values": [1, 2, 4, 8], "default": 1}],
+    "problem": {"dims": ["n"]}, "workloads": ["float32"]})J", ".", false);
+}
+}  // namespace
+
+TEST_CASE("replay answers from recorded trials and names missing configurations", "[cpu][replay]") {
+  auto rec = db::Database::open(":memory:");
+  TuningSpec s = spec();
+  Workload w = s.workloads.front();
+  ProblemKey p = ProblemKey::parse("n=4096");
+  sim::SyntheticBackend be;
+  be.inject_failure_when("A", 16, TrialStatus::wrong_result);
+  session::Result r0 = session::run(s, be, *rec, w, p, {});
+  REQUIRE(r0.evaluated == 20);
+
+  sim::ReplayBackend replay(*rec, "k");
+  CHECK(replay.device().name == "Synthetic GPU");
+  CHECK(replay.kind() == "simulation");
+  replay.prepare(w, p, 1);
+  auto out = replay.evaluate({Config({{"A", 8}, {"B", 8}}), Config({{"A", 16}, {"B", 1}})});
+  CHECK(out[0].ok());
+  CHECK(out[1].status == TrialStatus::wrong_result);
+  CHECK_THROWS_WITH(replay.evaluate({Config({{"A", 3}, {"B", 1}})}), Catch::Contains("{\"A\":3,\"B\":1}"));
+  CHECK_THROWS_WITH(replay.prepare(w, ProblemKey::parse("n=5"), 1), Catch::Contains("no recorded trials"));
+  CHECK_THROWS_AS(sim::ReplayBackend(*rec, "other"), UsageError);
+
+  // A simulated session into another database reproduces the recorded optimum.
+  auto out_db = db::Database::open(":memory:");
+  session::Options opt;
+  opt.strategy = "random_sample";
+  opt.seed = 3;
+  session::Result r = session::run(s, replay, *out_db, w, p, opt);
+  CHECK(r.evaluated == 20);
+  REQUIRE_FALSE(r.top.empty());
+  CHECK(r.top.front().config_hash == r0.top.front().config_hash);
+}
+
+TEST_CASE("lookup: exact, nearest size, stale rows and the default", "[cpu][lookup]") {
+  auto db = db::Database::open(":memory:");
+  TuningSpec s = spec();
+  Workload w = s.workloads.front();
+  DeviceInfo dev = sim::SyntheticBackend::fake_device();
+  sim::SyntheticBackend be;
+  session::run(s, be, *db, w, ProblemKey::parse("n=1024"), {});
+  sim::SyntheticBackend be2(dev, [](const Config& c) { return 100.0 + c.at("A") * 10 + c.at("B"); });
+  session::run(s, be2, *db, w, ProblemKey::parse("n=1048576"), {});
+
+  auto exact = lookup::best(*db, s, w, dev, ProblemKey::parse("n=1048576"));
+  CHECK(exact.match == lookup::Match::exact);
+  CHECK(exact.config == Config({{"A", 1}, {"B", 1}}));
+  auto near = lookup::best(*db, s, w, dev, ProblemKey::parse("n=2000000"));
+  CHECK(near.match == lookup::Match::nearest_size);
+  CHECK(near.problem == "n=1048576");
+  auto near_small = lookup::best(*db, s, w, dev, ProblemKey::parse("n=2000"));
+  CHECK(near_small.problem == "n=1024");
+
+  DeviceInfo other = dev;
+  other.name = "Another GPU";
+  auto none = lookup::best(*db, s, w, other, ProblemKey::parse("n=1024"));
+  CHECK(none.match == lookup::Match::spec_default);
+  CHECK(none.config == s.default_config());
+
+  // Kernel source changed: recorded rows are stale and never served.
+  TuningSpec changed = s;
+  changed.source_text = "// new source";
+  auto stale = lookup::best(*db, changed, w, dev, ProblemKey::parse("n=1024"));
+  CHECK(stale.match == lookup::Match::spec_default);
+  CHECK_THAT(stale.note, Catch::Contains("skipped"));
+
+  // Spec changed so that the recorded best is no longer valid: next best valid row is served.
+  TuningSpec narrowed = s;
+  narrowed.constraints.push_back(Expr::parse("A >= 2"));
+  auto valid = lookup::best(*db, narrowed, w, dev, ProblemKey::parse("n=1048576"));
+  CHECK(valid.match == lookup::Match::exact);
+  CHECK(valid.config.at("A") >= 2);
+}

@@ -1,0 +1,491 @@
+// Scan family host adapter (tuner/kernels/scan.cpp): spec and space, compile options, launch plans (also
+// executed by a CPU emulation of the three kernels, on poisoned buffers with bounds checks, to test the
+// plan wiring end to end), inputs, reference, verification against perturbed outputs, bytes moved.
+// No GPU, no NVRTC.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "tuner/core/error.hpp"
+#include "tuner/kernels/registry.hpp"
+#include "tuner/sim/synthetic.hpp"
+
+using namespace autotune;
+
+namespace {
+
+const char* const kWorkloads[] = {"float32/inclusive_sum", "float32/exclusive_sum", "float32/inclusive_max",
+                                  "int32/inclusive_sum",   "int32/exclusive_sum",   "int32/inclusive_max",
+                                  "int32/exclusive_max",   "float64/inclusive_sum", "float64/exclusive_sum"};
+
+ProblemKey size_n(std::int64_t n) {
+  ProblemKey p;
+  p.dims = {{"n", n}};
+  return p;
+}
+
+Config config(Value variant, Value block, Value items, Value vec = 1, Value padding = 0) {
+  return Config({{"VARIANT", variant}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"VEC", vec},
+                 {"PADDING", padding}});
+}
+
+std::shared_ptr<const KernelAdapter> adapter() { return kernels::make_scan_adapter(kernels::builtin_spec("scan")); }
+
+template <typename V>
+V get(const std::vector<unsigned char>& b, std::size_t i) {
+  V v;
+  std::memcpy(&v, b.data() + i * sizeof(V), sizeof(V));
+  return v;
+}
+template <typename V>
+void put(std::vector<unsigned char>& b, std::size_t i, V v) {
+  std::memcpy(b.data() + i * sizeof(V), &v, sizeof(V));
+}
+
+// ---- CPU emulation of a scan launch plan -------------------------------------------------------------------
+
+/// Typed, bounds-checked view of a plan buffer from a pointer argument.
+template <typename V>
+struct View {
+  std::vector<unsigned char>* bytes = nullptr;
+  std::size_t offset = 0;
+  void check(std::int64_t i) const {
+    if (i < 0 || offset + (static_cast<std::size_t>(i) + 1) * sizeof(V) > bytes->size())
+      FAIL("access to element " << i << " at offset " << offset << " of a " << bytes->size() << "-byte buffer");
+  }
+  V at(std::int64_t i) const {
+    check(i);
+    V v;
+    std::memcpy(&v, bytes->data() + offset + static_cast<std::size_t>(i) * sizeof(V), sizeof(V));
+    return v;
+  }
+  void set(std::int64_t i, V v) const {
+    check(i);
+    std::memcpy(bytes->data() + offset + static_cast<std::size_t>(i) * sizeof(V), &v, sizeof(V));
+  }
+};
+
+template <typename V>
+struct ScanOps {
+  bool max = false;
+  V identity() const {
+    if (!max) return V(0);
+    if constexpr (std::is_integral<V>::value) return std::numeric_limits<V>::min();
+    else return -std::numeric_limits<V>::infinity();
+  }
+  V combine(V a, V b) const {
+    if (max) return a > b ? a : b;
+    if constexpr (std::is_integral<V>::value)
+      return static_cast<V>(static_cast<std::uint32_t>(a) + static_cast<std::uint32_t>(b));
+    else
+      return a + b;
+  }
+};
+
+/// Runs the plan's steps with the semantics of scan.cu's kernels (tile = BLOCK_SIZE * ITEMS_PER_THREAD),
+/// outputs and scratch poisoned with 0xFF first, as CudaBackend does. Returns the output buffers.
+template <typename V>
+HostBuffers emulate(const LaunchPlan& plan, const HostBuffers& inputs, std::int64_t tile, bool max) {
+  const ScanOps<V> ops{max};
+  HostBuffers bufs;
+  for (const auto& b : plan.buffers) {
+    if (b.role == BufferRole::input) {
+      REQUIRE(inputs.count(b.name));
+      REQUIRE(inputs.at(b.name).size() == b.bytes);
+      bufs[b.name] = inputs.at(b.name);
+    } else {
+      bufs[b.name] = std::vector<unsigned char>(b.bytes, 0xFF);
+    }
+  }
+  auto view = [&](const KernelArg& a) {
+    REQUIRE(a.kind == KernelArg::Kind::buffer);
+    REQUIRE(bufs.count(a.buffer));
+    REQUIRE(a.offset_bytes % 256 == 0);  // regions stay aligned for vector accesses
+    return View<V>{&bufs[a.buffer], a.offset_bytes};
+  };
+  for (const auto& s : plan.steps) {
+    if (s.kind == LaunchStep::Kind::memset32) {
+      auto& b = bufs.at(s.buffer);
+      REQUIRE(s.count * 4 <= b.size());
+      for (std::size_t i = 0; i < s.count; ++i) std::memcpy(b.data() + 4 * i, &s.value, 4);
+      continue;
+    }
+    const std::int64_t grid = s.grid[0];
+    CHECK(s.grid[1] == 1);
+    CHECK(s.grid[2] == 1);
+    CHECK(s.block[0] * static_cast<std::int64_t>(s.block[1]) * s.block[2] <= 1024);
+    if (s.kernel == "scan_tiles") {
+      REQUIRE(s.args.size() == 5);
+      const View<V> in = view(s.args[0]), out = view(s.args[1]), sums = view(s.args[3]);
+      const std::int64_t n = s.args[2].i;
+      const bool exclusive = s.args[4].i != 0;
+      REQUIRE(grid == (n + tile - 1) / tile);
+      for (std::int64_t b = 0; b < grid; ++b) {
+        V acc = ops.identity();
+        for (std::int64_t i = b * tile; i < std::min(n, (b + 1) * tile); ++i) {
+          const V x = in.at(i);
+          if (!exclusive) acc = ops.combine(acc, x);
+          out.set(i, acc);
+          if (exclusive) acc = ops.combine(acc, x);
+        }
+        sums.set(b, acc);
+      }
+    } else if (s.kernel == "scan_add") {
+      REQUIRE(s.args.size() == 3);
+      const View<V> data = view(s.args[0]), offsets = view(s.args[2]);
+      const std::int64_t n = s.args[1].i;
+      REQUIRE(grid == (n + tile - 1) / tile - 1);
+      for (std::int64_t t = 1; t <= grid; ++t)
+        for (std::int64_t i = t * tile; i < std::min(n, (t + 1) * tile); ++i)
+          data.set(i, ops.combine(offsets.at(t), data.at(i)));
+    } else if (s.kernel == "scan_single_pass") {
+      REQUIRE(s.args.size() == 5);
+      const View<V> in = view(s.args[0]), out = view(s.args[1]);
+      const std::int64_t n = s.args[2].i;
+      const bool exclusive = s.args[3].i != 0;
+      const std::int64_t tiles = (n + tile - 1) / tile;
+      REQUIRE(grid == tiles);
+      // The counter and every tile's flag word must have been cleared (they are read before written).
+      const View<std::uint32_t> state{&bufs.at(s.args[4].buffer), s.args[4].offset_bytes};
+      CHECK(state.at(0) == 0u);
+      if (sizeof(V) == 4) {
+        for (std::int64_t t = 0; t < tiles; ++t) CHECK(state.at(2 + 2 * t + 1) == 0u);
+        REQUIRE(bufs.at(s.args[4].buffer).size() >= 8 + 8 * static_cast<std::size_t>(tiles));
+      } else {
+        for (std::int64_t t = 0; t < tiles; ++t) CHECK(state.at(2 + t) == 0u);
+        REQUIRE(bufs.at(s.args[4].buffer).size() >= 8 + (4 * static_cast<std::size_t>(tiles) + 7) / 8 * 8 +
+                                                          16 * static_cast<std::size_t>(tiles));
+      }
+      V acc = ops.identity();
+      for (std::int64_t i = 0; i < n; ++i) {
+        const V x = in.at(i);
+        if (!exclusive) acc = ops.combine(acc, x);
+        out.set(i, acc);
+        if (exclusive) acc = ops.combine(acc, x);
+      }
+    } else {
+      FAIL("unknown kernel " << s.kernel);
+    }
+  }
+  HostBuffers out;
+  for (const auto& b : plan.buffers)
+    if (b.role == BufferRole::output) out[b.name] = bufs[b.name];
+  return out;
+}
+
+/// Plans, emulates and verifies one configuration; returns verify()'s message.
+std::string run_emulated(const KernelAdapter& a, const Config& c, const Workload& w, std::int64_t n) {
+  const ProblemKey p = size_n(n);
+  const DeviceInfo d = sim::SyntheticBackend::fake_device();
+  const LaunchPlan plan = a.plan(c, w, p, d);
+  const HostBuffers in = a.make_inputs(w, p, 42);
+  const auto ref = a.reference(in, w, p);
+  REQUIRE(ref);
+  const std::int64_t tile = c.at("BLOCK_SIZE") * c.at("ITEMS_PER_THREAD");
+  const bool max = w.op.find("max") != std::string::npos;
+  HostBuffers out;
+  if (w.dtype == "int32") out = emulate<std::int32_t>(plan, in, tile, max);
+  else if (w.dtype == "float32") out = emulate<float>(plan, in, tile, max);
+  else out = emulate<double>(plan, in, tile, max);
+  return a.verify(out, *ref, w, p);
+}
+
+std::size_t kernel_steps(const LaunchPlan& plan, const std::string& kernel) {
+  return static_cast<std::size_t>(std::count_if(plan.steps.begin(), plan.steps.end(),
+                                                [&](const LaunchStep& s) { return s.kernel == kernel; }));
+}
+
+}  // namespace
+
+TEST_CASE("scan spec is embedded and its spaces have a few hundred configurations", "[cpu][scan]") {
+  const TuningSpec s = kernels::builtin_spec("scan");
+  CHECK(s.family == "scan");
+  CHECK_FALSE(s.source_text.empty());
+  REQUIRE(s.workloads.size() == std::size(kWorkloads));
+  CHECK(s.workloads.front().key() == "float32/inclusive_sum");
+  for (std::size_t i = 0; i < s.workloads.size(); ++i) CHECK(s.workloads[i].key() == kWorkloads[i]);
+  CHECK(s.problem_sizes.front() == size_n(67108864));
+  const DeviceInfo d = sim::SyntheticBackend::fake_device();
+  for (const Workload& w : s.workloads) {
+    INFO(w.key());
+    const ParameterSpace space = s.space(s.problem_sizes.front(), d, w);
+    CHECK(space.size() >= 100);
+    CHECK(space.size() <= 500);
+    CHECK(space.default_index() >= 0);  // the default is valid for every element type
+    // Every variant has configurations.
+    for (Value v = 0; v <= 4; ++v) {
+      bool found = false;
+      for (std::size_t i = 0; i < space.size() && !found; ++i) found = space.config(i).at("VARIANT") == v;
+      CHECK(found);
+    }
+  }
+}
+
+TEST_CASE("scan compile options name the element type and operator", "[cpu][scan]") {
+  auto a = adapter();
+  using V = std::vector<std::string>;
+  CHECK(a->compile_options(Workload::parse("float32/inclusive_sum")) == V{"-DDTYPE_ID=1", "-DOP_ID=0"});
+  CHECK(a->compile_options(Workload::parse("float32/exclusive_sum")) == V{"-DDTYPE_ID=1", "-DOP_ID=0"});
+  CHECK(a->compile_options(Workload::parse("int32/inclusive_max")) == V{"-DDTYPE_ID=0", "-DOP_ID=2"});
+  CHECK(a->compile_options(Workload::parse("float64/exclusive_sum")) == V{"-DDTYPE_ID=2", "-DOP_ID=0"});
+  CHECK_THROWS_AS(a->compile_options(Workload::parse("float32/sum")), UsageError);
+  CHECK_THROWS_AS(a->compile_options(Workload::parse("int64/inclusive_sum")), UsageError);
+}
+
+TEST_CASE("scan rejects specs and problems it cannot run", "[cpu][scan]") {
+  auto a = adapter();
+  const DeviceInfo d = sim::SyntheticBackend::fake_device();
+  const Workload w = Workload::parse("float32/inclusive_sum");
+  CHECK_THROWS_AS(a->plan(config(3, 256, 4), w, size_n(0), d), UsageError);
+  CHECK_THROWS_AS(a->make_inputs(w, size_n(0), 1), UsageError);
+  ProblemKey wrong;
+  wrong.dims = {{"rows", 10}};
+  CHECK_THROWS_AS(a->plan(config(3, 256, 4), w, wrong, d), UsageError);
+  TuningSpec s = kernels::builtin_spec("scan");
+  s.params.erase(s.params.begin() + 3);  // VEC
+  CHECK_THROWS_AS(kernels::make_scan_adapter(s), SpecError);
+}
+
+TEST_CASE("scan plans: one step for a single tile, levels for large n", "[cpu][scan]") {
+  auto a = adapter();
+  const DeviceInfo d = sim::SyntheticBackend::fake_device();
+  const Workload w = Workload::parse("float32/inclusive_sum");
+
+  SECTION("n = 1 and n = tile: one scan_tiles launch") {
+    for (std::int64_t n : {std::int64_t{1}, std::int64_t{1024}}) {
+      const LaunchPlan plan = a->plan(config(3, 256, 4), w, size_n(n), d);
+      REQUIRE(plan.steps.size() == 1);
+      CHECK(plan.steps[0].kernel == "scan_tiles");
+      CHECK(plan.steps[0].grid[0] == 1u);
+      CHECK(plan.steps[0].block[0] == 256u);
+      CHECK(plan.find("in")->bytes == static_cast<std::size_t>(n) * 4);
+      CHECK(plan.find("out")->role == BufferRole::output);
+    }
+  }
+  SECTION("tile + 1: two tiles, one level of tile totals") {
+    const LaunchPlan plan = a->plan(config(0, 256, 4), w, size_n(1025), d);
+    REQUIRE(plan.steps.size() == 3);
+    CHECK(plan.steps[0].kernel == "scan_tiles");
+    CHECK(plan.steps[0].grid[0] == 2u);
+    CHECK(plan.steps[1].kernel == "scan_tiles");
+    CHECK(plan.steps[1].grid[0] == 1u);
+    CHECK(plan.steps[2].kernel == "scan_add");
+    CHECK(plan.steps[2].grid[0] == 1u);
+  }
+  SECTION("2^28 + 3 elements in tiles of 64: five levels") {
+    // 2^28+3 -> 2^22+1 -> 65537 -> 1025 -> 17 -> 1 tiles
+    const LaunchPlan plan = a->plan(config(2, 64, 1), w, size_n((std::int64_t{1} << 28) + 3), d);
+    CHECK(kernel_steps(plan, "scan_tiles") == 5);
+    CHECK(kernel_steps(plan, "scan_add") == 4);
+    REQUIRE(plan.steps.size() == 9);
+    const std::uint32_t grids[] = {4194305, 65537, 1025, 17, 1, 16, 1024, 65536, 4194304};
+    for (std::size_t i = 0; i < 9; ++i) CHECK(plan.steps[i].grid[0] == grids[i]);
+    // scan_tiles are all first, then the adds from the top level down to the output.
+    CHECK(plan.steps[8].args[0].buffer == "out");
+    CHECK(plan.find("out")->bytes == ((std::size_t{1} << 28) + 3) * 4);
+    CHECK(plan.find("partials")->role == BufferRole::scratch);
+  }
+  SECTION("single pass: a memset of the tile state, then one kernel") {
+    const std::int64_t n = 1000003;  // 489 tiles of 2048
+    const LaunchPlan p32 = a->plan(config(4, 256, 8), w, size_n(n), d);
+    REQUIRE(p32.steps.size() == 2);
+    CHECK(p32.steps[0].kind == LaunchStep::Kind::memset32);
+    CHECK(p32.steps[0].buffer == "tile_state");
+    CHECK(p32.steps[0].value == 0u);
+    CHECK(p32.steps[0].count == (8 + 8 * 489) / 4);
+    CHECK(p32.steps[1].kernel == "scan_single_pass");
+    CHECK(p32.steps[1].grid[0] == 489u);
+    CHECK(p32.find("tile_state")->bytes == 8 + 8 * 489);
+    // float64: 32-bit flags are cleared, the two value arrays are not.
+    const LaunchPlan p64 = a->plan(config(4, 256, 8), Workload::parse("float64/inclusive_sum"), size_n(n), d);
+    CHECK(p64.steps[0].count == (8 + 1960) / 4);
+    CHECK(p64.find("tile_state")->bytes == 8 + 1960 + 16 * 489);
+  }
+  SECTION("exclusive is an argument of the first level only") {
+    const LaunchPlan plan = a->plan(config(3, 64, 1), Workload::parse("int32/exclusive_sum"), size_n(64 * 64 + 1), d);
+    REQUIRE(kernel_steps(plan, "scan_tiles") == 3);
+    CHECK(plan.steps[0].args[4].i == 1);
+    CHECK(plan.steps[1].args[4].i == 1);  // tile totals are always scanned exclusively
+    const LaunchPlan incl = a->plan(config(3, 64, 1), Workload::parse("int32/inclusive_sum"), size_n(64 * 64 + 1), d);
+    CHECK(incl.steps[0].args[4].i == 0);
+    CHECK(incl.steps[1].args[4].i == 1);
+  }
+}
+
+TEST_CASE("scan plans executed by a CPU emulation of the kernels verify for every workload", "[cpu][scan]") {
+  auto a = adapter();
+  const std::vector<Config> configs = {config(0, 64, 1), config(1, 128, 2, 2, 1), config(2, 64, 2),
+                                       config(3, 64, 1), config(3, 256, 12, 4, 1), config(4, 64, 1),
+                                       config(4, 256, 8, 2, 1)};
+  // 1, a partial tile, several levels for tiles of 64 (64^2 + 1 and 64^3 + 5 elements), odd sizes.
+  const std::int64_t sizes[] = {1, 3, 1000, 4097, 262149};
+  for (const char* wk : kWorkloads) {
+    const Workload w = Workload::parse(wk);
+    for (const Config& c : configs) {
+      for (std::int64_t n : sizes) {
+        INFO(wk << " " << c.to_json() << " n=" << n);
+        CHECK(run_emulated(*a, c, w, n) == "");
+      }
+    }
+  }
+}
+
+TEST_CASE("scan inputs are seeded, non-zero and small for integer sums", "[cpu][scan]") {
+  auto a = adapter();
+  const ProblemKey p = size_n(10000);
+  const Workload wi = Workload::parse("int32/inclusive_sum");
+  const HostBuffers x = a->make_inputs(wi, p, 7);
+  CHECK(x == a->make_inputs(wi, p, 7));
+  CHECK(x != a->make_inputs(wi, p, 8));
+  REQUIRE(x.at("in").size() == 40000);
+  bool negative = false, positive = false;
+  for (std::size_t i = 0; i < 10000; ++i) {
+    const auto v = get<std::int32_t>(x.at("in"), i);
+    CHECK(v != 0);
+    CHECK(std::abs(v) <= 100);
+    negative = negative || v < 0;
+    positive = positive || v > 0;
+  }
+  CHECK(negative);
+  CHECK(positive);
+  const HostBuffers f = a->make_inputs(Workload::parse("float32/inclusive_sum"), p, 7);
+  for (std::size_t i = 0; i < 10000; ++i) {
+    const float v = get<float>(f.at("in"), i);
+    CHECK(std::fabs(v) >= 0.5f);
+    CHECK(std::fabs(v) < 1.0f);
+    CHECK(v * 64 == std::round(v * 64));  // multiples of 2^-6: sums are exact
+  }
+}
+
+TEST_CASE("scan reference for n = 1 and known inputs", "[cpu][scan]") {
+  auto a = adapter();
+  const ProblemKey one = size_n(1);
+  HostBuffers in;
+  in["in"] = std::vector<unsigned char>(4);
+  put<std::int32_t>(in["in"], 0, -7);
+  auto r = a->reference(in, Workload::parse("int32/inclusive_sum"), one);
+  CHECK(get<std::int32_t>(r->at("out"), 0) == -7);
+  r = a->reference(in, Workload::parse("int32/exclusive_sum"), one);
+  CHECK(get<std::int32_t>(r->at("out"), 0) == 0);
+  r = a->reference(in, Workload::parse("int32/exclusive_max"), one);
+  CHECK(get<std::int32_t>(r->at("out"), 0) == std::numeric_limits<std::int32_t>::min());
+  r = a->reference(in, Workload::parse("int32/inclusive_max"), one);
+  CHECK(get<std::int32_t>(r->at("out"), 0) == -7);
+
+  // Integer sums wrap modulo 2^32 like the kernels' unsigned arithmetic.
+  const ProblemKey two = size_n(2);
+  in["in"] = std::vector<unsigned char>(8);
+  put<std::int32_t>(in["in"], 0, std::numeric_limits<std::int32_t>::max());
+  put<std::int32_t>(in["in"], 1, 1);
+  r = a->reference(in, Workload::parse("int32/inclusive_sum"), two);
+  CHECK(get<std::int32_t>(r->at("out"), 1) == std::numeric_limits<std::int32_t>::min());
+
+  // Float sums: reference and a tolerance of 2 * eps * (ceil(log2 n) + 16) * prefix of |x|.
+  in["in"] = std::vector<unsigned char>(8);
+  put<float>(in["in"], 0, 1.5f);
+  put<float>(in["in"], 1, -0.5f);
+  r = a->reference(in, Workload::parse("float32/inclusive_sum"), two);
+  CHECK(get<double>(r->at("reference"), 0) == 1.5);
+  CHECK(get<double>(r->at("reference"), 1) == 1.0);
+  const double eps = std::numeric_limits<float>::epsilon();
+  CHECK(get<double>(r->at("tolerance"), 1) == Approx(2 * eps * 17 * 2.0));
+  r = a->reference(in, Workload::parse("float32/exclusive_sum"), two);
+  CHECK(get<double>(r->at("reference"), 0) == 0.0);
+  CHECK(get<double>(r->at("tolerance"), 0) == 0.0);
+  CHECK(get<double>(r->at("reference"), 1) == 1.5);
+}
+
+TEST_CASE("scan verify accepts rounding and rejects real errors", "[cpu][scan]") {
+  auto a = adapter();
+  const std::int64_t n = 10000;
+  const ProblemKey p = size_n(n);
+
+  SECTION("float32 inclusive sum") {
+    const Workload w = Workload::parse("float32/inclusive_sum");
+    const HostBuffers in = a->make_inputs(w, p, 42);
+    const auto ref = a->reference(in, w, p);
+    std::vector<float> x(n), prefix(n);
+    double acc = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      x[i] = get<float>(in.at("in"), i);
+      acc += x[i];
+      prefix[i] = static_cast<float>(acc);
+    }
+    auto output = [&](const std::function<float(std::int64_t)>& f) {
+      HostBuffers out;
+      out["out"] = std::vector<unsigned char>(n * 4);
+      for (std::int64_t i = 0; i < n; ++i) put<float>(out["out"], i, f(i));
+      return out;
+    };
+    CHECK(a->verify(output([&](std::int64_t i) { return prefix[i]; }), *ref, w, p) == "");
+    // Rounding noise: a few ulps of every prefix are accepted.
+    CHECK(a->verify(output([&](std::int64_t i) { return prefix[i] * (1 + 4e-7f); }), *ref, w, p) == "");
+    // One element dropped from every prefix from index 5000 on.
+    const std::string dropped = a->verify(output([&](std::int64_t i) { return i >= 5000 ? prefix[i] - x[5000] : prefix[i]; }), *ref, w, p);
+    CHECK(dropped.find("out[5000]") != std::string::npos);
+    // A tile (elements 2048..4095) without the offset of the tiles before it.
+    const std::string offset = a->verify(
+        output([&](std::int64_t i) { return i >= 2048 && i < 4096 ? prefix[i] - prefix[2047] : prefix[i]; }), *ref, w, p);
+    CHECK(offset.find("out[2048]") != std::string::npos);
+    // The inclusive result shifted by one (an exclusive scan).
+    CHECK(a->verify(output([&](std::int64_t i) { return i == 0 ? 0.0f : prefix[i - 1]; }), *ref, w, p) != "");
+    // One element not written (still poisoned: NaN).
+    const std::string poisoned = a->verify(output([&](std::int64_t i) {
+      return i == 9999 ? std::numeric_limits<float>::quiet_NaN() : prefix[i];
+    }), *ref, w, p);
+    CHECK(poisoned.find("out[9999] = nan") != std::string::npos);
+    CHECK(poisoned.find("1 of 10000") != std::string::npos);
+    // Wrong size.
+    HostBuffers short_out;
+    short_out["out"] = std::vector<unsigned char>(4 * n - 4);
+    CHECK(a->verify(short_out, *ref, w, p) != "");
+    CHECK(a->verify(HostBuffers{}, *ref, w, p) != "");
+  }
+
+  SECTION("float64 exclusive sum") {
+    const Workload w = Workload::parse("float64/exclusive_sum");
+    const HostBuffers in = a->make_inputs(w, p, 42);
+    const auto ref = a->reference(in, w, p);
+    HostBuffers out;
+    out["out"] = std::vector<unsigned char>(n * 8);
+    double acc = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      put<double>(out["out"], i, acc);
+      acc += get<double>(in.at("in"), i);
+    }
+    CHECK(a->verify(out, *ref, w, p) == "");
+    // A dropped element is caught even at the end of a float64 scan.
+    put<double>(out["out"], n - 1, get<double>(out["out"], n - 1) - get<double>(in.at("in"), 10));
+    CHECK(a->verify(out, *ref, w, p).find("out[9999]") != std::string::npos);
+  }
+
+  SECTION("integer sums and maxima are exact") {
+    for (const char* wk : {"int32/inclusive_sum", "int32/exclusive_max", "float32/inclusive_max"}) {
+      INFO(wk);
+      const Workload w = Workload::parse(wk);
+      const HostBuffers in = a->make_inputs(w, p, 3);
+      const auto ref = a->reference(in, w, p);
+      HostBuffers out;
+      out["out"] = ref->at("out");
+      CHECK(a->verify(out, *ref, w, p) == "");
+      auto bad = out;
+      if (w.dtype == "int32") put<std::int32_t>(bad["out"], 777, get<std::int32_t>(bad["out"], 777) + 1);
+      else put<float>(bad["out"], 777, std::nextafter(get<float>(bad["out"], 777), 2.0f));
+      CHECK(a->verify(bad, *ref, w, p).find("out[777]") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("scan bytes moved: read and write every element once", "[cpu][scan]") {
+  auto a = adapter();
+  CHECK(a->bytes_moved(Workload::parse("float32/inclusive_sum"), size_n(1000)) == 8000.0);
+  CHECK(a->bytes_moved(Workload::parse("float64/exclusive_sum"), size_n(1000)) == 16000.0);
+  CHECK(a->bytes_moved(Workload::parse("int32/inclusive_max"), size_n(1)) == 8.0);
+}

@@ -1,0 +1,460 @@
+// Search strategies on synthetic functions: validity, determinism, failures, tiny spaces, exhaustion,
+// and search quality against random sampling on a constrained separable bowl.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "search/base.hpp"
+#include "search/strategy.hpp"
+#include "tuner/core/error.hpp"
+#include "tuner/core/expr.hpp"
+
+using namespace autotune;
+using namespace autotune::search;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+using Objective = std::function<double(std::size_t)>;
+
+Param make_param(const std::string& name, std::vector<Value> values) {
+  Param p;
+  p.name = name;
+  p.values = std::move(values);
+  p.default_value = p.values.front();
+  return p;
+}
+
+std::vector<Value> range(int n) {
+  std::vector<Value> v;
+  for (int i = 0; i < n; ++i) v.push_back(i);
+  return v;
+}
+
+ParameterSpace make_space(std::vector<Param> params, const std::vector<std::string>& constraints) {
+  std::vector<Expr> exprs;
+  for (const auto& c : constraints) exprs.push_back(Expr::parse(c));
+  return ParameterSpace(std::move(params), exprs, {});
+}
+
+/// 5 parameters, two constraints, about 5000 valid configs.
+const ParameterSpace& bowl_space() {
+  static const ParameterSpace space = make_space(
+      {make_param("A", range(8)), make_param("B", {1, 2, 4, 8, 16, 32, 64, 128}), make_param("C", range(6)),
+       make_param("D", range(5)), make_param("E", range(4))},
+      {"A + B / 16 <= 9", "C * D <= 12", "A + C <= 10"});
+  return space;
+}
+
+/// Separable bowl over value indices whose unconstrained minimum (6, 6, 4, 4, 1) is infeasible: the
+/// optimum lies on a constraint boundary. Values look like times in ms (>= 1).
+double bowl(const ParameterSpace& space, std::size_t i) {
+  static const double centre[] = {6, 6, 4, 4, 1};
+  static const double weight[] = {3.0, 2.0, 1.5, 1.0, 0.5};
+  const auto& idx = space.indices(i);
+  double s = 1.0;
+  for (std::size_t j = 0; j < idx.size(); ++j) {
+    const double span = static_cast<double>(space.params()[j].values.size() - 1);
+    const double d = (idx[j] - centre[j]) / span;
+    s += weight[j] * d * d * 4;
+  }
+  return s;
+}
+
+std::uint64_t mix(std::uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+/// Many local minima, a third of the configs fail, and an isolated narrow global minimum.
+double deceptive(const ParameterSpace& space, std::size_t i) {
+  const auto& idx = space.indices(i);
+  const std::uint64_t h = mix(i + 12345);
+  if (h % 3 == 0) return kInf;
+  double s = 2.0;
+  for (std::size_t j = 0; j < idx.size(); ++j) s += (idx[j] % 3) * 0.7 + 0.1 * idx[j];
+  if (i == space.size() / 3) s = 0.5;  // isolated optimum
+  return s + static_cast<double>(h % 100) / 1000.0;
+}
+
+struct RunResult {
+  std::vector<std::size_t> order;  // unique configs in the order they were evaluated
+  double best = kInf;
+  std::size_t calls = 0;
+  bool exhausted = false;  // propose() returned empty
+};
+
+/// Minimal session: propose, answer repeats from a cache without spending budget, evaluate new configs
+/// until `budget` unique evaluations. Checks that every proposal is a valid index and that propose()
+/// never spins without progress.
+RunResult drive(Strategy& s, const ParameterSpace& space, const Objective& f, std::size_t budget,
+                std::size_t batch = 1) {
+  RunResult r;
+  std::map<std::size_t, double> cache;
+  std::size_t idle_calls = 0;
+  while (r.order.size() < budget) {
+    const std::vector<std::size_t> p = s.propose(batch);
+    ++r.calls;
+    if (p.empty()) {
+      r.exhausted = true;
+      break;
+    }
+    REQUIRE(p.size() <= batch);
+    std::vector<Observation> obs;
+    bool progress = false;
+    for (std::size_t i : p) {
+      REQUIRE(i < space.size());
+      auto it = cache.find(i);
+      if (it != cache.end()) {
+        obs.push_back({i, it->second});
+        continue;
+      }
+      if (r.order.size() == budget) break;
+      const double v = f(i);
+      cache[i] = v;
+      r.order.push_back(i);
+      r.best = std::min(r.best, v);
+      obs.push_back({i, v});
+      progress = true;
+    }
+    idle_calls = progress ? 0 : idle_calls + 1;
+    REQUIRE(idle_calls < 1000);
+    s.observe(obs);
+  }
+  return r;
+}
+
+std::vector<std::string> all_names() {
+  std::vector<std::string> names;
+  for (const auto& info : list_strategies()) names.push_back(info.name);
+  return names;
+}
+
+/// Cheaper settings for the Gaussian process so the suite stays fast (defaults are for real tuning,
+/// where a proposal costs far less than compiling and timing a kernel).
+Options test_options(const std::string& name) {
+  if (name == "bayesian_optimization") return {{"candidates", "200"}, {"max_points", "60"}};
+  return {};
+}
+
+double optimum(const ParameterSpace& space, const Objective& f) {
+  double best = kInf;
+  for (std::size_t i = 0; i < space.size(); ++i) best = std::min(best, f(i));
+  return best;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+TEST_CASE("list_strategies names every strategy with documented options", "[cpu][search]") {
+  const std::vector<std::string> expected = {"brute_force",        "random_sample",          "simulated_annealing",
+                                             "genetic_algorithm",  "particle_swarm",         "differential_evolution",
+                                             "greedy_local_search", "iterated_local_search", "basin_hopping",
+                                             "bayesian_optimization"};
+  std::vector<std::string> names = all_names();
+  CHECK(std::set<std::string>(names.begin(), names.end()) ==
+        std::set<std::string>(expected.begin(), expected.end()));
+  CHECK(names.size() == expected.size());
+  const ParameterSpace space = make_space({make_param("X", range(4))}, {});
+  for (const auto& info : list_strategies()) {
+    CHECK_FALSE(info.description.empty());
+    Options defaults;
+    for (const auto& o : info.options) {
+      CHECK_FALSE(o.description.empty());
+      defaults[o.name] = o.default_value;
+    }
+    // Every default parses, given explicitly.
+    auto s = make_strategy(info.name, space, 1, defaults);
+    CHECK(s->name() == info.name);
+  }
+}
+
+TEST_CASE("make_strategy rejects unknown names, options and bad values", "[cpu][search]") {
+  const ParameterSpace space = make_space({make_param("X", range(4))}, {});
+  try {
+    make_strategy("hill_climbing", space, 1);
+    FAIL("expected UsageError");
+  } catch (const UsageError& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find("hill_climbing") != std::string::npos);
+    CHECK(msg.find("greedy_local_search") != std::string::npos);  // lists valid names
+  }
+  try {
+    make_strategy("genetic_algorithm", space, 1, {{"populaton", "10"}});
+    FAIL("expected UsageError");
+  } catch (const UsageError& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find("populaton") != std::string::npos);
+    CHECK(msg.find("population") != std::string::npos);
+  }
+  CHECK_THROWS_AS(make_strategy("brute_force", space, 1, {{"x", "1"}}), UsageError);
+  CHECK_THROWS_AS(make_strategy("genetic_algorithm", space, 1, {{"population", "ten"}}), UsageError);
+  CHECK_THROWS_AS(make_strategy("genetic_algorithm", space, 1, {{"population", "1"}}), UsageError);
+  CHECK_THROWS_AS(make_strategy("genetic_algorithm", space, 1, {{"population", "12x"}}), UsageError);
+  CHECK_THROWS_AS(make_strategy("genetic_algorithm", space, 1, {{"mutation_rate", "1.5"}}), UsageError);
+  CHECK_THROWS_AS(make_strategy("genetic_algorithm", space, 1, {{"crossover", "three_point"}}), UsageError);
+  CHECK_THROWS_AS(make_strategy("simulated_annealing", space, 1, {{"cooling", "nan"}}), UsageError);
+  CHECK_THROWS_AS(make_strategy("simulated_annealing", space, 1, {{"cooling", ""}}), UsageError);
+  CHECK_NOTHROW(make_strategy("simulated_annealing", space, 1, {{"cooling", "0.9"}, {"neighbourhood", "adjacent"}}));
+  CHECK_NOTHROW(make_strategy("genetic_algorithm", space, 1, {{"population", "8"}, {"crossover", "two_point"}}));
+}
+
+TEST_CASE("repair finds the nearest valid config", "[cpu][search]") {
+  const ParameterSpace& space = bowl_space();
+  detail::NearestValid nearest(space);
+  detail::Rng rng(5);
+  const auto& params = space.params();
+  auto dist = [&](std::size_t i, const std::vector<double>& t) {
+    double s = 0;
+    for (std::size_t j = 0; j < t.size(); ++j) {
+      const double top = static_cast<double>(params[j].values.size() - 1);
+      const double v = std::min(std::max(t[j], 0.0), top);
+      s += (space.indices(i)[j] - v) * (space.indices(i)[j] - v) / (top * top);
+    }
+    return s;
+  };
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<double> t;
+    for (const Param& p : params) t.push_back(rng.uniform(-1.0, static_cast<double>(p.values.size())));
+    const std::size_t got = nearest(t, rng);
+    REQUIRE(got < space.size());
+    double best = kInf;
+    for (std::size_t i = 0; i < space.size(); ++i) best = std::min(best, dist(i, t));
+    CHECK(dist(got, t) == Approx(best).margin(1e-12));
+  }
+  // A valid point maps to itself.
+  for (std::size_t i = 0; i < space.size(); i += 97) {
+    const auto& idx = space.indices(i);
+    CHECK(nearest(std::vector<double>(idx.begin(), idx.end()), rng) == i);
+  }
+}
+
+TEST_CASE("observations outside the space are rejected", "[cpu][search]") {
+  const ParameterSpace space = make_space({make_param("X", range(4))}, {});
+  auto s = make_strategy("random_sample", space, 1);
+  CHECK_THROWS_AS(s->observe({{4, 1.0}}), UsageError);
+}
+
+TEST_CASE("every strategy proposes only valid, unseen configs and is deterministic", "[cpu][search]") {
+  const ParameterSpace& space = bowl_space();
+  REQUIRE(space.size() > 2000);
+  REQUIRE(space.size() < 8000);
+  const Objective f = [&](std::size_t i) { return bowl(space, i); };
+  for (const std::string& name : all_names()) {
+    for (std::size_t batch : {std::size_t{1}, std::size_t{5}}) {
+      INFO(name << " batch " << batch);
+      auto a = make_strategy(name, space, 42, test_options(name));
+      auto b = make_strategy(name, space, 42, test_options(name));
+      const RunResult ra = drive(*a, space, f, 120, batch);
+      const RunResult rb = drive(*b, space, f, 120, batch);
+      CHECK(ra.order.size() == 120);
+      CHECK(ra.order == rb.order);
+      CHECK(std::set<std::size_t>(ra.order.begin(), ra.order.end()).size() == ra.order.size());
+      if (name != "brute_force") {
+        auto c = make_strategy(name, space, 43, test_options(name));
+        CHECK(drive(*c, space, f, 120, batch).order != ra.order);
+      }
+    }
+  }
+}
+
+TEST_CASE("brute_force follows the space order", "[cpu][search]") {
+  const ParameterSpace space = make_space({make_param("X", range(5)), make_param("Y", range(4))}, {"X + Y < 6"});
+  auto s = make_strategy("brute_force", space, 7);
+  const RunResult r = drive(*s, space, [](std::size_t i) { return 1.0 + i; }, 1000, 3);
+  REQUIRE(r.order.size() == space.size());
+  for (std::size_t i = 0; i < r.order.size(); ++i) CHECK(r.order[i] == i);
+  CHECK(r.exhausted);
+}
+
+TEST_CASE("strategies exhaust small spaces and then propose nothing", "[cpu][search]") {
+  const ParameterSpace space = make_space({make_param("X", range(4)), make_param("Y", {1, 2, 4, 8, 16}),
+                                           make_param("Z", range(3))},
+                                          {"X * Y <= 24", "Z != 1 || X < 3"});
+  REQUIRE(space.size() > 20);
+  const Objective f = [&](std::size_t i) { return 1.0 + static_cast<double>((i * 7) % 13); };
+  for (const std::string& name : all_names()) {
+    for (std::size_t batch : {std::size_t{1}, std::size_t{4}}) {
+      INFO(name << " batch " << batch);
+      auto s = make_strategy(name, space, 3, test_options(name));
+      const RunResult r = drive(*s, space, f, 100000, batch);
+      CHECK(r.exhausted);
+      CHECK(r.order.size() == space.size());
+      CHECK(std::set<std::size_t>(r.order.begin(), r.order.end()).size() == space.size());
+      CHECK(r.calls < 4 * space.size() + 10);
+      CHECK(s->propose(batch).empty());
+      CHECK(r.best == optimum(space, f));
+    }
+  }
+}
+
+TEST_CASE("failures are worst, and an all-failing space is still exhausted", "[cpu][search]") {
+  const ParameterSpace space = make_space({make_param("X", range(6)), make_param("Y", range(6)),
+                                           make_param("Z", range(2))},
+                                          {"X + Y <= 8"});
+  const Objective all_fail = [](std::size_t) { return kInf; };
+  const Objective some_fail = [&](std::size_t i) {
+    const auto& idx = space.indices(i);
+    if ((idx[0] + idx[1]) % 3 == 0) return kInf;
+    return 1.0 + std::abs(static_cast<double>(idx[0]) - 4) + std::abs(static_cast<double>(idx[1]) - 2) + idx[2];
+  };
+  const Objective nan_fail = [&](std::size_t i) {
+    return i % 2 ? std::numeric_limits<double>::quiet_NaN() : 1.0 + static_cast<double>(i % 5);
+  };
+  for (const std::string& name : all_names()) {
+    INFO(name);
+    auto a = make_strategy(name, space, 5, test_options(name));
+    const RunResult ra = drive(*a, space, all_fail, 100000, 2);
+    CHECK(ra.exhausted);
+    CHECK(ra.order.size() == space.size());
+
+    auto b = make_strategy(name, space, 5, test_options(name));
+    const RunResult rb = drive(*b, space, some_fail, space.size() / 2);
+    CHECK(std::isfinite(rb.best));
+
+    auto c = make_strategy(name, space, 5, test_options(name));
+    const RunResult rc = drive(*c, space, nan_fail, 100000);
+    CHECK(rc.exhausted);
+    CHECK(rc.best == 1.0);
+  }
+}
+
+TEST_CASE("strategies handle tiny spaces", "[cpu][search]") {
+  const ParameterSpace one = make_space({make_param("X", {32})}, {});
+  const ParameterSpace empty = make_space({make_param("X", range(3))}, {"X > 5"});
+  const ParameterSpace line = make_space({make_param("X", range(17))}, {"X % 4 != 3"});
+  REQUIRE(one.size() == 1);
+  REQUIRE(empty.size() == 0);
+  const Objective line_f = [&](std::size_t i) {
+    return 1.0 + std::abs(static_cast<double>(line.indices(i)[0]) - 9.0);
+  };
+  for (const std::string& name : all_names()) {
+    INFO(name);
+    auto s1 = make_strategy(name, one, 1, test_options(name));
+    const std::vector<std::size_t> p = s1->propose(4);
+    REQUIRE(p == std::vector<std::size_t>{0});
+    s1->observe({{0, 2.0}});
+    CHECK(s1->propose(1).empty());
+
+    auto s0 = make_strategy(name, empty, 1, test_options(name));
+    CHECK(s0->propose(3).empty());
+
+    auto sl = make_strategy(name, line, 1, test_options(name));
+    const RunResult r = drive(*sl, line, line_f, 1000);
+    CHECK(r.exhausted);
+    CHECK(r.order.size() == line.size());
+    CHECK(r.best == 1.0);
+  }
+}
+
+TEST_CASE("lost results do not stall a strategy", "[cpu][search]") {
+  const ParameterSpace space = make_space({make_param("X", range(7)), make_param("Y", range(5))}, {"X != Y"});
+  for (const std::string& name : all_names()) {
+    INFO(name);
+    auto s = make_strategy(name, space, 9, test_options(name));
+    std::set<std::size_t> seen;
+    for (int round = 0; round < 1000 && seen.size() < space.size(); ++round) {
+      const std::vector<std::size_t> p = s->propose(3);
+      REQUIRE_FALSE(p.empty());
+      // Only the first proposal of every batch gets a result; the rest are lost.
+      s->observe({{p[0], 1.0 + static_cast<double>(p[0] % 11)}});
+      seen.insert(p[0]);
+    }
+    CHECK(seen.size() == space.size());
+    CHECK(s->propose(3).empty());
+  }
+}
+
+TEST_CASE("prior observations are reused without being proposed again", "[cpu][search]") {
+  const ParameterSpace& space = bowl_space();
+  const Objective f = [&](std::size_t i) { return bowl(space, i); };
+  for (const std::string& name : all_names()) {
+    INFO(name);
+    auto s = make_strategy(name, space, 11, test_options(name));
+    std::vector<Observation> prior;
+    for (std::size_t i = 0; i < space.size(); i += 7) prior.push_back({i, f(i)});
+    s->observe(prior);
+    const RunResult r = drive(*s, space, f, 100);
+    for (std::size_t i : r.order) CHECK(i % 7 != 0);
+  }
+}
+
+TEST_CASE("search quality on a constrained rugged bowl", "[cpu][search]") {
+  const ParameterSpace& space = bowl_space();
+  // The bowl times a deterministic +-15% roughness per config, so there are many local minima.
+  const Objective f = [&](std::size_t i) {
+    return bowl(space, i) * (1.0 + 0.3 * static_cast<double>(mix(i + 99) % 1000) / 1000.0);
+  };
+  const double best = optimum(space, f);
+  const std::size_t n = space.size();
+  const std::size_t seeds = 5;
+
+  // Within 5% of the optimum in the median over seeds, with 10% of the space as budget.
+  for (const std::string& name : all_names()) {
+    if (name == "brute_force" || name == "random_sample") continue;
+    std::vector<double> ratios;
+    for (std::size_t seed = 0; seed < seeds; ++seed) {
+      auto s = make_strategy(name, space, 1000 + seed, test_options(name));
+      ratios.push_back(drive(*s, space, f, n / 10).best / best);
+    }
+    INFO(name << " median best/optimum at 10% budget: " << median(ratios));
+    CHECK(median(ratios) <= 1.05);
+  }
+
+  // At least one strategy beats random sampling on average with 5% and 10% budgets.
+  auto mean_best = [&](const std::string& name, std::size_t budget) {
+    double sum = 0;
+    for (std::size_t seed = 0; seed < seeds; ++seed) {
+      auto s = make_strategy(name, space, 2000 + seed, test_options(name));
+      sum += drive(*s, space, f, budget).best / best;
+    }
+    return sum / seeds;
+  };
+  for (std::size_t percent : {std::size_t{5}, std::size_t{10}}) {
+    const std::size_t budget = n * percent / 100;
+    const double random = mean_best("random_sample", budget);
+    double winner = kInf;
+    std::string winner_name;
+    for (const char* name : {"greedy_local_search", "iterated_local_search", "genetic_algorithm",
+                             "differential_evolution", "particle_swarm"}) {
+      const double m = mean_best(name, budget);
+      if (m < winner) {
+        winner = m;
+        winner_name = name;
+      }
+    }
+    INFO("budget " << percent << "%: random " << random << ", best " << winner_name << " " << winner);
+    CHECK(winner < random);
+  }
+}
+
+TEST_CASE("deceptive landscape with failures", "[cpu][search]") {
+  const ParameterSpace space = make_space({make_param("A", range(6)), make_param("B", range(6)),
+                                           make_param("C", range(5)), make_param("D", range(4))},
+                                          {"A * B <= 20"});
+  const Objective f = [&](std::size_t i) { return deceptive(space, i); };
+  for (const std::string& name : all_names()) {
+    INFO(name);
+    auto s = make_strategy(name, space, 77, test_options(name));
+    const RunResult r = drive(*s, space, f, space.size() / 5, 2);
+    CHECK(r.order.size() == space.size() / 5);
+    CHECK(std::isfinite(r.best));
+  }
+}

@@ -1,0 +1,477 @@
+#include "tuner/cli/commands.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "db/database.hpp"
+#include "search/strategy.hpp"
+#include "tuner/core/error.hpp"
+#include "tuner/cuda/runtime.hpp"
+#include "tuner/kernels/registry.hpp"
+#include "tuner/lookup/lookup.hpp"
+#include "tuner/session/session.hpp"
+#include "tuner/sim/replay.hpp"
+#include "tuner/sim/synthetic.hpp"
+
+namespace autotune::cli {
+
+namespace {
+
+/// Problem and workload flags shared by tune, space and best.
+struct ProblemFlags {
+  std::int64_t n = 0, rows = 0, cols = 0;
+  std::string problem;
+  std::string dtype, op;
+
+  void add(CLI::App* c) {
+    c->add_option("--n", n, "problem size (elements)")->check(CLI::PositiveNumber);
+    c->add_option("--rows", rows, "rows (matrix kernels)")->check(CLI::PositiveNumber);
+    c->add_option("--cols", cols, "columns (matrix kernels)")->check(CLI::PositiveNumber);
+    c->add_option("--problem", problem, "problem as name=value[,name=value] (alternative to --n/--rows/--cols)");
+    c->add_option("--dtype", dtype, "element type: int32, float32, float64, ... (default: the spec's first)");
+    c->add_option("--op", op, "operator, e.g. sum, min, max (default: the spec's first for this dtype)");
+  }
+
+  ProblemKey problem_key(const TuningSpec& s) const {
+    ProblemKey p;
+    if (!problem.empty()) p = ProblemKey::parse(problem);
+    if (n) p.dims["n"] = n;
+    if (rows) p.dims["rows"] = rows;
+    if (cols) p.dims["cols"] = cols;
+    if (p.dims.empty()) {
+      if (s.problem_sizes.empty()) throw UsageError("kernel " + s.name + " has no default size: give --n (or --rows/--cols)");
+      p = s.problem_sizes.front();
+    }
+    for (const auto& [k, v] : p.dims)
+      if (v < 1) throw UsageError("problem dimension " + k + " must be at least 1 (got " + std::to_string(v) + ")");
+    s.check_problem(p);
+    return p;
+  }
+
+  Workload workload(const TuningSpec& s) const {
+    if (dtype.empty() && op.empty()) return s.workloads.front();
+    for (const auto& w : s.workloads)
+      if ((dtype.empty() || w.dtype == dtype) && (op.empty() || w.op == op)) return w;
+    Workload want{dtype.empty() ? s.workloads.front().dtype : dtype, op};
+    s.check_workload(want);  // throws with the supported list
+    return want;
+  }
+};
+
+std::string fmt_time(double ns) {
+  char buf[64];
+  if (ns >= 1e6) std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
+  else std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
+  return buf;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+/// The device a command without a GPU run should reason about: the real GPU if there is one, else a
+/// fictional reference device (132 SMs, sm_90) that is named as such.
+DeviceInfo device_for_planning(bool* assumed) {
+  std::string why;
+  if (cuda::driver_available(&why)) {
+    auto devs = cuda::list_devices();
+    if (!devs.empty()) {
+      *assumed = false;
+      return devs.front();
+    }
+  }
+  *assumed = true;
+  DeviceInfo d = sim::SyntheticBackend::fake_device();
+  d.name = "assumed device (no GPU here): 132 SMs, sm_90";
+  return d;
+}
+
+/// Binary cache over the database's binaries table.
+class DbBinaryCache : public cuda::BinaryCache {
+ public:
+  explicit DbBinaryCache(db::Database& db) : db_(db) {}
+  std::optional<cuda::CompileResult> get(const std::string& key) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto b = db_.binary(key);
+    if (!b) return std::nullopt;
+    cuda::CompileResult r;
+    r.ok = b->ok;
+    r.log = b->log;
+    r.cubin = b->image;
+    r.cached = true;
+    return r;
+  }
+  void put(const std::string& key, const cuda::CompileResult& r) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    db_.put_binary({key, r.ok, r.log, r.cubin});
+  }
+
+ private:
+  db::Database& db_;
+  std::mutex mu_;
+};
+
+void print_progress(const session::Progress& p, bool tty) {
+  static auto last = std::chrono::steady_clock::now() - std::chrono::hours(1);
+  auto now = std::chrono::steady_clock::now();
+  bool final = p.done >= p.total;
+  if (!tty && !final && now - last < std::chrono::seconds(5)) return;
+  last = now;
+  const int width = 30;
+  int filled = p.total ? static_cast<int>(width * static_cast<double>(p.done) / p.total) : width;
+  std::string bar(filled, '#');
+  bar += std::string(width - filled, '.');
+  std::string line = "[" + bar + "] " + std::to_string(p.done) + "/" + std::to_string(p.total);
+  if (p.failed) line += " (" + std::to_string(p.failed) + " failed)";
+  if (p.best_ns > 0) line += "  best " + fmt_time(p.best_ns);
+  if (p.eta_s >= 0 && !final) line += "  ETA " + fmt("%.0fs", p.eta_s);
+  if (tty) std::cerr << "\r" << line << "\033[K" << std::flush;
+  else std::cerr << line << "\n";
+  if (tty && final) std::cerr << "\n";
+}
+
+void print_table(const TuningSpec& spec, const std::vector<db::TrialRow>& rows, double copy_gbps) {
+  std::printf("%-4s %12s %12s %8s %9s %8s  %s\n", "rank", "median", "min", "spread", "GB/s", "% copy", "configuration");
+  int rank = 1;
+  for (const auto& t : rows) {
+    Config c = Config::from_json(t.config_json);
+    std::string pct = copy_gbps > 0 && t.gbps > 0 ? fmt("%.1f%%", 100.0 * t.gbps / copy_gbps) : "-";
+    std::printf("%-4d %12s %12s %7.1f%% %9.1f %8s  %s\n", rank++, fmt_time(t.m.median_ns).c_str(),
+                fmt_time(t.m.min_ns).c_str(), 100 * t.m.spread, t.gbps, pct.c_str(), c.str(&spec.params).c_str());
+  }
+}
+
+std::map<std::string, std::string> parse_options(const std::vector<std::string>& kv) {
+  std::map<std::string, std::string> out;
+  for (const auto& s : kv) {
+    auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) throw UsageError("--strategy-option expects key=value, got '" + s + "'");
+    out[s.substr(0, eq)] = s.substr(eq + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+void register_commands(CLI::App& app, Globals& g) {
+  // ---- devices
+  auto* devices = app.add_subcommand("devices", "list the GPUs the NVIDIA driver reports");
+  devices->callback([&g] {
+    g.run = [] {
+      auto devs = cuda::list_devices();
+      for (std::size_t i = 0; i < devs.size(); ++i) {
+        const auto& d = devs[i];
+        std::printf("%zu: %s  cc %d.%d  %d SMs  %.1f GiB  L2 %.0f MiB  driver %d  uuid %s\n", i, d.name.c_str(),
+                    d.cc / 10, d.cc % 10, d.sm_count, d.total_memory / 1073741824.0, d.l2_bytes / 1048576.0,
+                    d.driver_version, d.uuid.c_str());
+      }
+      return 0;
+    };
+  });
+
+  // ---- list
+  auto* list = app.add_subcommand("list", "list the built-in kernels and the size of their spaces");
+  list->callback([&g] {
+    g.run = [] {
+      bool assumed = false;
+      DeviceInfo dev = device_for_planning(&assumed);
+      std::printf("%-12s %-10s %10s %10s  %-40s %s\n", "kernel", "family", "cartesian", "valid", "workloads", "description");
+      for (const auto& name : kernels::builtin_names()) {
+        TuningSpec s = kernels::builtin_spec(name);
+        ParameterSpace sp = s.space(s.problem_sizes.front(), dev, s.workloads.front());
+        std::string ws;
+        for (const auto& w : s.workloads) ws += (ws.empty() ? "" : ",") + w.key();
+        if (ws.size() > 40) ws = ws.substr(0, 37) + "...";
+        std::printf("%-12s %-10s %10.0f %10zu  %-40s %s\n", s.name.c_str(), s.family.c_str(), sp.cartesian_size(),
+                    sp.size(), ws.c_str(), s.description.c_str());
+      }
+      std::printf("(valid sizes for each kernel's default problem and workload on %s)\n", dev.name.c_str());
+      return 0;
+    };
+  });
+
+  // ---- space
+  auto* space = app.add_subcommand("space", "build a kernel's parameter space and report its size");
+  auto space_kernel = std::make_shared<std::string>();
+  auto space_flags = std::make_shared<ProblemFlags>();
+  auto space_list = std::make_shared<bool>(false);
+  space->add_option("kernel", *space_kernel, "built-in kernel name or path to a .json spec")->required();
+  space_flags->add(space);
+  space->add_flag("--list", *space_list, "print every valid configuration");
+  space->callback([&g, space_kernel, space_flags, space_list] {
+    g.run = [=] {
+      TuningSpec s = kernels::load_spec(*space_kernel);
+      ProblemKey p = space_flags->problem_key(s);
+      Workload w = space_flags->workload(s);
+      bool assumed = false;
+      DeviceInfo dev = device_for_planning(&assumed);
+      ParameterSpace sp = s.space(p, dev, w);
+      std::printf("kernel:      %s (%s)\n", s.name.c_str(), s.family.c_str());
+      std::printf("problem:     %s, workload %s, device %s\n", p.key().c_str(), w.key().c_str(), dev.name.c_str());
+      std::printf("parameters:  %zu\n", s.params.size());
+      for (const auto& prm : s.params) {
+        std::string vals;
+        for (auto v : prm.values) vals += (vals.empty() ? "" : ", ") + prm.label(v);
+        std::printf("  %-18s [%s] default %s\n", prm.name.c_str(), vals.c_str(), prm.label(prm.default_value).c_str());
+      }
+      std::printf("constraints: %zu\n", s.constraints.size());
+      std::printf("cartesian:   %.0f\n", sp.cartesian_size());
+      std::printf("valid:       %zu\n", sp.size());
+      std::printf("built in:    %.3f ms\n", sp.build_seconds() * 1e3);
+      if (*space_list)
+        for (std::size_t i = 0; i < sp.size(); ++i) std::printf("%s\n", sp.config(i).str(&s.params).c_str());
+      return sp.empty() ? 1 : 0;
+    };
+  });
+
+  // ---- strategies
+  auto* strategies = app.add_subcommand("strategies", "list the search strategies with their options");
+  strategies->callback([&g] {
+    g.run = [] {
+      for (const auto& s : search::list_strategies()) {
+        std::printf("%s\n    %s\n", s.name.c_str(), s.description.c_str());
+        for (const auto& o : s.options)
+          std::printf("    --strategy-option %s=%s  %s\n", o.name.c_str(), o.default_value.c_str(), o.description.c_str());
+      }
+      return 0;
+    };
+  });
+
+  // ---- tune
+  struct TuneArgs {
+    std::string kernel;
+    ProblemFlags pf;
+    std::string strategy = "brute_force";
+    std::vector<std::string> strategy_options;
+    std::size_t budget = 0;
+    double time_limit = 0;
+    std::uint64_t seed = 1;
+    int samples = 15, warmup = 3, jobs = 0, device = 0, top = 10;
+    bool no_flush = false, simulate = false;
+    std::string from, device_name;
+  };
+  auto ta = std::make_shared<TuneArgs>();
+  auto* tune = app.add_subcommand("tune", "tune a kernel on the GPU (or replay recorded trials with --simulate)");
+  tune->add_option("kernel", ta->kernel, "built-in kernel name or path to a .json spec")->required();
+  ta->pf.add(tune);
+  tune->add_option("--strategy", ta->strategy, "search strategy (see `autotune strategies`)")->capture_default_str();
+  tune->add_option("--strategy-option", ta->strategy_options, "strategy option key=value (repeatable)");
+  tune->add_option("--budget", ta->budget, "maximum new evaluations (default: no limit)");
+  tune->add_option("--time-limit", ta->time_limit, "stop after this many seconds");
+  tune->add_option("--seed", ta->seed, "seed for inputs and the strategy")->capture_default_str();
+  tune->add_option("--samples", ta->samples, "timed runs per configuration (>= 7)")->capture_default_str()->check(CLI::Range(7, 100000));
+  tune->add_option("--warmup", ta->warmup, "untimed runs before sampling")->capture_default_str()->check(CLI::Range(0, 1000));
+  tune->add_flag("--no-flush-l2", ta->no_flush, "do not flush the L2 cache before each sample");
+  tune->add_option("--jobs", ta->jobs, "compile threads (default: all cores)");
+  tune->add_option("--gpu", ta->device, "GPU ordinal")->capture_default_str();
+  tune->add_option("--top", ta->top, "rows in the final table")->capture_default_str();
+  tune->add_flag("--simulate", ta->simulate, "answer every evaluation from recorded trials instead of the GPU");
+  tune->add_option("--from", ta->from, "database to replay with --simulate (default: --db)");
+  tune->add_option("--device", ta->device_name, "device to replay with --simulate (when several are recorded)");
+  tune->callback([&g, ta] {
+    g.run = [&g, ta] {
+      TuningSpec spec = kernels::load_spec(ta->kernel);
+      auto adapter = kernels::make_adapter(spec);
+      ProblemKey p = ta->pf.problem_key(spec);
+      Workload w = ta->pf.workload(spec);
+      spec.check_workload(w);
+
+      std::unique_ptr<db::Database> from_db;
+      std::unique_ptr<Backend> backend;
+      std::unique_ptr<db::Database> db;
+      std::unique_ptr<DbBinaryCache> cache;
+      if (ta->simulate) {
+        std::string from = ta->from.empty() ? g.db_path : ta->from;
+        from_db = db::Database::open(from, db::Database::Mode::read_only);
+        backend = std::make_unique<sim::ReplayBackend>(*from_db, spec.name, ta->device_name);
+        std::cerr << "simulation: replaying trials recorded in " << from << " on " << backend->device().name << "\n";
+      } else {
+        std::string why;
+        if (!cuda::driver_available(&why))
+          throw EnvironmentError(why + "\n  `autotune tune` needs an NVIDIA GPU. Without one, replay recorded trials: "
+                                 "autotune tune " + ta->kernel + " --simulate --from tests/data/reduction_h100.db");
+      }
+      db = db::Database::open(g.db_path);
+      if (!ta->simulate) {
+        cuda::TimingOptions to;
+        to.samples = ta->samples;
+        to.warmup = ta->warmup;
+        to.flush_l2 = !ta->no_flush;
+        to.jobs = ta->jobs;
+        to.device = ta->device;
+        cache = std::make_unique<DbBinaryCache>(*db);
+        backend = std::make_unique<cuda::CudaBackend>(adapter, to, cache.get());
+      }
+      DeviceInfo dev = backend->device();
+      std::cerr << "tuning " << spec.name << " " << w.key() << " " << p.key() << " on " << dev.name << " (cc "
+                << dev.cc / 10 << "." << dev.cc % 10 << ", " << dev.sm_count << " SMs) with " << ta->strategy
+                << ", results in " << g.db_path << "\n";
+
+      session::Options opt;
+      opt.strategy = ta->strategy;
+      opt.strategy_options = parse_options(ta->strategy_options);
+      opt.seed = ta->seed;
+      opt.budget = ta->budget;
+      opt.time_limit_s = ta->time_limit;
+      opt.bytes_moved = adapter->bytes_moved(w, p);
+      bool tty = isatty(STDERR_FILENO);
+      opt.on_progress = [tty](const session::Progress& pr) { print_progress(pr, tty); };
+      session::Result r = session::run(spec, *backend, *db, w, p, opt);
+
+      std::printf("\n%s %s %s on %s: %zu valid configurations (cartesian %.0f); %zu measured now, %zu from earlier "
+                  "sessions, %zu failed\n",
+                  spec.name.c_str(), w.key().c_str(), p.key().c_str(), dev.name.c_str(), r.space_size,
+                  r.cartesian_size, r.evaluated, r.reused, r.failed);
+      if (r.copy_gbps > 0)
+        std::printf("device-to-device copy: %.1f GB/s (bytes read + written), measured in this run\n", r.copy_gbps);
+      if (r.top.empty()) {
+        std::printf("no configuration verified: see the failures with `sqlite3 %s \"select status, log from trials "
+                    "where session_id=%lld\"`\n", g.db_path.c_str(), static_cast<long long>(r.session_id));
+        return 1;
+      }
+      std::vector<db::TrialRow> top(r.top.begin(), r.top.begin() + std::min<std::size_t>(r.top.size(), ta->top));
+      print_table(spec, top, r.copy_gbps);
+      std::printf("session %lld recorded in %s\n", static_cast<long long>(r.session_id), g.db_path.c_str());
+      return 0;
+    };
+  });
+
+  // ---- summary
+  struct SummaryArgs {
+    std::string kernel, by, device_name;
+    ProblemFlags pf;
+  };
+  auto sa = std::make_shared<SummaryArgs>();
+  auto* summary = app.add_subcommand("summary", "best recorded trial for each value of a parameter, and failures by status");
+  summary->add_option("kernel", sa->kernel, "built-in kernel name or path to a .json spec")->required();
+  sa->pf.add(summary);
+  summary->add_option("--by", sa->by, "parameter to group by (default: the first parameter)");
+  summary->add_option("--device", sa->device_name, "device name (default: the only recorded one)");
+  summary->callback([&g, sa] {
+    g.run = [&g, sa] {
+      TuningSpec spec = kernels::load_spec(sa->kernel);
+      ProblemKey p = sa->pf.problem_key(spec);
+      Workload w = sa->pf.workload(spec);
+      std::string by = sa->by.empty() ? spec.params.front().name : sa->by;
+      const Param* param = spec.find_param(by);
+      if (!param) throw UsageError("kernel " + spec.name + " has no parameter '" + by + "'");
+      auto db = db::Database::open(g.db_path, db::Database::Mode::read_only);
+      std::vector<db::DeviceRow> devs;
+      for (const auto& d : db->devices())
+        if (sa->device_name.empty() || d.info.name == sa->device_name || d.info.normalised_name() == sa->device_name)
+          devs.push_back(d);
+      if (devs.size() != 1)
+        throw UsageError(devs.empty() ? "no matching device recorded in " + g.db_path
+                                      : "several devices recorded in " + g.db_path + ": choose one with --device");
+      const auto& dev = devs.front();
+      db::TrialFilter f;
+      f.kernel = spec.name;
+      f.source_hash = spec.source_hash();
+      f.device_id = dev.id;
+      f.workload = w.key();
+      f.problem = p.key();
+      f.by_time = true;
+      auto rows = db->trials(f);
+      std::map<Value, const db::TrialRow*> best_by;
+      std::map<std::string, std::size_t> by_status;
+      for (const auto& t : rows) {
+        ++by_status[to_string(t.m.status)];
+        if (!t.m.ok()) continue;
+        Value v = Config::from_json(t.config_json).at(by);
+        if (!best_by.count(v)) best_by[v] = &t;
+      }
+      std::printf("%s %s %s on %s: %zu trials (", spec.name.c_str(), w.key().c_str(), p.key().c_str(),
+                  dev.info.name.c_str(), rows.size());
+      bool first = true;
+      for (const auto& [st, cnt] : by_status) {
+        std::printf("%s%s %zu", first ? "" : ", ", st.c_str(), cnt);
+        first = false;
+      }
+      std::printf(")\ncopy bandwidth %.1f GB/s\n", dev.copy_gbps);
+      std::vector<std::pair<double, Value>> order;
+      for (const auto& [v, t] : best_by) order.push_back({t->m.median_ns, v});
+      std::sort(order.begin(), order.end());
+      std::printf("%-4s %-28s %12s %9s %8s  %s\n", "rank", by.c_str(), "median", "GB/s", "% copy", "best configuration");
+      int rank = 1;
+      for (const auto& [ns, v] : order) {
+        const auto* t = best_by[v];
+        std::string pct = dev.copy_gbps > 0 ? fmt("%.1f%%", 100.0 * t->gbps / dev.copy_gbps) : "-";
+        std::printf("%-4d %-28s %12s %9.1f %8s  %s\n", rank++, param->label(v).c_str(), fmt_time(ns).c_str(), t->gbps,
+                    pct.c_str(), Config::from_json(t->config_json).str(&spec.params).c_str());
+      }
+      return 0;
+    };
+  });
+
+  // ---- best
+  struct BestArgs {
+    std::string kernel, device_name;
+    ProblemFlags pf;
+    bool json = false;
+  };
+  auto ba = std::make_shared<BestArgs>();
+  auto* best = app.add_subcommand("best", "print the best recorded configuration for this GPU and size");
+  best->add_option("kernel", ba->kernel, "built-in kernel name or path to a .json spec")->required();
+  ba->pf.add(best);
+  best->add_option("--device", ba->device_name, "device name to look up (default: this machine's GPU, or the only recorded one)");
+  best->add_flag("--json", ba->json, "print the answer as JSON");
+  best->callback([&g, ba] {
+    g.run = [&g, ba] {
+      TuningSpec spec = kernels::load_spec(ba->kernel);
+      ProblemKey p = ba->pf.problem_key(spec);
+      Workload w = ba->pf.workload(spec);
+      auto db = db::Database::open(g.db_path, db::Database::Mode::read_only);
+      DeviceInfo dev;
+      bool found = false;
+      if (ba->device_name.empty() && cuda::driver_available(nullptr)) {
+        dev = cuda::list_devices().front();
+        found = true;
+      } else {
+        std::vector<DeviceInfo> known;
+        for (const auto& d : db->devices())
+          if (ba->device_name.empty() || d.info.name == ba->device_name || d.info.normalised_name() == ba->device_name)
+            known.push_back(d.info);
+        if (known.size() == 1) { dev = known.front(); found = true; }
+        else if (known.size() > 1) throw UsageError("several devices are recorded in " + g.db_path + ": choose one with --device");
+      }
+      if (!found) throw UsageError(ba->device_name.empty() ? "no GPU here and no device recorded in " + g.db_path
+                                                           : "device '" + ba->device_name + "' is not recorded in " + g.db_path);
+      lookup::Answer a = lookup::best(*db, spec, w, dev, p);
+      if (ba->json) {
+        nlohmann::json j;
+        j["kernel"] = spec.name;
+        j["workload"] = w.key();
+        j["problem"] = p.key();
+        j["device"] = dev.name;
+        j["match"] = lookup::to_string(a.match);
+        j["config"] = nlohmann::json::parse(a.config.to_json());
+        j["measured_on"] = {{"device", a.device}, {"problem", a.problem}, {"session", a.session_id}};
+        j["median_ns"] = a.median_ns;
+        j["gbps"] = a.gbps;
+        if (!a.note.empty()) j["note"] = a.note;
+        std::printf("%s\n", j.dump(2).c_str());
+      } else {
+        std::printf("%s %s %s on %s: %s  [%s]\n", spec.name.c_str(), w.key().c_str(), p.key().c_str(), dev.name.c_str(),
+                    a.config.str(&spec.params).c_str(), lookup::to_string(a.match));
+        if (a.match != lookup::Match::spec_default)
+          std::printf("measured at %s: %s, %.1f GB/s (session %lld)\n", a.problem.c_str(), fmt_time(a.median_ns).c_str(),
+                      a.gbps, static_cast<long long>(a.session_id));
+        if (!a.note.empty()) std::printf("note: %s\n", a.note.c_str());
+      }
+      return 0;
+    };
+  });
+}
+
+}  // namespace autotune::cli

@@ -1,0 +1,56 @@
+// Host side of a kernel family: inputs, CPU reference, launch plan, verification, bytes moved.
+// Implementations live in tuner/kernels/ and know no CUDA types.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuner/core/config.hpp"
+#include "tuner/core/keys.hpp"
+#include "tuner/core/plan.hpp"
+#include "tuner/core/spec.hpp"
+
+namespace autotune {
+
+class KernelAdapter {
+ public:
+  virtual ~KernelAdapter() = default;
+
+  const TuningSpec& spec() const { return spec_; }
+
+  /// NVRTC options besides the parameter defines (e.g. "-DT=float", "-DOP_SUM=1").
+  virtual std::vector<std::string> compile_options(const Workload& w) const = 0;
+
+  /// Buffers and steps of one run. Throws UsageError if the problem cannot be run (e.g. n == 0).
+  virtual LaunchPlan plan(const Config& c, const Workload& w, const ProblemKey& p,
+                          const DeviceInfo& d) const = 0;
+
+  /// Host contents of every input buffer, deterministic in seed, random and non-zero where the type allows.
+  virtual HostBuffers make_inputs(const Workload& w, const ProblemKey& p, std::uint64_t seed) const = 0;
+
+  /// Expected outputs computed on the CPU (the adapter's own encoding; only verify() reads it).
+  /// Adapters that check against a reference kernel instead return nullopt and provide reference_plan().
+  virtual std::optional<HostBuffers> reference(const HostBuffers& inputs, const Workload& w,
+                                               const ProblemKey& p) const = 0;
+
+  /// Plan of the reference kernel (compiled from reference_source()), run once per problem; its output
+  /// buffers become the expected values. Only for adapters whose reference() returns nullopt.
+  virtual std::optional<LaunchPlan> reference_plan(const Workload&, const ProblemKey&,
+                                                   const DeviceInfo&) const { return std::nullopt; }
+  virtual std::string reference_source() const { return {}; }
+
+  /// "" if outputs match expected; otherwise a one-line description of the first mismatch.
+  virtual std::string verify(const HostBuffers& outputs, const HostBuffers& expected, const Workload& w,
+                             const ProblemKey& p) const = 0;
+
+  /// Bytes one run must move through device memory at least (for GB/s).
+  virtual double bytes_moved(const Workload& w, const ProblemKey& p) const = 0;
+
+ protected:
+  explicit KernelAdapter(TuningSpec spec) : spec_(std::move(spec)) {}
+  TuningSpec spec_;
+};
+
+}  // namespace autotune

@@ -1,0 +1,100 @@
+#include "tuner/core/keys.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <stdexcept>
+
+#include "tuner/core/error.hpp"
+
+namespace autotune {
+
+std::string DeviceInfo::normalised_name() const {
+  std::string out;
+  bool sep = false;
+  for (unsigned char c : name) {
+    if (std::isalnum(c)) {
+      if (sep && !out.empty()) out += '_';
+      out += static_cast<char>(std::tolower(c));
+      sep = false;
+    } else {
+      sep = true;
+    }
+  }
+  return out;
+}
+
+Bindings DeviceInfo::bindings() const {
+  return {{"sm_count", sm_count},
+          {"max_threads_per_block", max_threads_per_block},
+          {"max_shared_memory_per_block", max_shared_memory_per_block},
+          {"max_shared_memory_per_block_optin", max_shared_memory_per_block_optin},
+          {"warp_size", warp_size},
+          {"cc", cc}};
+}
+
+std::string Workload::key() const { return op.empty() ? dtype : dtype + "/" + op; }
+
+Workload Workload::parse(const std::string& key) {
+  Workload w;
+  auto slash = key.find('/');
+  w.dtype = key.substr(0, slash);
+  if (slash != std::string::npos) w.op = key.substr(slash + 1);
+  if (w.dtype.empty()) throw UsageError("workload '" + key + "' has no dtype (expected dtype/op, e.g. float32/sum)");
+  return w;
+}
+
+int dtype_size(const std::string& dtype) {
+  if (dtype == "int32" || dtype == "uint32" || dtype == "float32") return 4;
+  if (dtype == "int64" || dtype == "uint64" || dtype == "float64") return 8;
+  if (dtype == "int8" || dtype == "uint8") return 1;
+  if (dtype == "int16" || dtype == "uint16" || dtype == "float16") return 2;
+  if (dtype == "float3") return 12;
+  if (dtype == "float2") return 8;
+  if (dtype == "float4") return 16;
+  throw UsageError("unknown dtype '" + dtype + "' (known: int32, uint32, int64, uint64, float32, float64, float3)");
+}
+
+std::string ProblemKey::key() const {
+  std::string out;
+  for (const auto& [k, v] : dims) {
+    if (!out.empty()) out += ',';
+    out += k + "=" + std::to_string(v);
+  }
+  return out;
+}
+
+ProblemKey ProblemKey::parse(const std::string& key) {
+  ProblemKey p;
+  std::size_t start = 0;
+  while (start < key.size()) {
+    std::size_t comma = key.find(',', start);
+    std::string part = key.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    auto eq = part.find('=');
+    if (eq == std::string::npos || eq == 0) throw UsageError("bad problem '" + key + "' (expected name=value,...)");
+    try {
+      std::size_t used = 0;
+      long long v = std::stoll(part.substr(eq + 1), &used);
+      if (used != part.size() - eq - 1) throw std::invalid_argument("trailing");
+      p.dims[part.substr(0, eq)] = v;
+    } catch (const std::exception&) {
+      throw UsageError("bad problem '" + key + "': '" + part.substr(eq + 1) + "' is not an integer");
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return p;
+}
+
+double ProblemKey::elements() const {
+  double e = 1;
+  for (const auto& [k, v] : dims) e *= static_cast<double>(v);
+  return e;
+}
+
+std::int64_t ProblemKey::at(const std::string& dim) const {
+  auto it = dims.find(dim);
+  if (it == dims.end()) throw UsageError("problem has no dimension '" + dim + "'");
+  return it->second;
+}
+
+}  // namespace autotune

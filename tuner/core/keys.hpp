@@ -1,0 +1,62 @@
+// Identity of a device, a workload and a problem instance.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "tuner/core/space.hpp"
+
+namespace autotune {
+
+/// What the tuner knows about a GPU. Identity for lookups is (normalised name, cc); the rest is provenance
+/// or constraint input.
+struct DeviceInfo {
+  std::string name;                 // as reported by the driver, e.g. "NVIDIA H200"
+  int cc = 0;                       // compute capability major*10+minor, e.g. 90
+  int sm_count = 0;
+  int max_threads_per_block = 1024;
+  int max_shared_memory_per_block = 49152;        // bytes, without opt-in
+  int max_shared_memory_per_block_optin = 49152;  // bytes, with cuFuncSetAttribute opt-in
+  int warp_size = 32;
+  int l2_bytes = 0;
+  std::uint64_t total_memory = 0;  // bytes
+  int driver_version = 0;          // e.g. 13000
+  std::string uuid;                // hex
+  int clock_khz = 0;
+  int memory_clock_khz = 0;
+  int memory_bus_width = 0;
+
+  /// Lower-case name with runs of non-alphanumerics collapsed to '_', e.g. "nvidia_h200".
+  std::string normalised_name() const;
+  /// sm_count, max_threads_per_block, max_shared_memory_per_block, warp_size, cc.
+  Bindings bindings() const;
+};
+
+/// A data type and operator the kernel is specialised for, e.g. dtype "float32", op "sum".
+struct Workload {
+  std::string dtype;
+  std::string op;
+  /// "float32/sum" (or "float32" when op is empty).
+  std::string key() const;
+  /// Parses "dtype/op" or "dtype".
+  static Workload parse(const std::string& key);
+  bool operator==(const Workload& o) const { return dtype == o.dtype && op == o.op; }
+};
+
+/// Size in bytes of a dtype name (int32, uint32, float32, int64, float64, ...); throws UsageError if unknown.
+int dtype_size(const std::string& dtype);
+
+/// Problem dimensions, e.g. {n: 67108864} or {rows: 4000, cols: 4000}.
+struct ProblemKey {
+  std::map<std::string, std::int64_t> dims;
+  /// "n=67108864" or "cols=4000,rows=4000" (sorted by name).
+  std::string key() const;
+  static ProblemKey parse(const std::string& key);
+  /// Product of the dimensions (elements); used for log2-distance matching.
+  double elements() const;
+  std::int64_t at(const std::string& dim) const;
+  bool operator==(const ProblemKey& o) const { return dims == o.dims; }
+  bool operator<(const ProblemKey& o) const { return dims < o.dims; }
+};
+
+}  // namespace autotune

@@ -1,0 +1,70 @@
+// A launch plan: buffers and the ordered steps (kernel launches, memsets) of one run of a configuration.
+// Pure data: the CUDA backend executes it; the family adapters build it.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace autotune {
+
+/// Contents of host-side buffers by name.
+using HostBuffers = std::map<std::string, std::vector<unsigned char>>;
+
+enum class BufferRole {
+  input,    // filled from make_inputs() once; never written by a correct kernel
+  output,   // poisoned before the verification run, compared by verify()
+  scratch,  // temporary storage; poisoned before the verification run
+};
+
+struct BufferDecl {
+  std::string name;
+  std::size_t bytes = 0;
+  BufferRole role = BufferRole::input;
+};
+
+struct KernelArg {
+  enum class Kind { buffer, i32, u32, i64, u64, f32, f64 };
+  Kind kind = Kind::i32;
+  std::string buffer;  // Kind::buffer: name of a BufferDecl (passed as a device pointer)
+  std::int64_t i = 0;
+  double f = 0;
+  std::size_t offset_bytes = 0;  // Kind::buffer: pointer offset
+
+  static KernelArg buf(std::string name, std::size_t offset = 0) {
+    KernelArg a; a.kind = Kind::buffer; a.buffer = std::move(name); a.offset_bytes = offset; return a;
+  }
+  static KernelArg i32(std::int64_t v) { KernelArg a; a.kind = Kind::i32; a.i = v; return a; }
+  static KernelArg u32(std::int64_t v) { KernelArg a; a.kind = Kind::u32; a.i = v; return a; }
+  static KernelArg i64(std::int64_t v) { KernelArg a; a.kind = Kind::i64; a.i = v; return a; }
+  static KernelArg u64(std::int64_t v) { KernelArg a; a.kind = Kind::u64; a.i = v; return a; }
+  static KernelArg f32(double v) { KernelArg a; a.kind = Kind::f32; a.f = v; return a; }
+  static KernelArg f64(double v) { KernelArg a; a.kind = Kind::f64; a.f = v; return a; }
+};
+
+struct LaunchStep {
+  enum class Kind { kernel, memset32 };
+  Kind kind = Kind::kernel;
+  // kernel
+  std::string kernel;
+  std::array<std::uint32_t, 3> grid{1, 1, 1};
+  std::array<std::uint32_t, 3> block{1, 1, 1};
+  std::uint32_t shared_bytes = 0;  // dynamic shared memory
+  std::vector<KernelArg> args;
+  // memset32: fill `count` 32-bit words of `buffer` with `value` (part of the timed sequence)
+  std::string buffer;
+  std::uint32_t value = 0;
+  std::size_t count = 0;
+};
+
+struct LaunchPlan {
+  std::vector<BufferDecl> buffers;
+  std::vector<LaunchStep> steps;
+  const BufferDecl* find(const std::string& name) const {
+    for (const auto& b : buffers) if (b.name == name) return &b;
+    return nullptr;
+  }
+};
+
+}  // namespace autotune

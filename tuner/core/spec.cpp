@@ -1,0 +1,433 @@
+#include "tuner/core/spec.hpp"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "tuner/core/error.hpp"
+#include "tuner/core/hash.hpp"
+
+namespace autotune {
+
+using nlohmann::json;
+
+namespace {
+
+std::string join_ptr(const std::string& base, const std::string& key) { return base + "/" + key; }
+std::string join_ptr(const std::string& base, std::size_t i) { return base + "/" + std::to_string(i); }
+
+const char* type_name(const json& j) { return j.type_name(); }
+
+void check_keys(const json& obj, const std::string& ptr, const std::set<std::string>& allowed) {
+  for (auto it = obj.begin(); it != obj.end(); ++it)
+    if (!allowed.count(it.key())) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      throw SpecError(join_ptr(ptr, it.key()), "unknown key '" + it.key() + "' (allowed: " + list + ")");
+    }
+}
+
+const json& require(const json& obj, const std::string& ptr, const std::string& key) {
+  if (!obj.contains(key)) throw SpecError(join_ptr(ptr, key), "required key '" + key + "' is missing");
+  return obj.at(key);
+}
+
+std::string get_string(const json& j, const std::string& ptr) {
+  if (!j.is_string()) throw SpecError(ptr, std::string("expected a string, got ") + type_name(j));
+  return j.get<std::string>();
+}
+
+std::int64_t get_int(const json& j, const std::string& ptr) {
+  if (!j.is_number_integer()) throw SpecError(ptr, std::string("expected an integer, got ") + type_name(j));
+  return j.get<std::int64_t>();
+}
+
+Expr get_expr(const json& j, const std::string& ptr) {
+  std::string text;
+  if (j.is_number_integer()) text = std::to_string(j.get<std::int64_t>());
+  else if (j.is_string()) text = j.get<std::string>();
+  else throw SpecError(ptr, std::string("expected an expression (string or integer), got ") + type_name(j));
+  try {
+    return Expr::parse(text);
+  } catch (const ExprError& e) {
+    throw SpecError(ptr, e.what());
+  }
+}
+
+void get_dim3(const json& obj, const std::string& ptr, const std::string& key, Expr& x, Expr& y, Expr& z,
+              bool required) {
+  Expr one = Expr::parse("1");
+  x = y = z = one;
+  if (!obj.contains(key)) {
+    if (required) throw SpecError(join_ptr(ptr, key), "required key '" + key + "' is missing");
+    return;
+  }
+  const json& j = obj.at(key);
+  std::string p = join_ptr(ptr, key);
+  if (j.is_array()) {
+    if (j.empty() || j.size() > 3) throw SpecError(p, "expected 1 to 3 expressions");
+    Expr* out[3] = {&x, &y, &z};
+    for (std::size_t i = 0; i < j.size(); ++i) *out[i] = get_expr(j[i], join_ptr(p, i));
+  } else {
+    x = get_expr(j, p);
+  }
+}
+
+LaunchSpec parse_launch(const json& j, const std::string& ptr, bool named) {
+  if (!j.is_object()) throw SpecError(ptr, "expected an object");
+  std::set<std::string> keys = {"kernel", "grid", "block", "shared_mem"};
+  if (named) keys.insert({"name", "source"});
+  check_keys(j, ptr, keys);
+  LaunchSpec l;
+  l.kernel = get_string(require(j, ptr, "kernel"), join_ptr(ptr, "kernel"));
+  l.name = j.contains("name") ? get_string(j.at("name"), join_ptr(ptr, "name")) : l.kernel;
+  get_dim3(j, ptr, "grid", l.grid_x, l.grid_y, l.grid_z, true);
+  get_dim3(j, ptr, "block", l.block_x, l.block_y, l.block_z, true);
+  l.shared_bytes = j.contains("shared_mem") ? get_expr(j.at("shared_mem"), join_ptr(ptr, "shared_mem"))
+                                            : Expr::parse("0");
+  return l;
+}
+
+std::string read_file(const std::string& path, const std::string& ptr) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw SpecError(ptr, "cannot read source file '" + path + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string resolve(const std::string& base_dir, const std::string& rel) {
+  if (rel.empty() || rel[0] == '/' || base_dir.empty()) return rel;
+  return base_dir + "/" + rel;
+}
+
+bool is_float_dtype(const std::string& d) { return d.rfind("float", 0) == 0; }
+
+}  // namespace
+
+TuningSpec TuningSpec::from_json_text(const std::string& text, const std::string& base_dir, bool load_sources) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw SpecError("", std::string("malformed JSON: ") + e.what());
+  }
+  if (!j.is_object()) throw SpecError("", "a spec must be a JSON object");
+  check_keys(j, "", {"name", "description", "family", "source", "kernels", "parameters", "constraints",
+                     "launch", "problem", "workloads", "tolerance", "bytes_moved", "defines", "arguments",
+                     "reference", "family_options", "$comment"});
+  TuningSpec s;
+  s.spec_text = j.dump();
+  s.name = get_string(require(j, "", "name"), "/name");
+  if (s.name.empty()) throw SpecError("/name", "name must not be empty");
+  if (j.contains("description")) s.description = get_string(j["description"], "/description");
+  s.family = get_string(require(j, "", "family"), "/family");
+  s.source_path = get_string(require(j, "", "source"), "/source");
+  if (load_sources) s.source_text = read_file(resolve(base_dir, s.source_path), "/source");
+
+  const json& ks = require(j, "", "kernels");
+  if (!ks.is_array() || ks.empty()) throw SpecError("/kernels", "expected a non-empty array of entry-point names");
+  for (std::size_t i = 0; i < ks.size(); ++i) s.kernels.push_back(get_string(ks[i], join_ptr("/kernels", i)));
+
+  const json& ps = require(j, "", "parameters");
+  if (!ps.is_array()) throw SpecError("/parameters", "expected an array");
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    std::string ptr = join_ptr("/parameters", i);
+    const json& pj = ps[i];
+    if (!pj.is_object()) throw SpecError(ptr, "expected an object");
+    check_keys(pj, ptr, {"name", "values", "range", "default", "labels", "description"});
+    Param p;
+    p.name = get_string(require(pj, ptr, "name"), join_ptr(ptr, "name"));
+    if (p.name.empty() || !(std::isalpha(static_cast<unsigned char>(p.name[0])) || p.name[0] == '_'))
+      throw SpecError(join_ptr(ptr, "name"), "'" + p.name + "' is not a valid macro name");
+    for (char c : p.name)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
+        throw SpecError(join_ptr(ptr, "name"), "'" + p.name + "' is not a valid macro name");
+    if (!names.insert(p.name).second) throw SpecError(join_ptr(ptr, "name"), "duplicate parameter '" + p.name + "'");
+    if (pj.contains("values") == pj.contains("range"))
+      throw SpecError(ptr, "give exactly one of 'values' or 'range'");
+    if (pj.contains("values")) {
+      const json& vs = pj["values"];
+      std::string vp = join_ptr(ptr, "values");
+      if (!vs.is_array() || vs.empty()) throw SpecError(vp, "expected a non-empty array of integers");
+      for (std::size_t k = 0; k < vs.size(); ++k) {
+        Value v = get_int(vs[k], join_ptr(vp, k));
+        if (p.index_of(v) >= 0) throw SpecError(join_ptr(vp, k), "duplicate value " + std::to_string(v));
+        p.values.push_back(v);
+      }
+    } else {
+      const json& r = pj["range"];
+      std::string rp = join_ptr(ptr, "range");
+      if (!r.is_array() || r.size() < 2 || r.size() > 3) throw SpecError(rp, "expected [first, last] or [first, last, step]");
+      Value a = get_int(r[0], rp + "/0"), b = get_int(r[1], rp + "/1"), st = r.size() == 3 ? get_int(r[2], rp + "/2") : 1;
+      if (st <= 0 || b < a) throw SpecError(rp, "range needs first <= last and step > 0");
+      if ((b - a) / st > 65535) throw SpecError(rp, "range has too many values");
+      for (Value v = a; v <= b; v += st) p.values.push_back(v);
+    }
+    if (pj.contains("default")) {
+      p.default_value = get_int(pj["default"], join_ptr(ptr, "default"));
+      if (p.index_of(p.default_value) < 0)
+        throw SpecError(join_ptr(ptr, "default"), "default " + std::to_string(p.default_value) + " is not one of the values");
+    } else {
+      p.default_value = p.values.front();
+    }
+    if (pj.contains("labels")) {
+      const json& ls = pj["labels"];
+      std::string lp = join_ptr(ptr, "labels");
+      if (!ls.is_object()) throw SpecError(lp, "expected an object {\"value\": \"label\"}");
+      for (auto it = ls.begin(); it != ls.end(); ++it) {
+        Value v = 0;
+        try {
+          std::size_t used = 0;
+          v = std::stoll(it.key(), &used);
+          if (used != it.key().size()) throw std::invalid_argument("x");
+        } catch (const std::exception&) {
+          throw SpecError(join_ptr(lp, it.key()), "label key must be an integer value");
+        }
+        if (p.index_of(v) < 0) throw SpecError(join_ptr(lp, it.key()), "labelled value is not one of the values");
+        p.labels[v] = get_string(it.value(), join_ptr(lp, it.key()));
+      }
+    }
+    if (pj.contains("description")) p.description = get_string(pj["description"], join_ptr(ptr, "description"));
+    s.params.push_back(std::move(p));
+  }
+
+  if (j.contains("constraints")) {
+    const json& cs = j["constraints"];
+    if (!cs.is_array()) throw SpecError("/constraints", "expected an array of expression strings");
+    for (std::size_t i = 0; i < cs.size(); ++i) {
+      std::string ptr = join_ptr("/constraints", i);
+      if (!cs[i].is_string()) throw SpecError(ptr, std::string("expected an expression string, got ") + type_name(cs[i]));
+      s.constraints.push_back(get_expr(cs[i], ptr));
+    }
+  }
+
+  if (j.contains("launch")) {
+    const json& ls = j["launch"];
+    if (!ls.is_array()) throw SpecError("/launch", "expected an array of launch steps");
+    for (std::size_t i = 0; i < ls.size(); ++i) {
+      std::string ptr = join_ptr("/launch", i);
+      LaunchSpec l = parse_launch(ls[i], ptr, true);
+      bool known = false;
+      for (const auto& k : s.kernels) known = known || k == l.kernel;
+      if (!known) throw SpecError(join_ptr(ptr, "kernel"), "kernel '" + l.kernel + "' is not listed in /kernels");
+      s.launches.push_back(std::move(l));
+    }
+  }
+
+  const json& pr = require(j, "", "problem");
+  if (!pr.is_object()) throw SpecError("/problem", "expected an object {\"dims\": [...], \"sizes\": [...]}");
+  check_keys(pr, "/problem", {"dims", "sizes"});
+  const json& dims = require(pr, "/problem", "dims");
+  if (!dims.is_array() || dims.empty()) throw SpecError("/problem/dims", "expected a non-empty array of names");
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    std::string d = get_string(dims[i], join_ptr("/problem/dims", i));
+    if (names.count(d)) throw SpecError(join_ptr("/problem/dims", i), "'" + d + "' is also a parameter name");
+    s.problem_dims.push_back(d);
+  }
+  if (pr.contains("sizes")) {
+    const json& sz = pr["sizes"];
+    if (!sz.is_array()) throw SpecError("/problem/sizes", "expected an array of objects");
+    for (std::size_t i = 0; i < sz.size(); ++i) {
+      std::string ptr = join_ptr("/problem/sizes", i);
+      if (!sz[i].is_object()) throw SpecError(ptr, "expected an object like {\"n\": 1024}");
+      ProblemKey p;
+      for (auto it = sz[i].begin(); it != sz[i].end(); ++it) {
+        std::int64_t v = get_int(it.value(), join_ptr(ptr, it.key()));
+        if (v < 1) throw SpecError(join_ptr(ptr, it.key()), "problem sizes must be at least 1");
+        p.dims[it.key()] = v;
+      }
+      try {
+        s.check_problem(p);
+      } catch (const UsageError& e) {
+        throw SpecError(ptr, e.what());
+      }
+      s.problem_sizes.push_back(p);
+    }
+  }
+
+  const json& ws = require(j, "", "workloads");
+  if (!ws.is_array() || ws.empty()) throw SpecError("/workloads", "expected a non-empty array like [\"float32/sum\"]");
+  for (std::size_t i = 0; i < ws.size(); ++i) {
+    std::string ptr = join_ptr("/workloads", i);
+    try {
+      s.workloads.push_back(Workload::parse(get_string(ws[i], ptr)));
+    } catch (const UsageError& e) {
+      throw SpecError(ptr, e.what());
+    }
+  }
+
+  if (j.contains("tolerance")) {
+    if (!j["tolerance"].is_number() || j["tolerance"].get<double>() < 0)
+      throw SpecError("/tolerance", "expected a non-negative number");
+    s.tolerance = j["tolerance"].get<double>();
+  }
+  if (j.contains("bytes_moved")) s.bytes_moved = get_expr(j["bytes_moved"], "/bytes_moved");
+  if (j.contains("defines")) {
+    const json& d = j["defines"];
+    if (!d.is_object()) throw SpecError("/defines", "expected an object {\"NAME\": value}");
+    for (auto it = d.begin(); it != d.end(); ++it) {
+      if (it.value().is_string()) s.defines[it.key()] = it.value().get<std::string>();
+      else if (it.value().is_number_integer()) s.defines[it.key()] = std::to_string(it.value().get<std::int64_t>());
+      else throw SpecError(join_ptr("/defines", it.key()), "expected a string or integer");
+    }
+  }
+  if (j.contains("family_options")) {
+    if (!j["family_options"].is_object()) throw SpecError("/family_options", "expected an object");
+    s.family_options_json = j["family_options"].dump();
+  }
+
+  if (j.contains("arguments")) {
+    const json& as = j["arguments"];
+    if (!as.is_array()) throw SpecError("/arguments", "expected an array");
+    for (std::size_t i = 0; i < as.size(); ++i) {
+      std::string ptr = join_ptr("/arguments", i);
+      const json& aj = as[i];
+      if (!aj.is_object()) throw SpecError(ptr, "expected an object");
+      check_keys(aj, ptr, {"name", "kind", "dtype", "role", "count", "init", "value"});
+      ArgSpec a;
+      a.name = get_string(require(aj, ptr, "name"), join_ptr(ptr, "name"));
+      std::string kind = get_string(require(aj, ptr, "kind"), join_ptr(ptr, "kind"));
+      a.dtype = get_string(require(aj, ptr, "dtype"), join_ptr(ptr, "dtype"));
+      try {
+        dtype_size(a.dtype);
+      } catch (const UsageError& e) {
+        throw SpecError(join_ptr(ptr, "dtype"), e.what());
+      }
+      if (kind == "buffer") {
+        a.kind = ArgSpec::Kind::buffer;
+        a.count = get_expr(require(aj, ptr, "count"), join_ptr(ptr, "count"));
+        std::string role = aj.contains("role") ? get_string(aj["role"], join_ptr(ptr, "role")) : "input";
+        if (role == "input") a.role = ArgSpec::Role::input;
+        else if (role == "output") a.role = ArgSpec::Role::output;
+        else throw SpecError(join_ptr(ptr, "role"), "role must be input or output");
+        if (aj.contains("init")) a.init = get_string(aj["init"], join_ptr(ptr, "init"));
+        if (a.init != "random" && a.init != "zero" && a.init != "ones" && a.init != "iota")
+          throw SpecError(join_ptr(ptr, "init"), "init must be random, zero, ones or iota");
+      } else if (kind == "scalar") {
+        a.kind = ArgSpec::Kind::scalar;
+        const json& v = require(aj, ptr, "value");
+        if (v.is_string()) a.value = v.get<std::string>();
+        else if (v.is_number()) a.value = v.dump();
+        else throw SpecError(join_ptr(ptr, "value"), "expected an expression string or a number");
+        if (!is_float_dtype(a.dtype)) get_expr(json(a.value), join_ptr(ptr, "value"));  // validate now
+      } else {
+        throw SpecError(join_ptr(ptr, "kind"), "kind must be buffer or scalar");
+      }
+      s.arguments.push_back(std::move(a));
+    }
+  }
+  if (j.contains("reference")) {
+    const json& r = j["reference"];
+    if (!r.is_object()) throw SpecError("/reference", "expected an object");
+    ReferenceSpec ref;
+    ref.launch = parse_launch(r, "/reference", true);
+    if (r.contains("source")) {
+      ref.source = get_string(r["source"], "/reference/source");
+      if (load_sources) ref.source_text = read_file(resolve(base_dir, ref.source), "/reference/source");
+    } else {
+      ref.source_text = s.source_text;
+    }
+    s.reference = std::move(ref);
+  }
+  if (s.family == "user") {
+    if (s.arguments.empty()) throw SpecError("/arguments", "a user kernel needs its arguments listed");
+    if (s.launches.empty()) throw SpecError("/launch", "a user kernel needs a launch step");
+    if (!s.reference) throw SpecError("/reference", "a user kernel needs a reference kernel to verify against");
+  }
+  return s;
+}
+
+TuningSpec TuningSpec::from_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw SpecError("", "cannot read spec file '" + path + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  auto slash = path.find_last_of('/');
+  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  try {
+    return from_json_text(ss.str(), dir, true);
+  } catch (const SpecError& e) {
+    throw SpecError(e.pointer(), path + ": " + std::string(e.what()));
+  }
+}
+
+std::string TuningSpec::source_hash() const {
+  std::string all = source_text;
+  if (reference) all += "\n//reference\n" + reference->source_text;
+  return content_hash(all);
+}
+
+std::string TuningSpec::spec_hash() const { return content_hash(spec_text); }
+
+const Param* TuningSpec::find_param(const std::string& name) const {
+  for (const auto& p : params)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+const LaunchSpec* TuningSpec::find_launch(const std::string& n) const {
+  for (const auto& l : launches)
+    if (l.name == n) return &l;
+  return nullptr;
+}
+
+Config TuningSpec::default_config() const {
+  Config c;
+  for (const auto& p : params) c.set(p.name, p.default_value);
+  return c;
+}
+
+void TuningSpec::check_problem(const ProblemKey& p) const {
+  for (const auto& d : problem_dims)
+    if (!p.dims.count(d)) throw UsageError("kernel " + name + " needs problem dimension '" + d + "' (e.g. --" + d + ")");
+  for (const auto& [k, v] : p.dims) {
+    bool known = false;
+    for (const auto& d : problem_dims) known = known || d == k;
+    if (!known) throw UsageError("kernel " + name + " has no problem dimension '" + k + "'");
+  }
+}
+
+void TuningSpec::check_workload(const Workload& w) const {
+  for (const auto& x : workloads)
+    if (x == w) return;
+  std::string list;
+  for (const auto& x : workloads) list += (list.empty() ? "" : ", ") + x.key();
+  throw UsageError("kernel " + name + " does not support workload '" + w.key() + "' (supported: " + list + ")");
+}
+
+ParameterSpace TuningSpec::space(const ProblemKey& problem, const DeviceInfo& device, const Workload& w) const {
+  Bindings fixed = device.bindings();
+  for (const auto& [k, v] : problem.dims) fixed[k] = v;
+  for (const auto& [k, v] : workload_bindings(w)) fixed[k] = v;
+  return ParameterSpace(params, constraints, fixed);
+}
+
+Bindings workload_bindings(const Workload& w) {
+  Bindings b;
+  b["sizeof_t"] = dtype_size(w.dtype);
+  b["is_float"] = is_float_dtype(w.dtype) ? 1 : 0;
+  b["is_sum"] = w.op == "sum" ? 1 : 0;
+  return b;
+}
+
+Bindings make_bindings(const Config& c, const ProblemKey& p, const DeviceInfo& d, const Workload& w) {
+  Bindings b = d.bindings();
+  for (const auto& [k, v] : workload_bindings(w)) b[k] = v;
+  for (const auto& [k, v] : p.dims) b[k] = v;
+  for (const auto& [k, v] : c.values()) b[k] = v;
+  return b;
+}
+
+std::int64_t eval_expr(const Expr& e, const Config& c, const ProblemKey& p, const DeviceInfo& d, const Workload& w) {
+  Bindings b = make_bindings(c, p, d, w);
+  return e.eval([&](const std::string& n) -> std::optional<std::int64_t> {
+    auto it = b.find(n);
+    if (it == b.end()) return std::nullopt;
+    return it->second;
+  });
+}
+
+}  // namespace autotune

@@ -1,0 +1,100 @@
+// A tuning spec: what to tune, over which values, under which constraints, and how to launch it.
+// JSON format documented in docs/spec-format.md. Errors are SpecError with the JSON pointer of the field.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuner/core/config.hpp"
+#include "tuner/core/expr.hpp"
+#include "tuner/core/keys.hpp"
+
+namespace autotune {
+
+/// One kernel launch described by expressions over parameters, problem dims, device variables
+/// and sizeof_t (bytes of the workload dtype).
+struct LaunchSpec {
+  std::string name;    // step name (defaults to the kernel name)
+  std::string kernel;  // entry point
+  Expr grid_x, grid_y, grid_z;
+  Expr block_x, block_y, block_z;
+  Expr shared_bytes;
+};
+
+/// Argument of a user kernel (family "user").
+struct ArgSpec {
+  enum class Kind { buffer, scalar };
+  enum class Role { input, output };
+  std::string name;
+  Kind kind = Kind::buffer;
+  std::string dtype;   // element type (buffer) or scalar type: int32, uint32, int64, float32, float64
+  Role role = Role::input;
+  Expr count;          // elements (buffer)
+  std::string init = "random";  // buffer: random | zero | ones | iota
+  std::string value;   // scalar: an integer expression, or a floating literal for float scalars
+};
+
+/// Reference for user kernels: a kernel run once per problem whose outputs are the expected values.
+struct ReferenceSpec {
+  std::string source;  // path relative to the spec; empty = the spec's own source
+  std::string source_text;
+  LaunchSpec launch;
+};
+
+struct TuningSpec {
+  std::string name;
+  std::string description;
+  std::string family;       // built-in adapter name ("reduction", ...) or "user"
+  std::string source_path;  // as given in the spec
+  std::string source_text;  // loaded source (embedded for built-ins)
+  std::vector<std::string> kernels;
+  std::vector<Param> params;
+  std::vector<Expr> constraints;
+  std::vector<LaunchSpec> launches;
+  std::vector<std::string> problem_dims;        // e.g. {"n"} or {"rows","cols"}
+  std::vector<ProblemKey> problem_sizes;        // sizes the spec suggests (first = default)
+  std::vector<Workload> workloads;              // first = default
+  double tolerance = 0;                         // relative tolerance for floats (adapter may scale it)
+  std::optional<Expr> bytes_moved;              // bytes of one run, for GB/s
+  std::vector<ArgSpec> arguments;               // family "user"
+  std::optional<ReferenceSpec> reference;       // family "user"
+  std::map<std::string, std::string> defines;   // extra -D for every compile
+  std::string family_options_json = "{}";       // raw JSON of "family_options", read by the adapter
+  std::string spec_text;                        // canonical JSON of the spec (for hashing)
+
+  /// Parses JSON text. base_dir resolves "source"; load_sources=false leaves source_text empty.
+  static TuningSpec from_json_text(const std::string& text, const std::string& base_dir = ".",
+                                   bool load_sources = true);
+  static TuningSpec from_file(const std::string& path);
+
+  /// Hash of source_text, and of spec_text; together they decide whether stored configs are still valid.
+  std::string source_hash() const;
+  std::string spec_hash() const;
+
+  const Param* find_param(const std::string& name) const;
+  const LaunchSpec* find_launch(const std::string& name) const;
+  Config default_config() const;
+  /// Checks that p has exactly the spec's dims; throws UsageError naming the missing/extra dim.
+  void check_problem(const ProblemKey& p) const;
+  /// Throws UsageError naming the supported workloads if w is not one of them.
+  void check_workload(const Workload& w) const;
+
+  /// Builds the valid space for this problem, device and workload (constraints see dims, device
+  /// variables and the workload variables of workload_bindings()).
+  ParameterSpace space(const ProblemKey& problem, const DeviceInfo& device, const Workload& w) const;
+};
+
+/// Workload variables: sizeof_t (bytes of the dtype), is_float (1 for floating dtypes), is_sum (op == sum).
+Bindings workload_bindings(const Workload& w);
+
+/// Variables that constraints and launch expressions can see: config values, problem dims,
+/// device bindings and workload bindings.
+Bindings make_bindings(const Config& c, const ProblemKey& p, const DeviceInfo& d, const Workload& w);
+
+/// Evaluates an expression over make_bindings(); throws ExprError naming the expression on failure.
+std::int64_t eval_expr(const Expr& e, const Config& c, const ProblemKey& p, const DeviceInfo& d,
+                       const Workload& w);
+
+}  // namespace autotune

@@ -1,0 +1,36 @@
+// The outcome of evaluating one configuration.
+#pragma once
+#include <string>
+
+namespace autotune {
+
+/// Configuration failures are data: each has a status and the session goes on.
+enum class TrialStatus {
+  ok,             // verified and timed
+  compile_error,  // NVRTC rejected the source with these defines
+  launch_error,   // too many resources, invalid launch configuration
+  wrong_result,   // output differs from the reference (never eligible for best)
+  runtime_fault,  // sticky error (illegal address ...): context was recreated
+  timeout,        // did not finish in time
+  invalid,        // violates a constraint of the current spec (never run)
+};
+
+const char* to_string(TrialStatus s);
+/// Throws std::invalid_argument for an unknown name.
+TrialStatus trial_status_from_string(const std::string& s);
+
+/// Timing of one configuration. Times in nanoseconds of one full launch plan.
+struct Measurement {
+  TrialStatus status = TrialStatus::ok;
+  double median_ns = 0;
+  double min_ns = 0;
+  double spread = 0;      // (p90 - p10) / median over the samples
+  int samples = 0;
+  double compile_ms = 0;  // 0 when the binary came from the cache
+  double verify_ms = 0;
+  std::string log;        // compile log excerpt or error text for failures
+  std::string protocol;   // how the numbers were taken, e.g. "events;warmup=3;l2=flush"
+  bool ok() const { return status == TrialStatus::ok; }
+};
+
+}  // namespace autotune

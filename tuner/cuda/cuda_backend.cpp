@@ -1,0 +1,566 @@
+// CudaBackend, host side: plans, inputs and references from the adapter; NVRTC compilation (parallel,
+// cached); verification and timing requests to the GPU executor, which runs in a worker process by default
+// (executor.hpp explains why) or in-process.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <future>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tuner/core/error.hpp"
+#include "tuner/cuda/driver.hpp"
+#include "tuner/cuda/executor.hpp"
+#include "tuner/cuda/runtime.hpp"
+
+namespace autotune::cuda {
+using detail::Op;
+using detail::Reader;
+using detail::ReplyStatus;
+using detail::Writer;
+
+namespace {
+
+constexpr std::size_t kGiB = std::size_t{1} << 30;
+// Device memory left free when checking that a problem fits (modules, stacks, lazily allocated driver
+// memory).
+constexpr std::size_t kMemoryReserve = std::size_t{256} << 20;
+constexpr std::size_t kLogExcerpt = 2000;
+constexpr double kInitTimeoutS = 300;  // driver initialisation of a fresh worker
+constexpr double kCopyTimeoutS = 300;
+
+std::string gib_text(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", bytes / static_cast<double>(kGiB));
+  return buf;
+}
+
+std::string excerpt(const std::string& text, std::size_t max_chars) {
+  if (text.size() <= max_chars) return text;
+  return text.substr(0, max_chars) + "\n... (" + std::to_string(text.size() - max_chars) + " more characters)";
+}
+
+double seconds_since(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+// Linear interpolation between closest ranks; v sorted, non-empty.
+double quantile(const std::vector<double>& v, double q) {
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+std::string basename_of(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string wait_status_text(int status) {
+  if (WIFEXITED(status)) return "exit code " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  return "status " + std::to_string(status);
+}
+
+// Runs compile tasks on a fixed number of threads; results are picked up in order with get().
+// The destructor skips tasks not yet started and joins the threads.
+class CompilePool {
+ public:
+  CompilePool(std::vector<std::function<CompileResult()>> tasks, int threads) : tasks_(std::move(tasks)) {
+    promises_.resize(tasks_.size());
+    for (auto& p : promises_) futures_.push_back(p.get_future());
+    const int n = std::min<int>(threads, static_cast<int>(tasks_.size()));
+    for (int t = 0; t < n; ++t) threads_.emplace_back([this] { work(); });
+  }
+  ~CompilePool() {
+    cancel_ = true;
+    for (auto& t : threads_) t.join();
+  }
+  CompilePool(const CompilePool&) = delete;
+  CompilePool& operator=(const CompilePool&) = delete;
+
+  /// Blocks until task i is compiled; rethrows its exception.
+  CompileResult get(std::size_t i) { return futures_.at(i).get(); }
+
+ private:
+  void work() {
+    for (;;) {
+      if (cancel_) return;
+      const std::size_t i = next_++;
+      if (i >= tasks_.size()) return;
+      try {
+        promises_[i].set_value(tasks_[i]());
+      } catch (...) {
+        promises_[i].set_exception(std::current_exception());
+      }
+    }
+  }
+
+  std::vector<std::function<CompileResult()>> tasks_;
+  std::vector<std::promise<CompileResult>> promises_;
+  std::vector<std::future<CompileResult>> futures_;
+  std::vector<std::thread> threads_;
+  std::atomic<std::size_t> next_{0};
+  std::atomic<bool> cancel_{false};
+};
+
+/// Outcome of one request to the executor.
+struct Reply {
+  enum class Kind { ok, cuda_error, timeout, died };
+  Kind kind = Kind::ok;
+  std::string payload;  // whole reply; the body starts at offset 1 when ok
+  int code = 0;         // CUresult
+  bool sticky = false;
+  std::string message;
+};
+
+}  // namespace
+
+struct CudaBackend::Impl {
+  std::shared_ptr<const KernelAdapter> adapter;
+  TimingOptions opt;
+  BinaryCache* cache = nullptr;
+  DeviceInfo info;
+  std::string arch;  // "sm_90"
+
+  std::unique_ptr<detail::Executor> local;  // opt.isolate == false
+  detail::WorkerProcess worker;             // opt.isolate == true; pid < 0 when none runs
+  int workers_started = 0;
+
+  bool prepared = false;
+  Workload workload;
+  ProblemKey problem;
+  std::uint64_t seed = 0;
+  HostBuffers expected;
+  std::optional<double> copy_gbps;
+
+  Impl(std::shared_ptr<const KernelAdapter> a, TimingOptions o, BinaryCache* c)
+      : adapter(std::move(a)), opt(o), cache(c) {
+    if (!adapter) throw UsageError("CudaBackend needs a kernel adapter");
+    if (opt.samples < 1) opt.samples = 1;
+    if (opt.warmup < 0) opt.warmup = 0;
+    if (opt.isolate) {
+      try {
+        start_worker();
+      } catch (...) {
+        stop_worker(false);
+        throw;
+      }
+    } else {
+      local = std::make_unique<detail::Executor>();
+      info = init_executor();
+    }
+    arch = "sm_" + std::to_string(info.cc);
+  }
+
+  ~Impl() {
+    if (worker.pid > 0) {
+      Writer w;
+      w.u8(static_cast<std::uint8_t>(Op::quit));
+      detail::send_frame(worker.fd, w.buffer());
+      stop_worker(false);
+    }
+  }
+
+  // ---- executor transport ----------------------------------------------------------------------------
+
+  DeviceInfo init_executor() {
+    Writer w;
+    w.u8(static_cast<std::uint8_t>(Op::init));
+    w.i32(opt.device);
+    Reply r = raw_call(w.buffer(), kInitTimeoutS);
+    if (r.kind != Reply::Kind::ok) {
+      throw EnvironmentError("the GPU worker could not initialise device " + std::to_string(opt.device) + ": " +
+                             r.message);
+    }
+    Reader rd(r.payload, 1);
+    return detail::read_device(rd);
+  }
+
+  /// Starts a worker process and initialises it; if a problem is prepared, uploads its inputs again
+  /// (regenerated from the seed).
+  void start_worker() {
+    worker = detail::spawn_worker();
+    ++workers_started;
+    info = init_executor();
+    if (prepared) upload_inputs(adapter->make_inputs(workload, problem, seed));
+  }
+
+  /// Ends the worker (kill_now: SIGKILL first, for a hung one) and returns how it ended.
+  std::string stop_worker(bool kill_now) {
+    if (worker.pid <= 0) return "not running";
+    if (kill_now) ::kill(worker.pid, SIGKILL);
+    ::close(worker.fd);  // the worker sees EOF and exits
+    int status = 0;
+    std::string how = "unknown";
+    const auto start = std::chrono::steady_clock::now();
+    for (;;) {
+      pid_t r = ::waitpid(worker.pid, &status, WNOHANG);
+      if (r == worker.pid) {
+        how = wait_status_text(status);
+        break;
+      }
+      if (r < 0) break;  // e.g. SIGCHLD ignored by the host program: nothing to reap
+      if (seconds_since(start) > 5) {
+        ::kill(worker.pid, SIGKILL);
+        if (::waitpid(worker.pid, &status, 0) == worker.pid) how = wait_status_text(status);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    worker = {};
+    return how;
+  }
+
+  static Reply parse(std::string payload) {
+    Reply r;
+    r.payload = std::move(payload);
+    Reader rd(r.payload);
+    const auto status = static_cast<ReplyStatus>(rd.u8());
+    switch (status) {
+      case ReplyStatus::ok: r.kind = Reply::Kind::ok; break;
+      case ReplyStatus::cuda_error:
+        r.kind = Reply::Kind::cuda_error;
+        r.code = rd.i32();
+        r.sticky = rd.u8() != 0;
+        r.message = rd.str();
+        break;
+      case ReplyStatus::usage_error: throw UsageError(rd.str());
+      case ReplyStatus::environment_error: throw EnvironmentError(rd.str());
+      default: throw EnvironmentError("malformed reply from the GPU executor");
+    }
+    return r;
+  }
+
+  /// One request, no restart. Timeouts apply to the worker process only (timeout_s <= 0: none).
+  Reply raw_call(const std::string& request, double timeout_s) {
+    if (local) return parse(local->handle(request));
+    Reply r;
+    if (!detail::send_frame(worker.fd, request)) {
+      r.kind = Reply::Kind::died;
+      r.message = "the GPU worker process ended unexpectedly (" + stop_worker(false) + ")";
+      return r;
+    }
+    std::string payload;
+    switch (detail::recv_frame(worker.fd, payload, timeout_s)) {
+      case detail::RecvResult::ok: break;
+      case detail::RecvResult::timeout:
+        r.kind = Reply::Kind::timeout;
+        stop_worker(true);
+        r.message = "no answer from the GPU within " + std::to_string(static_cast<int>(std::ceil(timeout_s))) +
+                    " s; the worker process was killed";
+        return r;
+      case detail::RecvResult::closed:
+        r.kind = Reply::Kind::died;
+        r.message = "the GPU worker process ended unexpectedly (" + stop_worker(false) + ")";
+        return r;
+    }
+    r = parse(std::move(payload));
+    if (r.kind == Reply::Kind::cuda_error && r.sticky) stop_worker(false);  // it exits after a fault
+    return r;
+  }
+
+  /// One request; starts a new worker first if the previous one ended.
+  Reply call(const std::string& request, double timeout_s) {
+    if (!local && worker.pid <= 0) start_worker();
+    return raw_call(request, timeout_s);
+  }
+
+  /// A request that must succeed (buffer management): failures become EnvironmentError.
+  Reply call_ok(const std::string& request, const char* what, double timeout_s = 0) {
+    Reply r = call(request, timeout_s);
+    if (r.kind != Reply::Kind::ok) throw EnvironmentError(std::string(what) + ": " + r.message);
+    return r;
+  }
+
+  static std::string simple(Op op) {
+    Writer w;
+    w.u8(static_cast<std::uint8_t>(op));
+    return std::move(w.buffer());
+  }
+
+  // ---- problem ---------------------------------------------------------------------------------------
+
+  std::size_t flush_bytes() const {
+    if (!opt.flush_l2 || info.l2_bytes <= 0) return 0;
+    return 2 * static_cast<std::size_t>(info.l2_bytes);
+  }
+
+  void upload_inputs(const HostBuffers& inputs) {
+    for (const auto& [name, data] : inputs) {
+      Writer w;
+      w.u8(static_cast<std::uint8_t>(Op::upload));
+      w.str(name);
+      w.bytes(data.data(), data.size());
+      call_ok(w.buffer(), "uploading the inputs failed");
+    }
+  }
+
+  void check_fits(std::size_t needed) {
+    Reply r = call_ok(simple(Op::mem_info), "querying free device memory failed");
+    Reader rd(r.payload, 1);
+    const std::uint64_t free_bytes = rd.u64();
+    if (needed + kMemoryReserve > free_bytes) {
+      throw UsageError(problem.key() + " needs " + gib_text(static_cast<double>(needed)) + " GiB but the GPU has " +
+                       gib_text(static_cast<double>(free_bytes)) + " GiB free");
+    }
+  }
+
+  std::vector<std::string> options_for(const Config& c) const {
+    std::vector<std::string> o = adapter->compile_options(workload);
+    for (auto& s : config_defines(c)) o.push_back(std::move(s));
+    for (const auto& [name, value] : adapter->spec().defines) {
+      o.push_back(value.empty() ? "-D" + name : "-D" + name + "=" + value);
+    }
+    return o;
+  }
+
+  std::string program_name() const {
+    const TuningSpec& spec = adapter->spec();
+    if (!spec.source_path.empty()) return basename_of(spec.source_path);
+    return (spec.name.empty() ? std::string("kernel") : spec.name) + ".cu";
+  }
+
+  void prepare(const Workload& w, const ProblemKey& p, std::uint64_t s) {
+    prepared = false;
+    expected.clear();
+    workload = w;
+    problem = p;
+    seed = s;
+    call_ok(simple(Op::release), "releasing the previous problem failed");
+    const TuningSpec& spec = adapter->spec();
+
+    // Size check before any host or device allocation, from the plan of the default configuration.
+    std::size_t needed = flush_bytes();
+    bool estimated = false;
+    try {
+      LaunchPlan plan = adapter->plan(spec.default_config(), w, p, info);
+      for (const auto& b : plan.buffers) needed += b.bytes;
+      estimated = true;
+    } catch (const UsageError&) {
+      throw;
+    } catch (const std::exception&) {
+      // The default config may not be plannable for this device; check with the inputs alone below.
+    }
+    if (estimated) check_fits(needed);
+
+    HostBuffers inputs = adapter->make_inputs(w, p, s);
+    if (!estimated) {
+      for (const auto& [name, data] : inputs) needed += data.size();
+      check_fits(needed);
+    }
+    upload_inputs(inputs);
+
+    std::optional<HostBuffers> ref = adapter->reference(inputs, w, p);
+    inputs.clear();
+    expected = ref ? std::move(*ref) : run_reference_kernel();
+    prepared = true;
+  }
+
+  HostBuffers run_reference_kernel() {
+    const TuningSpec& spec = adapter->spec();
+    std::optional<LaunchPlan> plan = adapter->reference_plan(workload, problem, info);
+    if (!plan) throw UsageError("kernel '" + spec.name + "' has neither a CPU reference nor a reference kernel");
+    std::string source = adapter->reference_source();
+    if (source.empty()) source = spec.source_text;
+    CompileResult cr = compile(source, spec.name + "_reference.cu", options_for(spec.default_config()), arch);
+    if (!cr.ok) {
+      throw SpecError("/reference", "the reference kernel of '" + spec.name + "' does not compile for " + arch +
+                                        ":\n" + excerpt(cr.log, kLogExcerpt));
+    }
+    Writer w;
+    w.u8(static_cast<std::uint8_t>(Op::load_run));
+    detail::write_plan(w, *plan);
+    w.bytes(cr.cubin.data(), cr.cubin.size());
+    Reply r = call(w.buffer(), opt.timeout_seconds);
+    if (r.kind != Reply::Kind::ok) {
+      throw UsageError("the reference kernel of '" + spec.name + "' failed: " + r.message);
+    }
+    Reader rd(r.payload, 1);
+    HostBuffers out;
+    for (std::uint64_t n = rd.u64(); n > 0; --n) {
+      std::string name = rd.str();
+      out[name] = rd.bytes();
+    }
+    call_ok(simple(Op::unload), "unloading the reference kernel failed");
+    return out;
+  }
+
+  // ---- evaluation ------------------------------------------------------------------------------------
+
+  std::string protocol() const {
+    return "events;warmup=" + std::to_string(opt.warmup) + ";samples=" + std::to_string(opt.samples) +
+           ";l2=" + (flush_bytes() != 0 ? "flush" : "warm");
+  }
+
+  std::vector<Measurement> evaluate(const std::vector<Config>& configs) {
+    if (!prepared) throw UsageError("CudaBackend::evaluate() called before prepare()");
+    const TuningSpec& spec = adapter->spec();
+    const std::string name = program_name();
+
+    struct Item {
+      LaunchPlan plan;
+      std::string key;
+      std::optional<CompileResult> cached;
+      std::size_t task = 0;
+    };
+    std::vector<Item> items(configs.size());
+    std::vector<std::function<CompileResult()>> tasks;
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      Item& it = items[i];
+      it.plan = adapter->plan(configs[i], workload, problem, info);
+      std::vector<std::string> options = options_for(configs[i]);
+      if (cache != nullptr) {
+        it.key = binary_key(spec.source_text, options, arch);
+        it.cached = cache->get(it.key);
+        if (it.cached) it.cached->cached = true;
+      }
+      if (!it.cached) {
+        it.task = tasks.size();
+        tasks.push_back([source = &spec.source_text, name, options = std::move(options), a = arch] {
+          return compile(*source, name, options, a);
+        });
+      }
+    }
+    const int threads = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::thread::hardware_concurrency());
+    CompilePool pool(std::move(tasks), std::max(threads, 1));
+
+    std::vector<Measurement> out;
+    out.reserve(configs.size());
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      Item& it = items[i];
+      CompileResult cr;
+      if (it.cached) {
+        cr = std::move(*it.cached);
+      } else {
+        cr = pool.get(it.task);
+        if (cache != nullptr) cache->put(it.key, cr);
+      }
+      out.push_back(measure(it.plan, cr));
+    }
+    return out;
+  }
+
+  /// Fills status and log from a failed reply; false if the reply was ok.
+  static bool failed(const Reply& r, Measurement& m) {
+    switch (r.kind) {
+      case Reply::Kind::ok: return false;
+      case Reply::Kind::cuda_error:
+        m.status = !r.sticky ? TrialStatus::launch_error
+                   : r.code == CUDA_ERROR_LAUNCH_TIMEOUT ? TrialStatus::timeout
+                                                         : TrialStatus::runtime_fault;
+        break;
+      case Reply::Kind::timeout: m.status = TrialStatus::timeout; break;
+      case Reply::Kind::died: m.status = TrialStatus::runtime_fault; break;
+    }
+    m.log = r.message;
+    m.median_ns = m.min_ns = m.spread = 0;
+    m.samples = 0;
+    return true;
+  }
+
+  Measurement measure(const LaunchPlan& plan, const CompileResult& cr) {
+    Measurement m;
+    m.protocol = protocol();
+    m.compile_ms = cr.cached ? 0.0 : cr.ms;
+    if (!cr.ok) {
+      m.status = TrialStatus::compile_error;
+      m.log = excerpt(cr.log, kLogExcerpt);
+      return m;
+    }
+
+    // Verification run on poisoned outputs.
+    const auto verify_start = std::chrono::steady_clock::now();
+    Writer w;
+    w.u8(static_cast<std::uint8_t>(Op::load_run));
+    detail::write_plan(w, plan);
+    w.bytes(cr.cubin.data(), cr.cubin.size());
+    Reply r = call(w.buffer(), opt.timeout_seconds);
+    if (failed(r, m)) return m;
+    const double run_seconds = seconds_since(verify_start);
+    Reader rd(r.payload, 1);
+    HostBuffers outputs;
+    for (std::uint64_t n = rd.u64(); n > 0; --n) {
+      std::string buffer = rd.str();
+      outputs[buffer] = rd.bytes();
+    }
+    r.payload.clear();
+    const std::string mismatch = adapter->verify(outputs, expected, workload, problem);
+    m.verify_ms = seconds_since(verify_start) * 1e3;
+    if (!mismatch.empty()) {
+      m.status = TrialStatus::wrong_result;
+      m.log = mismatch;
+      call_ok(simple(Op::unload), "unloading a module failed");
+      // A wrong kernel may have written into its inputs.
+      call_ok(simple(Op::restore_inputs), "restoring the inputs failed");
+      return m;
+    }
+
+    // Timing.
+    Writer t;
+    t.u8(static_cast<std::uint8_t>(Op::time));
+    t.i32(opt.warmup);
+    t.i32(opt.samples);
+    t.u8(opt.flush_l2 ? 1 : 0);
+    t.f64(opt.max_seconds_per_config);
+    const double time_limit = opt.timeout_seconds + opt.max_seconds_per_config +
+                              2.0 * (opt.warmup + std::min(opt.samples, 7)) * run_seconds;
+    r = call(t.buffer(), time_limit);
+    if (failed(r, m)) return m;
+    Reader samples(r.payload, 1);
+    std::vector<double> ms(samples.u64());
+    for (auto& v : ms) v = samples.f64();
+    if (ms.empty()) throw EnvironmentError("the GPU executor returned no samples");
+    std::sort(ms.begin(), ms.end());
+    const std::size_t n = ms.size();
+    const double median = n % 2 == 1 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+    m.status = TrialStatus::ok;
+    m.median_ns = median * 1e6;
+    m.min_ns = ms.front() * 1e6;
+    m.spread = median > 0 ? (quantile(ms, 0.9) - quantile(ms, 0.1)) / median : 0.0;
+    m.samples = static_cast<int>(n);
+    return m;
+  }
+
+  double copy_bandwidth() {
+    if (copy_gbps) return *copy_gbps;
+    Reply r = call(simple(Op::copy_bandwidth), kCopyTimeoutS);
+    if (r.kind != Reply::Kind::ok) throw EnvironmentError("measuring the copy bandwidth failed: " + r.message);
+    Reader rd(r.payload, 1);
+    copy_gbps = rd.f64();
+    return *copy_gbps;
+  }
+};
+
+CudaBackend::CudaBackend(std::shared_ptr<const KernelAdapter> adapter, TimingOptions options, BinaryCache* cache)
+    : impl_(std::make_unique<Impl>(std::move(adapter), options, cache)) {}
+
+CudaBackend::~CudaBackend() = default;
+
+DeviceInfo CudaBackend::device() const { return impl_->info; }
+
+std::string CudaBackend::compiler_version() const { return nvrtc_version(); }
+
+void CudaBackend::prepare(const Workload& w, const ProblemKey& p, std::uint64_t seed) {
+  impl_->prepare(w, p, seed);
+}
+
+double CudaBackend::copy_bandwidth_gbps() { return impl_->copy_bandwidth(); }
+
+std::vector<Measurement> CudaBackend::evaluate(const std::vector<Config>& configs) {
+  return impl_->evaluate(configs);
+}
+
+}  // namespace autotune::cuda

@@ -1,0 +1,109 @@
+// Internal to tuner/cuda: the CUDA driver API loaded at run time with dlopen("libcuda.so.1").
+// Nothing links libcuda: every entry point is obtained through cuGetProcAddress_v2, so binaries start on
+// machines without an NVIDIA driver and report the missing driver only when a GPU is actually needed.
+#pragma once
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <string>
+
+#include "tuner/core/error.hpp"
+#include "tuner/core/keys.hpp"
+
+namespace autotune::cuda::detail {
+
+/// Entry points requested from the driver with this CUDA version (ABI of CUDA 12.0; every PFN type below is
+/// the one the driver hands out for it). Drivers older than 12.0 are refused.
+constexpr int kRequestedApiVersion = 12000;
+
+/// Prefix of every "driver/GPU is missing" message (tests and users grep for it).
+constexpr const char* kNoDriverPrefix = "no NVIDIA driver/GPU found: ";
+
+/// Driver entry points. Filled once by driver(); immutable afterwards, so safe to read from any thread.
+struct Driver {
+  int version = 0;       // cuDriverGetVersion, e.g. 13000
+  int device_count = 0;  // cuDeviceGetCount at load time (> 0)
+
+  PFN_cuGetErrorName_v6000 get_error_name = nullptr;
+  PFN_cuGetErrorString_v6000 get_error_string = nullptr;
+  PFN_cuInit_v2000 init = nullptr;
+  PFN_cuDriverGetVersion_v2020 driver_get_version = nullptr;
+  PFN_cuDeviceGetCount_v2000 device_get_count = nullptr;
+  PFN_cuDeviceGet_v2000 device_get = nullptr;
+  PFN_cuDeviceGetName_v2000 device_get_name = nullptr;
+  PFN_cuDeviceGetAttribute_v2000 device_get_attribute = nullptr;
+  PFN_cuDeviceTotalMem_v3020 device_total_mem = nullptr;
+  PFN_cuDeviceGetUuid_v11040 device_get_uuid = nullptr;
+
+  PFN_cuDevicePrimaryCtxRetain_v7000 primary_ctx_retain = nullptr;
+  PFN_cuDevicePrimaryCtxRelease_v11000 primary_ctx_release = nullptr;
+  PFN_cuDevicePrimaryCtxReset_v11000 primary_ctx_reset = nullptr;
+  PFN_cuCtxSetCurrent_v4000 ctx_set_current = nullptr;
+  PFN_cuCtxSynchronize_v2000 ctx_synchronize = nullptr;
+
+  PFN_cuMemGetInfo_v3020 mem_get_info = nullptr;
+  PFN_cuMemAlloc_v3020 mem_alloc = nullptr;
+  PFN_cuMemFree_v3020 mem_free = nullptr;
+  PFN_cuMemcpyHtoD_v3020 memcpy_htod = nullptr;
+  PFN_cuMemcpyDtoH_v3020 memcpy_dtoh = nullptr;
+  PFN_cuMemcpyDtoDAsync_v3020 memcpy_dtod_async = nullptr;
+  PFN_cuMemsetD8_v3020 memset_d8 = nullptr;
+  PFN_cuMemsetD32Async_v3020 memset_d32_async = nullptr;
+
+  PFN_cuStreamCreate_v2000 stream_create = nullptr;
+  PFN_cuStreamDestroy_v4000 stream_destroy = nullptr;
+  PFN_cuStreamSynchronize_v2000 stream_synchronize = nullptr;
+  PFN_cuEventCreate_v2000 event_create = nullptr;
+  PFN_cuEventDestroy_v4000 event_destroy = nullptr;
+  PFN_cuEventRecord_v2000 event_record = nullptr;
+  PFN_cuEventSynchronize_v2000 event_synchronize = nullptr;
+  PFN_cuEventElapsedTime_v2000 event_elapsed_time = nullptr;
+
+  PFN_cuModuleLoadData_v2000 module_load_data = nullptr;
+  PFN_cuModuleUnload_v2000 module_unload = nullptr;
+  PFN_cuModuleGetFunction_v2000 module_get_function = nullptr;
+  PFN_cuFuncSetAttribute_v9000 func_set_attribute = nullptr;
+  PFN_cuLaunchKernel_v4000 launch_kernel = nullptr;
+};
+
+/// The loaded driver (first call loads it: dlopen, cuGetProcAddress_v2, cuInit, at least one device).
+/// Throws EnvironmentError "no NVIDIA driver/GPU found: <why>" when that fails (the failure is remembered).
+/// Thread-safe.
+const Driver& driver();
+
+/// Like driver() but returns nullptr and sets *reason instead of throwing. Thread-safe.
+const Driver* try_driver(std::string* reason);
+
+/// A driver call that returned an error. code() lets callers tell launch errors from sticky faults.
+class CudaCallError : public EnvironmentError {
+ public:
+  CudaCallError(CUresult code, std::string function, const std::string& message)
+      : EnvironmentError(message), code_(code), function_(std::move(function)) {}
+  CUresult code() const { return code_; }
+  const std::string& function() const { return function_; }
+
+ private:
+  CUresult code_;
+  std::string function_;
+};
+
+/// "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)"; works before/without a driver.
+std::string error_text(CUresult r);
+
+/// Throws CudaCallError "<function> failed: <error_text>". function may carry context, e.g.
+/// "cuModuleGetFunction(reduce)".
+[[noreturn]] void throw_call_error(CUresult r, const std::string& function);
+
+/// Throws CudaCallError unless r == CUDA_SUCCESS (no allocation on success).
+inline void check(CUresult r, const char* function) {
+  if (r != CUDA_SUCCESS) throw_call_error(r, function);
+}
+
+/// True for errors that corrupt the context (illegal address, misaligned address, launch failed, trap,
+/// assert, ...): the context must be reset before the device can be used again.
+bool is_sticky(CUresult r);
+
+/// Properties of GPU `ordinal`. Throws EnvironmentError (no driver) or UsageError (no such ordinal).
+DeviceInfo query_device(int ordinal);
+
+}  // namespace autotune::cuda::detail

@@ -1,0 +1,182 @@
+// NVRTC compilation to CUBIN for an explicit architecture, the binary cache key and config defines.
+// Needs the CUDA toolkit's libnvrtc, never a GPU or driver.
+#include <nvrtc.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdlib>
+
+#include "tuner/core/error.hpp"
+#include "tuner/core/hash.hpp"
+#include "tuner/cuda/runtime.hpp"
+
+#ifndef AUTOTUNE_CUDA_INCLUDE_DIR
+#define AUTOTUNE_CUDA_INCLUDE_DIR "/usr/local/cuda/include"
+#endif
+
+namespace autotune::cuda {
+namespace {
+
+bool is_directory(const std::string& path) {
+  struct stat st {};
+  return !path.empty() && stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::vector<std::string> split_list(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char ch : text) {
+    if (ch == sep) {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += ch;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+// "-I<dir>" for the toolkit include directories that exist, plus their cccl/ subfolders (CUB, Thrust and
+// libcu++ live there since CUDA 13). The environment variable AUTOTUNE_CUDA_INCLUDE_DIR (':'-separated)
+// replaces the directories fixed at build time, for machines where the toolkit lives elsewhere.
+const std::vector<std::string>& include_options() {
+  static const std::vector<std::string> options = [] {
+    std::vector<std::string> dirs;
+    if (const char* env = std::getenv("AUTOTUNE_CUDA_INCLUDE_DIR"); env != nullptr && *env != '\0') {
+      dirs = split_list(env, ':');
+    } else {
+      dirs = split_list(AUTOTUNE_CUDA_INCLUDE_DIR, ';');  // CMake lists are ';'-separated
+    }
+    std::vector<std::string> out;
+    for (const auto& dir : dirs) {
+      if (!is_directory(dir)) continue;
+      out.push_back("-I" + dir);
+      if (is_directory(dir + "/cccl")) out.push_back("-I" + dir + "/cccl");
+    }
+    return out;
+  }();
+  return options;
+}
+
+std::string nvrtc_error(nvrtcResult r, const char* function) {
+  return std::string(function) + " failed: " + nvrtcGetErrorString(r);
+}
+
+// NVRTC program handle that is always destroyed.
+struct Program {
+  nvrtcProgram handle = nullptr;
+  ~Program() {
+    if (handle != nullptr) nvrtcDestroyProgram(&handle);
+  }
+};
+
+std::string program_log(nvrtcProgram prog) {
+  std::size_t size = 0;
+  if (nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || size <= 1) return {};
+  std::string log(size, '\0');
+  if (nvrtcGetProgramLog(prog, log.data()) != NVRTC_SUCCESS) return {};
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  return log;
+}
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+}  // namespace
+
+std::string nvrtc_version() {
+  static const std::string version = [] {
+    int major = 0, minor = 0;
+    nvrtcResult r = nvrtcVersion(&major, &minor);
+    if (r != NVRTC_SUCCESS) throw EnvironmentError("NVRTC is unusable: " + nvrtc_error(r, "nvrtcVersion"));
+    return std::to_string(major) + "." + std::to_string(minor);
+  }();
+  return version;
+}
+
+CompileResult compile(const std::string& source, const std::string& program_name,
+                      const std::vector<std::string>& options, const std::string& arch) {
+  const auto start = std::chrono::steady_clock::now();
+  CompileResult result;
+  std::string target = arch;
+  if (!target.empty() && target.find_first_not_of("0123456789") == std::string::npos) target = "sm_" + target;
+  if (!starts_with(target, "sm_")) {
+    result.log = "compile: arch must name a real architecture such as \"sm_90\" (CUBIN output), got \"" + arch + "\"";
+    return result;
+  }
+
+  std::vector<std::string> all;
+  all.push_back("-arch=" + target);
+  bool has_std = false;
+  for (const auto& o : options) has_std = has_std || starts_with(o, "-std=") || starts_with(o, "--std=");
+  if (!has_std) all.push_back("-std=c++17");
+  for (const auto& inc : include_options()) all.push_back(inc);
+  all.insert(all.end(), options.begin(), options.end());
+  std::vector<const char*> argv;
+  argv.reserve(all.size());
+  for (const auto& o : all) argv.push_back(o.c_str());
+
+  Program prog;
+  const std::string name = program_name.empty() ? "kernel.cu" : program_name;
+  nvrtcResult r = nvrtcCreateProgram(&prog.handle, source.c_str(), name.c_str(), 0, nullptr, nullptr);
+  if (r != NVRTC_SUCCESS) throw EnvironmentError("NVRTC is unusable: " + nvrtc_error(r, "nvrtcCreateProgram"));
+
+  r = nvrtcCompileProgram(prog.handle, static_cast<int>(argv.size()), argv.data());
+  result.log = program_log(prog.handle);
+  if (r == NVRTC_ERROR_OUT_OF_MEMORY || r == NVRTC_ERROR_BUILTIN_OPERATION_FAILURE ||
+      r == NVRTC_ERROR_INTERNAL_ERROR) {
+    throw EnvironmentError("NVRTC is unusable: " + nvrtc_error(r, "nvrtcCompileProgram") +
+                           (result.log.empty() ? "" : "\n" + result.log));
+  }
+  if (r != NVRTC_SUCCESS) {
+    // Compilation errors and rejected options are properties of this source/option set: a result.
+    if (r != NVRTC_ERROR_COMPILATION || result.log.empty()) {
+      result.log = nvrtc_error(r, "nvrtcCompileProgram") + (result.log.empty() ? "" : "\n" + result.log);
+    }
+  } else {
+    std::size_t size = 0;
+    r = nvrtcGetCUBINSize(prog.handle, &size);
+    if (r == NVRTC_SUCCESS && size > 0) {
+      result.cubin.resize(size);
+      r = nvrtcGetCUBIN(prog.handle, reinterpret_cast<char*>(result.cubin.data()));
+    }
+    if (r != NVRTC_SUCCESS || size == 0) {
+      result.cubin.clear();
+      result.log += (result.log.empty() ? "" : "\n") +
+                    (r != NVRTC_SUCCESS ? nvrtc_error(r, "nvrtcGetCUBIN") : std::string("NVRTC produced no CUBIN"));
+    } else {
+      result.ok = true;
+    }
+  }
+  result.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+std::vector<std::string> config_defines(const Config& c) {
+  std::vector<std::string> out;
+  out.reserve(c.values().size() + 1);
+  for (const auto& [name, value] : c.values()) out.push_back("-D" + name + "=" + std::to_string(value));
+  out.push_back("-DAUTOTUNE_STRICT=1");
+  return out;
+}
+
+std::string binary_key(const std::string& source, const std::vector<std::string>& options,
+                       const std::string& arch) {
+  // Fields are separated by NUL bytes so that ("ab","c") and ("a","bc") differ. The fixed options the
+  // compile function adds (-std, include dirs) are part of the NVRTC version's behaviour, not hashed.
+  std::string text = "autotune-cubin-v1";
+  text += '\0';
+  text += "nvrtc=" + nvrtc_version();
+  text += '\0';
+  text += "arch=" + arch;
+  text += '\0';
+  for (const auto& o : options) {
+    text += o;
+    text += '\0';
+  }
+  text += '\0';
+  text += source;
+  return content_hash(text);
+}
+
+}  // namespace autotune::cuda

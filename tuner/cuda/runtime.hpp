@@ -1,0 +1,96 @@
+// Public face of the CUDA module: device discovery, NVRTC compilation and the CUDA backend.
+// No CUDA header is included here; the driver is loaded with dlopen("libcuda.so.1") on first use.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuner/core/adapter.hpp"
+#include "tuner/core/backend.hpp"
+
+namespace autotune::cuda {
+
+/// True if libcuda.so.1 loads, cuInit succeeds and at least one GPU exists; otherwise reason says why
+/// (e.g. "no NVIDIA driver/GPU found: libcuda.so.1 cannot be loaded"). Thread-safe.
+bool driver_available(std::string* reason = nullptr);
+
+/// All GPUs. Throws EnvironmentError with the reason when no driver/GPU is usable.
+std::vector<DeviceInfo> list_devices();
+
+/// NVRTC version, e.g. "13.0". Works without a GPU.
+std::string nvrtc_version();
+
+struct CompileResult {
+  bool ok = false;
+  std::vector<unsigned char> cubin;
+  std::string log;     // NVRTC log (always kept for failures)
+  double ms = 0;       // wall time of the compilation
+  bool cached = false; // true if taken from a BinaryCache
+};
+
+/// Compiles source to CUBIN for arch ("sm_90") with -std=c++17, the toolkit include path, and options
+/// (e.g. "-DBLOCK_SIZE=256"). Failure is a result, not an exception (EnvironmentError only if NVRTC itself
+/// is unusable). Thread-safe. Works without a GPU.
+/// The include path is the toolkit's include directory fixed at build time plus its cccl/ subfolder (CUB,
+/// libcu++), or the ':'-separated directories of the environment variable AUTOTUNE_CUDA_INCLUDE_DIR.
+/// An -std= option in options replaces the default -std=c++17.
+CompileResult compile(const std::string& source, const std::string& program_name,
+                      const std::vector<std::string>& options, const std::string& arch);
+
+/// "-DNAME=value" for every parameter of the config, plus "-DAUTOTUNE_STRICT=1".
+std::vector<std::string> config_defines(const Config& c);
+
+/// Hash of source + options + NVRTC version + arch: the key of a cached binary.
+std::string binary_key(const std::string& source, const std::vector<std::string>& options,
+                       const std::string& arch);
+
+/// Optional persistent store of compiled binaries (implemented over the database by the caller).
+class BinaryCache {
+ public:
+  virtual ~BinaryCache() = default;
+  virtual std::optional<CompileResult> get(const std::string& key) = 0;
+  virtual void put(const std::string& key, const CompileResult& r) = 0;
+};
+
+struct TimingOptions {
+  int warmup = 3;            // untimed runs before sampling
+  int samples = 15;          // timed runs (>= 7 recommended); median, min and spread are stored
+  bool flush_l2 = true;      // overwrite a buffer of 2x the L2 size before each sample
+  double max_seconds_per_config = 2.0;  // sampling stops early after this much GPU time (>= 7 samples)
+  int jobs = 0;              // compile threads (0 = hardware concurrency)
+  int device = 0;            // ordinal
+  /// Run GPU work in a worker process (this executable, restarted after a fault): a sticky fault such as an
+  /// illegal address cannot be recovered inside a process. false: in-process, and after a sticky fault the
+  /// backend throws EnvironmentError on its next use.
+  bool isolate = true;
+  /// Limit for one verification run (isolate only; the timing phase gets this plus its expected duration):
+  /// past it the worker is killed -> TrialStatus::timeout, and a new worker takes over.
+  double timeout_seconds = 60.0;
+};
+
+/// Backend that compiles with NVRTC, verifies against the adapter's reference on poisoned outputs, and
+/// times with CUDA events. Not thread-safe (one session at a time).
+/// With TimingOptions::isolate (the default) the GPU work runs in a worker process: the host executable
+/// started again from /proc/self/exe with AUTOTUNE_CUDA_WORKER_FD set, which a static initializer of this
+/// library serves before main() runs. Inputs are re-created from the seed when a worker is replaced.
+class CudaBackend : public Backend {
+ public:
+  /// Throws EnvironmentError if no driver/GPU is usable.
+  CudaBackend(std::shared_ptr<const KernelAdapter> adapter, TimingOptions options,
+              BinaryCache* cache = nullptr);
+  ~CudaBackend() override;
+  DeviceInfo device() const override;
+  std::string kind() const override { return "cuda"; }
+  std::string compiler_version() const override;
+  void prepare(const Workload& w, const ProblemKey& p, std::uint64_t seed) override;
+  double copy_bandwidth_gbps() override;
+  std::vector<Measurement> evaluate(const std::vector<Config>& configs) override;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace autotune::cuda

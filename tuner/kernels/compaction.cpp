@@ -1,0 +1,332 @@
+// Adapter of the compaction family (kernels_src/compaction): select flagged elements or those greater
+// than a threshold, stable, with the count written to device memory. Problem dims n and select_pct (the
+// percentage of selected elements, placed at random). See docs/compaction.md.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "tuner/core/error.hpp"
+#include "tuner/kernels/host_util.hpp"
+#include "tuner/kernels/registry.hpp"
+
+namespace autotune::kernels {
+
+namespace {
+
+// Numbering shared with compaction.cu (DTYPE_ID) and the reduction and scan families.
+enum class Elem { int32 = 0, float32 = 1, float64 = 2 };
+
+constexpr int kSinglePass = 1;             // VARIANT of compact_single_pass; 0 is three_phase
+constexpr std::size_t kRegionAlign = 256;  // bytes between scratch regions
+constexpr std::int64_t kIntRange = 1000000000;
+
+const char* const kRequiredParams[] = {"VARIANT", "BLOCK_SIZE", "ITEMS_PER_THREAD", "STAGE_OUTPUT"};
+
+std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+
+struct Kind {
+  Elem elem = Elem::float32;
+  bool select_if = false;  // true: x > 0; false: flags[i] != 0
+  std::size_t size = 4;
+};
+
+Kind classify(const Workload& w) {
+  Kind k;
+  if (w.dtype == "int32") k.elem = Elem::int32;
+  else if (w.dtype == "float32") k.elem = Elem::float32;
+  else if (w.dtype == "float64") k.elem = Elem::float64;
+  else throw UsageError("compaction workload " + w.key() + ": unsupported dtype '" + w.dtype + "' (int32, float32, float64)");
+  if (w.op == "flagged") k.select_if = false;
+  else if (w.op == "if") k.select_if = true;
+  else throw UsageError("compaction workload " + w.key() + ": unknown selection '" + w.op + "' (flagged, if)");
+  k.size = static_cast<std::size_t>(dtype_size(w.dtype));
+  return k;
+}
+
+class CompactionAdapter : public KernelAdapter {
+ public:
+  explicit CompactionAdapter(TuningSpec s) : KernelAdapter(std::move(s)) {
+    for (const char* name : kRequiredParams)
+      if (spec_.find_param(name) == nullptr)
+        throw SpecError("/parameters", std::string("the compaction family needs parameter ") + name);
+    if (spec_.problem_dims != std::vector<std::string>{"n", "select_pct"})
+      throw SpecError("/problem/dims", "the compaction family has the dimensions [\"n\", \"select_pct\"]");
+    for (std::size_t i = 0; i < spec_.workloads.size(); ++i) {
+      try {
+        classify(spec_.workloads[i]);
+      } catch (const UsageError& e) {
+        throw SpecError("/workloads/" + std::to_string(i), e.what());
+      }
+    }
+  }
+
+  std::vector<std::string> compile_options(const Workload& w) const override {
+    const Kind k = kind(w);
+    return {"-DDTYPE_ID=" + std::to_string(static_cast<int>(k.elem)),
+            "-DSELECT_IF=" + std::string(k.select_if ? "1" : "0")};
+  }
+
+  LaunchPlan plan(const Config& c, const Workload& w, const ProblemKey& p, const DeviceInfo&) const override {
+    const Kind k = kind(w);
+    const std::int64_t n = problem(p).first;
+    const std::int64_t variant = c.at("VARIANT");
+    const std::int64_t block = c.at("BLOCK_SIZE");
+    const std::int64_t items = c.at("ITEMS_PER_THREAD");
+    if (variant < 0 || variant > kSinglePass) throw UsageError("compaction: VARIANT must be 0 or 1");
+    if (block < 32 || block > 1024 || block % 32 != 0 || items < 1)
+      throw UsageError("compaction: BLOCK_SIZE must be a multiple of 32 in [32, 1024] and ITEMS_PER_THREAD >= 1");
+    const std::int64_t tile = block * items;
+    auto tiles_of = [&](std::int64_t m) { return (m + tile - 1) / tile; };
+    const std::int64_t tiles = tiles_of(n);
+
+    LaunchPlan plan;
+    plan.buffers.push_back({"in", static_cast<std::size_t>(n) * k.size, BufferRole::input});
+    if (!k.select_if) plan.buffers.push_back({"flags", static_cast<std::size_t>(n), BufferRole::input});
+    plan.buffers.push_back({"out", static_cast<std::size_t>(n) * k.size, BufferRole::output});
+    plan.buffers.push_back({"count", 4, BufferRole::output});
+    // Arguments every data kernel starts with: values, flags (a null pointer for "if"), threshold, n.
+    std::vector<KernelArg> head = {KernelArg::buf("in"), k.select_if ? KernelArg::u64(0) : KernelArg::buf("flags"),
+                                   threshold_arg(k), KernelArg::i64(n)};
+
+    if (variant == kSinglePass) {
+      // Layout of tile_state: see "decoupled look-back" in compaction.cu; all of it is cleared.
+      const std::size_t state_bytes = 8 + 8 * static_cast<std::size_t>(tiles);
+      plan.buffers.push_back({"tile_state", state_bytes, BufferRole::scratch});
+      LaunchStep clear;
+      clear.kind = LaunchStep::Kind::memset32;
+      clear.buffer = "tile_state";
+      clear.value = 0;
+      clear.count = state_bytes / 4;
+      plan.steps.push_back(clear);
+      LaunchStep s = kernel_step("compact_single_pass", tiles, block);
+      s.args = head;
+      s.args.push_back(KernelArg::buf("out"));
+      s.args.push_back(KernelArg::buf("count"));
+      s.args.push_back(KernelArg::buf("tile_state"));
+      plan.steps.push_back(std::move(s));
+      return plan;
+    }
+
+    // Three-phase. The tile counts (m[0] = tiles of them) are scanned like the scan family's hierarchy:
+    // level l scans m[l] counts in tiles_of(m[l]) tiles; m[l + 1] = tiles_of(m[l]). Scratch "partials" holds
+    // raw[l] (counts of level l) and scanned[l] (their exclusive scan) for every level, plus raw[L] (one
+    // element: the total of the last level, unused).
+    std::vector<std::int64_t> m{tiles};
+    while (tiles_of(m.back()) > 1) m.push_back(tiles_of(m.back()));
+    const std::size_t levels = m.size();
+    std::vector<std::size_t> raw(levels + 1), scanned(levels);
+    std::size_t bytes = 0;
+    for (std::size_t l = 0; l <= levels; ++l) {
+      const auto count = static_cast<std::size_t>(l < levels ? m[l] : 1);
+      raw[l] = bytes;
+      bytes = align_up(bytes + count * 4, kRegionAlign);
+      if (l < levels) {
+        scanned[l] = bytes;
+        bytes = align_up(bytes + count * 4, kRegionAlign);
+      }
+    }
+    plan.buffers.push_back({"partials", bytes, BufferRole::scratch});
+    LaunchStep count_step = kernel_step("compact_count", tiles, block);
+    count_step.args = head;
+    count_step.args.push_back(KernelArg::buf("partials", raw[0]));
+    plan.steps.push_back(std::move(count_step));
+    for (std::size_t l = 0; l < levels; ++l) {
+      LaunchStep s = kernel_step("compact_scan_tiles", tiles_of(m[l]), block);
+      s.args = {KernelArg::buf("partials", raw[l]), KernelArg::buf("partials", scanned[l]), KernelArg::i64(m[l]),
+                KernelArg::buf("partials", raw[l + 1])};
+      plan.steps.push_back(std::move(s));
+    }
+    for (std::size_t l = levels - 1; l-- > 0;) {
+      LaunchStep s = kernel_step("compact_scan_add", tiles_of(m[l]) - 1, block);
+      s.args = {KernelArg::buf("partials", scanned[l]), KernelArg::i64(m[l]), KernelArg::buf("partials", scanned[l + 1])};
+      plan.steps.push_back(std::move(s));
+    }
+    LaunchStep scatter = kernel_step("compact_scatter", tiles, block);
+    scatter.args = head;
+    scatter.args.push_back(KernelArg::buf("partials", scanned[0]));
+    scatter.args.push_back(KernelArg::buf("out"));
+    scatter.args.push_back(KernelArg::buf("count"));
+    plan.steps.push_back(std::move(scatter));
+    return plan;
+  }
+
+  /// Exactly selected_count(n, select_pct) elements are selected, at positions drawn uniformly (selection
+  /// sampling). "flagged": flags are 0 or a random byte in [1, 255], values random and non-zero. "if":
+  /// selected values are positive, the others negative (threshold 0).
+  HostBuffers make_inputs(const Workload& w, const ProblemKey& p, std::uint64_t seed) const override {
+    const Kind k = kind(w);
+    const auto [n64, pct] = problem(p);
+    const auto n = static_cast<std::size_t>(n64);
+    std::mt19937_64 rng(seed);
+    std::vector<unsigned char> values(n * k.size);
+    std::vector<unsigned char> flags(k.select_if ? 0 : n);
+    std::uint64_t need = static_cast<std::uint64_t>(selected_count(n64, pct));
+    for (std::size_t i = 0; i < n; ++i) {
+      const bool take = need > 0 && rng() % static_cast<std::uint64_t>(n - i) < need;
+      if (take) --need;
+      const std::uint64_t r = rng();
+      const bool negative = k.select_if ? !take : (r & 1) != 0;
+      switch (k.elem) {
+        case Elem::int32: {
+          const auto mag = static_cast<std::int32_t>(1 + (r >> 1) % kIntRange);
+          store_element(values, i, negative ? -mag : mag);
+          break;
+        }
+        case Elem::float32: {
+          const float mag = static_cast<float>(static_cast<double>((r >> 40) + 1) * 0x1p-24);
+          store_element(values, i, negative ? -mag : mag);
+          break;
+        }
+        case Elem::float64: {
+          const double mag = static_cast<double>((r >> 11) + 1) * 0x1p-53;
+          store_element(values, i, negative ? -mag : mag);
+          break;
+        }
+      }
+      if (!k.select_if) flags[i] = take ? static_cast<unsigned char>(1 + (r >> 56) % 255) : 0;
+    }
+    HostBuffers out;
+    out["in"] = std::move(values);
+    if (!k.select_if) out["flags"] = std::move(flags);
+    return out;
+  }
+
+  std::optional<HostBuffers> reference(const HostBuffers& inputs, const Workload& w,
+                                       const ProblemKey& p) const override {
+    const Kind k = kind(w);
+    const auto n = static_cast<std::size_t>(problem(p).first);
+    auto in_it = inputs.find("in");
+    if (in_it == inputs.end() || in_it->second.size() != n * k.size)
+      throw UsageError("compaction reference: input buffer 'in' is missing or does not hold n elements");
+    const std::vector<unsigned char>& in = in_it->second;
+    const std::vector<unsigned char>* flags = nullptr;
+    if (!k.select_if) {
+      auto f_it = inputs.find("flags");
+      if (f_it == inputs.end() || f_it->second.size() != n)
+        throw UsageError("compaction reference: input buffer 'flags' is missing or does not hold n bytes");
+      flags = &f_it->second;
+    }
+    std::vector<unsigned char> selected;
+    selected.reserve(n * k.size);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!is_selected(k, in, flags, i)) continue;
+      selected.insert(selected.end(), in.begin() + static_cast<std::ptrdiff_t>(i * k.size),
+                      in.begin() + static_cast<std::ptrdiff_t>((i + 1) * k.size));
+    }
+    HostBuffers out;
+    out["count"] = to_bytes(static_cast<std::uint32_t>(selected.size() / k.size));
+    out["out"] = std::move(selected);
+    return out;
+  }
+
+  std::string verify(const HostBuffers& outputs, const HostBuffers& expected, const Workload& w,
+                     const ProblemKey& p) const override {
+    const Kind k = kind(w);
+    const auto n = static_cast<std::size_t>(problem(p).first);
+    const std::string where = " (" + w.key() + ", " + p.key() + ")";
+    auto count_it = outputs.find("count");
+    auto out_it = outputs.find("out");
+    if (count_it == outputs.end() || count_it->second.size() != 4) return "output 'count' is missing";
+    if (out_it == outputs.end() || out_it->second.size() != n * k.size) return "output 'out' is missing or has the wrong size";
+    auto want_count_it = expected.find("count");
+    auto want_it = expected.find("out");
+    if (want_count_it == expected.end() || want_it == expected.end()) return "expected values are missing";
+    const auto count = load_element<std::uint32_t>(count_it->second, 0);
+    const auto want_count = load_element<std::uint32_t>(want_count_it->second, 0);
+    if (count != want_count)
+      return "count = " + std::to_string(count) + " but expected " + std::to_string(want_count) + where;
+    const std::vector<unsigned char>& got = out_it->second;
+    const std::vector<unsigned char>& want = want_it->second;
+    if (want.size() != static_cast<std::size_t>(want_count) * k.size) return "expected values are inconsistent";
+    if (std::memcmp(got.data(), want.data(), want.size()) == 0) return "";
+    std::size_t bad = 0, first = 0;
+    for (std::size_t i = 0; i < want_count; ++i) {
+      if (std::memcmp(got.data() + i * k.size, want.data() + i * k.size, k.size) != 0 && bad++ == 0) first = i;
+    }
+    return "out[" + std::to_string(first) + "] = " + describe(k, got, first) + " but expected " +
+           describe(k, want, first) + "; " + std::to_string(bad) + " of " + std::to_string(want_count) +
+           " selected elements differ" + where;
+  }
+
+  /// Bytes every correct implementation must move: the values read once, the flags read once ("flagged"),
+  /// the selected values written. (The three-phase variant reads its inputs twice; single_pass reads the
+  /// values of unselected "flagged" elements not at all where whole sectors are unselected.)
+  double bytes_moved(const Workload& w, const ProblemKey& p) const override {
+    const Kind k = kind(w);
+    const auto [n, pct] = problem(p);
+    if (spec_.bytes_moved)
+      return static_cast<double>(eval_expr(*spec_.bytes_moved, spec_.default_config(), p, DeviceInfo{}, w));
+    const auto es = static_cast<double>(k.size);
+    return static_cast<double>(n) * es + (k.select_if ? 0.0 : static_cast<double>(n)) +
+           static_cast<double>(selected_count(n, pct)) * es;
+  }
+
+ private:
+  Kind kind(const Workload& w) const {
+    spec_.check_workload(w);
+    return classify(w);
+  }
+
+  /// (n, select_pct); UsageError unless 1 <= n < 2^32 and 0 <= select_pct <= 100.
+  std::pair<std::int64_t, std::int64_t> problem(const ProblemKey& p) const {
+    spec_.check_problem(p);
+    const std::int64_t n = p.at("n");
+    const std::int64_t pct = p.at("select_pct");
+    if (n < 1) throw UsageError("compaction: n must be at least 1");
+    if (n > std::int64_t{0xffffffff}) throw UsageError("compaction: n must be below 2^32 (32-bit counts)");
+    if (pct < 0 || pct > 100) throw UsageError("compaction: select_pct must be in [0, 100]");
+    return {n, pct};
+  }
+
+  /// Number of selected elements: n * select_pct / 100 rounded to nearest (halves up).
+  static std::int64_t selected_count(std::int64_t n, std::int64_t pct) { return (n * pct + 50) / 100; }
+
+  static KernelArg threshold_arg(const Kind& k) {
+    switch (k.elem) {
+      case Elem::int32: return KernelArg::i32(0);
+      case Elem::float32: return KernelArg::f32(0.0);
+      case Elem::float64: return KernelArg::f64(0.0);
+    }
+    return KernelArg::i32(0);
+  }
+
+  static bool is_selected(const Kind& k, const std::vector<unsigned char>& in,
+                          const std::vector<unsigned char>* flags, std::size_t i) {
+    if (!k.select_if) return (*flags)[i] != 0;
+    switch (k.elem) {
+      case Elem::int32: return load_element<std::int32_t>(in, i) > 0;
+      case Elem::float32: return load_element<float>(in, i) > 0.0f;
+      case Elem::float64: return load_element<double>(in, i) > 0.0;
+    }
+    return false;
+  }
+
+  static LaunchStep kernel_step(const std::string& kernel, std::int64_t grid, std::int64_t block) {
+    if (grid < 1 || grid > 2147483647)
+      throw UsageError("compaction: " + kernel + " would need " + std::to_string(grid) + " blocks");
+    LaunchStep s;
+    s.kind = LaunchStep::Kind::kernel;
+    s.kernel = kernel;
+    s.grid = {static_cast<std::uint32_t>(grid), 1, 1};
+    s.block = {static_cast<std::uint32_t>(block), 1, 1};
+    return s;
+  }
+
+  static std::string describe(const Kind& k, const std::vector<unsigned char>& v, std::size_t i) {
+    switch (k.elem) {
+      case Elem::int32: return std::to_string(load_element<std::int32_t>(v, i));
+      case Elem::float32: return format_number(load_element<float>(v, i));
+      case Elem::float64: return format_number(load_element<double>(v, i));
+    }
+    return "?";
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const KernelAdapter> make_compaction_adapter(const TuningSpec& spec) {
+  return std::make_shared<CompactionAdapter>(spec);
+}
+
+}  // namespace autotune::kernels

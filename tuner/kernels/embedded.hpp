@@ -1,0 +1,25 @@
+// Kernel sources and specs from kernels_src/, embedded at build time (see cmake/Embed.cmake).
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace autotune::embedded {
+
+struct File {
+  const char* path;  // relative to kernels_src/, e.g. "reduction/reduction.cu"
+  const char* data;
+  std::size_t size;
+};
+
+extern const File files[];
+extern const std::size_t file_count;
+
+/// Contents of an embedded file, or nullopt.
+std::optional<std::string_view> find(std::string_view path);
+/// Paths of every embedded "*.tune.json" spec.
+std::vector<std::string> spec_paths();
+
+}  // namespace autotune::embedded

@@ -1,0 +1,51 @@
+// Small host-side helpers shared by the kernel-family adapters: a portable seeded uniform generator over
+// std::mt19937_64 (the standard distributions are implementation-defined, these are not), typed access to
+// byte buffers, and number formatting for verification messages. All functions are pure or act only on
+// their arguments; thread-safe as long as each thread uses its own generator.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace autotune::kernels {
+
+/// Uniform in [0, 1) from the top 53 bits of one draw.
+double uniform01(std::mt19937_64& rng);
+
+/// Uniform integer in [lo, hi] (inclusive; requires lo <= hi). Bias below 2^-53 * (hi - lo + 1).
+std::int64_t uniform_int(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi);
+
+/// Uniform integer in [lo, hi] without 0 (requires lo < hi or lo == hi != 0).
+std::int64_t uniform_nonzero_int(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi);
+
+/// Element i of a buffer holding T values (memcpy, no alignment needed). No bounds check.
+template <typename T>
+T load_element(const std::vector<unsigned char>& bytes, std::size_t i) {
+  T v;
+  std::memcpy(&v, bytes.data() + i * sizeof(T), sizeof(T));
+  return v;
+}
+
+/// Writes element i of a buffer holding T values. No bounds check.
+template <typename T>
+void store_element(std::vector<unsigned char>& bytes, std::size_t i, const T& v) {
+  std::memcpy(bytes.data() + i * sizeof(T), &v, sizeof(T));
+}
+
+/// Bytes of one value.
+template <typename T>
+std::vector<unsigned char> to_bytes(const T& v) {
+  std::vector<unsigned char> out(sizeof(T));
+  std::memcpy(out.data(), &v, sizeof(T));
+  return out;
+}
+
+/// Shortest round-tripping decimal text of a double ("%.17g" trimmed where exact), e.g. "0.5", "-inf", "nan".
+std::string format_number(double v);
+
+/// Hex dump of bytes, e.g. "0000803f".
+std::string hex_bytes(const std::vector<unsigned char>& bytes);
+
+}  // namespace autotune::kernels

@@ -1,0 +1,387 @@
+// Adapter of the scan family (kernels_src/scan): workloads int32/float32/float64 x inclusive/exclusive x
+// sum/max, seeded inputs, CPU reference, launch plans (hierarchical multi-kernel scans and the single-pass
+// decoupled look-back scan), verification with a prefix-scaled tolerance for floating-point sums.
+// See docs/scan.md.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "tuner/core/error.hpp"
+#include "tuner/kernels/host_util.hpp"
+#include "tuner/kernels/registry.hpp"
+
+namespace autotune::kernels {
+
+namespace {
+
+// Numbering shared with scan.cu (DTYPE_ID, OP_ID) and the reduction family.
+enum class Elem { int32 = 0, float32 = 1, float64 = 2 };
+enum class Op { sum = 0, max = 2 };
+
+constexpr int kSinglePass = 4;           // VARIANT of scan_single_pass; 0-3 are hierarchical
+constexpr std::size_t kRegionAlign = 256;  // bytes; keeps VEC-wide accesses of every region aligned
+// Depth allowance of the float tolerance beyond log2(n): the sequential part of a thread (ITEMS_PER_THREAD
+// is at most 16 in the shipped spec).
+constexpr double kSequentialDepth = 16;
+
+const char* const kRequiredParams[] = {"VARIANT", "BLOCK_SIZE", "ITEMS_PER_THREAD", "VEC", "PADDING"};
+
+std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+
+struct Kind {
+  Elem elem = Elem::float32;
+  Op op = Op::sum;
+  bool exclusive = false;
+  std::size_t size = 4;  // bytes per element
+  bool float_sum() const { return op == Op::sum && elem != Elem::int32; }
+};
+
+/// "float32/inclusive_sum" -> Kind. Throws UsageError naming the supported forms.
+Kind classify(const Workload& w) {
+  Kind k;
+  if (w.dtype == "int32") k.elem = Elem::int32;
+  else if (w.dtype == "float32") k.elem = Elem::float32;
+  else if (w.dtype == "float64") k.elem = Elem::float64;
+  else throw UsageError("scan workload " + w.key() + ": unsupported dtype '" + w.dtype + "' (int32, float32, float64)");
+  const auto us = w.op.find('_');
+  const std::string kind = us == std::string::npos ? "" : w.op.substr(0, us);
+  const std::string op = us == std::string::npos ? "" : w.op.substr(us + 1);
+  if (kind == "inclusive") k.exclusive = false;
+  else if (kind == "exclusive") k.exclusive = true;
+  else throw UsageError("scan workload " + w.key() + ": the operator must be inclusive_<op> or exclusive_<op>");
+  if (op == "sum") k.op = Op::sum;
+  else if (op == "max") k.op = Op::max;
+  else throw UsageError("scan workload " + w.key() + ": unknown operator '" + op + "' (sum, max)");
+  k.size = static_cast<std::size_t>(dtype_size(w.dtype));
+  return k;
+}
+
+double epsilon_of(Elem e) {
+  return e == Elem::float32 ? static_cast<double>(std::numeric_limits<float>::epsilon())
+                            : std::numeric_limits<double>::epsilon();
+}
+
+class ScanAdapter : public KernelAdapter {
+ public:
+  explicit ScanAdapter(TuningSpec s) : KernelAdapter(std::move(s)) {
+    for (const char* name : kRequiredParams)
+      if (spec_.find_param(name) == nullptr)
+        throw SpecError("/parameters", std::string("the scan family needs parameter ") + name);
+    if (spec_.problem_dims != std::vector<std::string>{"n"})
+      throw SpecError("/problem/dims", "the scan family has exactly one dimension, n");
+    for (std::size_t i = 0; i < spec_.workloads.size(); ++i) {
+      try {
+        classify(spec_.workloads[i]);
+      } catch (const UsageError& e) {
+        throw SpecError("/workloads/" + std::to_string(i), e.what());
+      }
+    }
+  }
+
+  std::vector<std::string> compile_options(const Workload& w) const override {
+    const Kind k = kind(w);
+    return {"-DDTYPE_ID=" + std::to_string(static_cast<int>(k.elem)),
+            "-DOP_ID=" + std::to_string(static_cast<int>(k.op))};
+  }
+
+  LaunchPlan plan(const Config& c, const Workload& w, const ProblemKey& p, const DeviceInfo&) const override {
+    const Kind k = kind(w);
+    const std::int64_t n = problem_n(p);
+    const std::int64_t variant = c.at("VARIANT");
+    const std::int64_t block = c.at("BLOCK_SIZE");
+    const std::int64_t items = c.at("ITEMS_PER_THREAD");
+    if (variant < 0 || variant > kSinglePass) throw UsageError("scan: VARIANT must be 0..4");
+    if (block < 32 || block > 1024 || block % 32 != 0 || items < 1)
+      throw UsageError("scan: BLOCK_SIZE must be a multiple of 32 in [32, 1024] and ITEMS_PER_THREAD >= 1");
+    const std::int64_t tile = block * items;
+    const std::size_t es = k.size;
+    auto tiles_of = [&](std::int64_t m) { return (m + tile - 1) / tile; };
+
+    LaunchPlan plan;
+    plan.buffers.push_back({"in", static_cast<std::size_t>(n) * es, BufferRole::input});
+    plan.buffers.push_back({"out", static_cast<std::size_t>(n) * es, BufferRole::output});
+
+    if (variant == kSinglePass) {
+      // Layout of tile_state: see "tile status" in scan.cu. Counter and flags are cleared by a memset.
+      const auto tiles = static_cast<std::size_t>(tiles_of(n));
+      const std::size_t flag_bytes = es == 4 ? 8 * tiles : align_up(4 * tiles, 8);
+      const std::size_t value_bytes = es == 4 ? 0 : 2 * 8 * tiles;
+      plan.buffers.push_back({"tile_state", 8 + flag_bytes + value_bytes, BufferRole::scratch});
+      LaunchStep clear;
+      clear.kind = LaunchStep::Kind::memset32;
+      clear.buffer = "tile_state";
+      clear.value = 0;
+      clear.count = (8 + flag_bytes) / 4;
+      plan.steps.push_back(clear);
+      LaunchStep s = kernel_step("scan_single_pass", tiles_of(n), block);
+      s.args = {KernelArg::buf("in"), KernelArg::buf("out"), KernelArg::i64(n), KernelArg::i32(k.exclusive ? 1 : 0),
+                KernelArg::buf("tile_state")};
+      plan.steps.push_back(std::move(s));
+      return plan;
+    }
+
+    // Hierarchical: level l scans m[l] elements in tiles_of(m[l]) tiles; m[l + 1] = tiles_of(m[l]); the last
+    // level has one tile. Scratch "partials" holds, for l >= 1, raw[l] (the tile totals of level l - 1) and
+    // scan[l] (their exclusive scan), plus raw[L] (one element, the total of the last level, unused).
+    std::vector<std::int64_t> m{n};
+    while (tiles_of(m.back()) > 1) m.push_back(tiles_of(m.back()));
+    const std::size_t levels = m.size();
+    std::vector<std::size_t> raw(levels + 1), scanned(levels);
+    std::size_t bytes = 0;
+    for (std::size_t l = 1; l <= levels; ++l) {
+      const auto count = static_cast<std::size_t>(l < levels ? m[l] : 1);
+      raw[l] = bytes;
+      bytes = align_up(bytes + count * es, kRegionAlign);
+      if (l < levels) {
+        scanned[l] = bytes;
+        bytes = align_up(bytes + count * es, kRegionAlign);
+      }
+    }
+    plan.buffers.push_back({"partials", bytes, BufferRole::scratch});
+    auto data = [&](std::size_t l) { return l == 0 ? KernelArg::buf("out") : KernelArg::buf("partials", scanned[l]); };
+    for (std::size_t l = 0; l < levels; ++l) {
+      LaunchStep s = kernel_step("scan_tiles", tiles_of(m[l]), block);
+      s.args = {l == 0 ? KernelArg::buf("in") : KernelArg::buf("partials", raw[l]), data(l), KernelArg::i64(m[l]),
+                KernelArg::buf("partials", raw[l + 1]), KernelArg::i32(l == 0 ? (k.exclusive ? 1 : 0) : 1)};
+      plan.steps.push_back(std::move(s));
+    }
+    for (std::size_t l = levels - 1; l-- > 0;) {
+      LaunchStep s = kernel_step("scan_add", tiles_of(m[l]) - 1, block);
+      s.args = {data(l), KernelArg::i64(m[l]), KernelArg::buf("partials", scanned[l + 1])};
+      plan.steps.push_back(std::move(s));
+    }
+    return plan;
+  }
+
+  HostBuffers make_inputs(const Workload& w, const ProblemKey& p, std::uint64_t seed) const override {
+    const Kind k = kind(w);
+    const auto n = static_cast<std::size_t>(problem_n(p));
+    std::mt19937_64 rng(seed);
+    std::vector<unsigned char> bytes(n * k.size);
+    for (std::size_t i = 0; i < n; ++i) {
+      switch (k.elem) {
+        case Elem::int32: {
+          // Sums: small non-zero values, so that prefixes stay far from overflow (they would wrap exactly).
+          // Max: a wide range, so that a missing tile offset shows.
+          const auto v = static_cast<std::int32_t>(k.op == Op::sum ? uniform_nonzero_int(rng, -100, 100)
+                                                                   : uniform_nonzero_int(rng, -(1 << 30), 1 << 30));
+          store_element(bytes, i, v);
+          break;
+        }
+        case Elem::float32: store_element(bytes, i, static_cast<float>(float_value(rng, k, 24))); break;
+        case Elem::float64: store_element(bytes, i, float_value(rng, k, 53)); break;
+      }
+    }
+    HostBuffers out;
+    out["in"] = std::move(bytes);
+    return out;
+  }
+
+  std::optional<HostBuffers> reference(const HostBuffers& inputs, const Workload& w,
+                                       const ProblemKey& p) const override {
+    const Kind k = kind(w);
+    const auto n = static_cast<std::size_t>(problem_n(p));
+    auto it = inputs.find("in");
+    if (it == inputs.end() || it->second.size() != n * k.size)
+      throw UsageError("scan reference: input buffer 'in' is missing or does not hold n elements");
+    const std::vector<unsigned char>& in = it->second;
+    HostBuffers out;
+    switch (k.elem) {
+      case Elem::int32: out["out"] = int_reference(in, n, k); break;
+      case Elem::float32:
+        if (k.op == Op::sum) return float_sum_reference<float>(in, n, k);
+        out["out"] = max_reference<float>(in, n, k.exclusive);
+        break;
+      case Elem::float64:
+        if (k.op == Op::sum) return float_sum_reference<double>(in, n, k);
+        out["out"] = max_reference<double>(in, n, k.exclusive);
+        break;
+    }
+    return out;
+  }
+
+  std::string verify(const HostBuffers& outputs, const HostBuffers& expected, const Workload& w,
+                     const ProblemKey& p) const override {
+    const Kind k = kind(w);
+    const auto n = static_cast<std::size_t>(problem_n(p));
+    auto got_it = outputs.find("out");
+    if (got_it == outputs.end()) return "output 'out' is missing";
+    const std::vector<unsigned char>& got = got_it->second;
+    if (got.size() != n * k.size)
+      return "output 'out' has " + std::to_string(got.size()) + " bytes, expected " + std::to_string(n * k.size);
+    const std::string where = " (" + w.key() + ", " + p.key() + ")";
+
+    if (k.float_sum()) {
+      auto ref_it = expected.find("reference");
+      auto tol_it = expected.find("tolerance");
+      if (ref_it == expected.end() || tol_it == expected.end() || ref_it->second.size() != n * 8 ||
+          tol_it->second.size() != n * 8)
+        return "expected values lack the float reference and tolerance";
+      std::size_t bad = 0, first = 0;
+      double first_value = 0, first_err = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const double v = k.elem == Elem::float32 ? static_cast<double>(load_element<float>(got, i))
+                                                 : load_element<double>(got, i);
+        const double err = std::fabs(v - load_element<double>(ref_it->second, i));
+        if (err <= load_element<double>(tol_it->second, i)) continue;  // false for NaN
+        if (bad++ == 0) {
+          first = i;
+          first_value = v;
+          first_err = err;
+        }
+      }
+      if (bad == 0) return "";
+      return "out[" + std::to_string(first) + "] = " + format_number(first_value) + " but expected " +
+             format_number(load_element<double>(ref_it->second, first)) + " (|error| " + format_number(first_err) +
+             " > tolerance " + format_number(load_element<double>(tol_it->second, first)) + "); " +
+             std::to_string(bad) + " of " + std::to_string(n) + " elements differ" + where;
+    }
+
+    auto exp_it = expected.find("out");
+    if (exp_it == expected.end() || exp_it->second.size() != got.size()) return "expected value 'out' is missing";
+    const std::vector<unsigned char>& want = exp_it->second;
+    if (k.elem == Elem::int32 && got == want) return "";
+    std::size_t bad = 0, first = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      bool ok;
+      switch (k.elem) {
+        case Elem::int32: ok = load_element<std::int32_t>(got, i) == load_element<std::int32_t>(want, i); break;
+        // Max of floats compares values (+0 == -0: which zero wins a tie depends on the order).
+        case Elem::float32: ok = load_element<float>(got, i) == load_element<float>(want, i); break;
+        default: ok = load_element<double>(got, i) == load_element<double>(want, i); break;
+      }
+      if (!ok && bad++ == 0) first = i;
+    }
+    if (bad == 0) return "";
+    return "out[" + std::to_string(first) + "] = " + describe(k, got, first) + " but expected " +
+           describe(k, want, first) + "; " + std::to_string(bad) + " of " + std::to_string(n) + " elements differ" +
+           where;
+  }
+
+  double bytes_moved(const Workload& w, const ProblemKey& p) const override {
+    const Kind k = kind(w);
+    const std::int64_t n = problem_n(p);
+    if (spec_.bytes_moved)
+      return static_cast<double>(eval_expr(*spec_.bytes_moved, spec_.default_config(), p, DeviceInfo{}, w));
+    return 2.0 * static_cast<double>(n) * static_cast<double>(k.size);
+  }
+
+ private:
+  Kind kind(const Workload& w) const {
+    spec_.check_workload(w);
+    return classify(w);
+  }
+
+  std::int64_t problem_n(const ProblemKey& p) const {
+    spec_.check_problem(p);
+    const std::int64_t n = p.at("n");
+    if (n < 1) throw UsageError("scan: n must be at least 1");
+    if (n > (std::int64_t{1} << 40)) throw UsageError("scan: n = " + std::to_string(n) + " is too large");
+    return n;
+  }
+
+  static LaunchStep kernel_step(const std::string& kernel, std::int64_t grid, std::int64_t block) {
+    if (grid < 1 || grid > 2147483647)
+      throw UsageError("scan: " + kernel + " would need " + std::to_string(grid) + " blocks");
+    LaunchStep s;
+    s.kind = LaunchStep::Kind::kernel;
+    s.kernel = kernel;
+    s.grid = {static_cast<std::uint32_t>(grid), 1, 1};
+    s.block = {static_cast<std::uint32_t>(block), 1, 1};
+    return s;
+  }
+
+  /// Floating inputs. Sums: +-m/64 with m uniform in [32, 63]: |x| in [0.5, 0.984], every partial sum a
+  /// multiple of 2^-6, so float32 sums are exact while partial sums stay below 2^18 in magnitude (random
+  /// signs keep them near sqrt(n)); float64 always. Max: magnitude uniform in (0, 1] at the full precision of
+  /// the type (bits), random sign.
+  static double float_value(std::mt19937_64& rng, const Kind& k, int bits) {
+    const std::uint64_t r = rng();
+    const double sign = (r & 1) ? -1.0 : 1.0;
+    if (k.op == Op::sum) return sign * static_cast<double>(32 + (r >> 59)) / 64.0;
+    return sign * static_cast<double>((r >> (64 - bits)) + 1) * std::ldexp(1.0, -bits);
+  }
+
+  static std::vector<unsigned char> int_reference(const std::vector<unsigned char>& in, std::size_t n, const Kind& k) {
+    std::vector<unsigned char> out(n * 4);
+    if (k.op == Op::sum) {
+      std::uint32_t acc = 0;  // wraps modulo 2^32 like the kernel's unsigned arithmetic
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto x = static_cast<std::uint32_t>(load_element<std::int32_t>(in, i));
+        if (!k.exclusive) acc += x;
+        store_element(out, i, static_cast<std::int32_t>(acc));
+        if (k.exclusive) acc += x;
+      }
+    } else {
+      std::int32_t acc = std::numeric_limits<std::int32_t>::min();
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::int32_t x = load_element<std::int32_t>(in, i);
+        if (!k.exclusive) acc = std::max(acc, x);
+        store_element(out, i, acc);
+        if (k.exclusive) acc = std::max(acc, x);
+      }
+    }
+    return out;
+  }
+
+  template <typename V>
+  static std::vector<unsigned char> max_reference(const std::vector<unsigned char>& in, std::size_t n, bool exclusive) {
+    std::vector<unsigned char> out(n * sizeof(V));
+    V acc = -std::numeric_limits<V>::infinity();
+    for (std::size_t i = 0; i < n; ++i) {
+      const V x = load_element<V>(in, i);
+      if (!exclusive) acc = std::max(acc, x);
+      store_element(out, i, acc);
+      if (exclusive) acc = std::max(acc, x);
+    }
+    return out;
+  }
+
+  /// Prefix sums in long double and the per-element tolerance
+  ///   tolerance_i = factor * eps * (ceil(log2 n) + 16) * sum_{j in prefix i} |x_j|
+  /// (factor: the spec's "tolerance"; eps: machine epsilon of V): the rounding bound of a summation tree of
+  /// that depth, so a dropped element or a missing tile offset larger than it is caught.
+  template <typename V>
+  HostBuffers float_sum_reference(const std::vector<unsigned char>& in, std::size_t n, const Kind& k) const {
+    const double depth = std::ceil(std::log2(static_cast<double>(std::max<std::size_t>(n, 2)))) + kSequentialDepth;
+    const double scale = spec_.tolerance * epsilon_of(k.elem) * depth;
+    std::vector<unsigned char> ref(n * 8), tol(n * 8);
+    long double acc = 0, abs_acc = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const long double x = static_cast<long double>(load_element<V>(in, i));
+      if (!k.exclusive) {
+        acc += x;
+        abs_acc += std::fabs(x);
+      }
+      store_element(ref, i, static_cast<double>(acc));
+      store_element(tol, i, scale * static_cast<double>(abs_acc));
+      if (k.exclusive) {
+        acc += x;
+        abs_acc += std::fabs(x);
+      }
+    }
+    HostBuffers out;
+    out["reference"] = std::move(ref);
+    out["tolerance"] = std::move(tol);
+    return out;
+  }
+
+  static std::string describe(const Kind& k, const std::vector<unsigned char>& v, std::size_t i) {
+    switch (k.elem) {
+      case Elem::int32: return std::to_string(load_element<std::int32_t>(v, i));
+      case Elem::float32: return format_number(load_element<float>(v, i));
+      case Elem::float64: return format_number(load_element<double>(v, i));
+    }
+    return "?";
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const KernelAdapter> make_scan_adapter(const TuningSpec& spec) {
+  return std::make_shared<ScanAdapter>(spec);
+}
+
+}  // namespace autotune::kernels

@@ -1,0 +1,171 @@
+#include "tuner/session/session.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+
+#include "tuner/core/error.hpp"
+
+namespace autotune::session {
+
+namespace {
+
+double value_of(const Measurement& m) {
+  return m.ok() ? m.median_ns : std::numeric_limits<double>::infinity();
+}
+
+}  // namespace
+
+Result run(const TuningSpec& spec, Backend& backend, db::Database& db, const Workload& w, const ProblemKey& p,
+           const Options& opt) {
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  spec.check_workload(w);
+  spec.check_problem(p);
+
+  Result res;
+  const DeviceInfo dev = backend.device();
+  ParameterSpace space = spec.space(p, dev, w);
+  res.space_size = space.size();
+  res.cartesian_size = space.cartesian_size();
+  if (space.empty())
+    throw UsageError("the constraints of " + spec.name + " leave no valid configuration for " + p.key() + ", " +
+                     w.key() + " on " + dev.name);
+  auto strategy = search::make_strategy(opt.strategy, space, opt.seed, opt.strategy_options);
+
+  res.device_id = db.upsert_device(dev);
+  backend.prepare(w, p, opt.seed);
+  res.copy_gbps = backend.copy_bandwidth_gbps();
+  if (res.copy_gbps > 0) db.set_copy_bandwidth(res.device_id, res.copy_gbps);
+
+  db::SessionRow srow;
+  srow.kernel = spec.name;
+  srow.source_hash = spec.source_hash();
+  srow.spec_hash = spec.spec_hash();
+  srow.compiler_version = backend.compiler_version();
+  srow.strategy = opt.strategy;
+  srow.seed = opt.seed;
+  srow.workload = w.key();
+  srow.problem = p.key();
+  srow.device_id = res.device_id;
+  srow.backend = backend.kind();
+  res.session_id = db.begin_session(srow);
+
+  const std::string source_hash = srow.source_hash;
+  Progress prog;
+  prog.total = opt.budget ? std::min(opt.budget, space.size()) : space.size();
+  std::unordered_map<std::size_t, double> known;  // index -> value answered in this session
+  std::size_t stalled_rounds = 0;
+
+  try {
+    for (;;) {
+      if (opt.budget && res.evaluated >= opt.budget) break;
+      double elapsed = std::chrono::duration<double>(clock::now() - t0).count();
+      if (opt.time_limit_s > 0 && elapsed >= opt.time_limit_s) break;
+
+      std::size_t want = opt.batch ? opt.batch : 1;
+      if (opt.budget) want = std::min(want, opt.budget - res.evaluated);
+      std::vector<std::size_t> proposed = strategy->propose(want);
+      if (proposed.empty()) break;
+
+      std::vector<search::Observation> answers;
+      std::vector<std::size_t> fresh;
+      std::vector<Config> fresh_configs;
+      for (std::size_t idx : proposed) {
+        if (idx >= space.size()) throw Error("strategy " + opt.strategy + " proposed index out of range");
+        if (auto it = known.find(idx); it != known.end()) {
+          answers.push_back({idx, it->second});
+          continue;
+        }
+        bool queued = false;
+        for (std::size_t f : fresh) queued = queued || f == idx;
+        if (queued) continue;
+        Config c = space.config(idx);
+        auto row = db.find_trial(spec.name, source_hash, res.device_id, w.key(), p.key(), c.hash());
+        if (row) {
+          double v = value_of(row->m);
+          known[idx] = v;
+          answers.push_back({idx, v});
+          ++res.reused;
+          ++prog.done;
+          if (row->m.ok() && (prog.best_ns == 0 || v < prog.best_ns)) {
+            prog.best_ns = v;
+            prog.best_config = c.str(&spec.params);
+          }
+          continue;
+        }
+        if (opt.budget && res.evaluated + fresh.size() >= opt.budget) continue;
+        fresh.push_back(idx);
+        fresh_configs.push_back(std::move(c));
+      }
+
+      if (!fresh.empty()) {
+        stalled_rounds = 0;
+        std::vector<Measurement> ms = backend.evaluate(fresh_configs);
+        if (ms.size() != fresh.size()) throw Error("backend returned a wrong number of measurements");
+        db.transaction([&] {
+          for (std::size_t i = 0; i < fresh.size(); ++i) {
+            db::TrialRow t;
+            t.session_id = res.session_id;
+            t.device_id = res.device_id;
+            t.kernel = spec.name;
+            t.source_hash = source_hash;
+            t.workload = w.key();
+            t.problem = p.key();
+            t.problem_elements = p.elements();
+            t.config_json = fresh_configs[i].to_json();
+            t.config_hash = fresh_configs[i].hash();
+            t.m = ms[i];
+            t.gbps = (ms[i].ok() && ms[i].median_ns > 0 && opt.bytes_moved > 0) ? opt.bytes_moved / ms[i].median_ns : 0;
+            db.insert_trial(t);
+          }
+        });
+        for (std::size_t i = 0; i < fresh.size(); ++i) {
+          double v = value_of(ms[i]);
+          known[fresh[i]] = v;
+          answers.push_back({fresh[i], v});
+          ++res.evaluated;
+          ++prog.done;
+          if (!ms[i].ok()) ++res.failed;
+          if (ms[i].ok() && (prog.best_ns == 0 || v < prog.best_ns)) {
+            prog.best_ns = v;
+            prog.best_config = fresh_configs[i].str(&spec.params);
+          }
+        }
+      } else if (++stalled_rounds > 1000) {
+        break;  // the strategy keeps proposing only known configurations
+      }
+      strategy->observe(answers);
+
+      prog.evaluated = res.evaluated;
+      prog.reused = res.reused;
+      prog.failed = res.failed;
+      prog.elapsed_s = std::chrono::duration<double>(clock::now() - t0).count();
+      prog.total = std::max(prog.total, prog.done);
+      prog.eta_s = prog.done ? prog.elapsed_s / prog.done * (prog.total - prog.done) : -1;
+      if (opt.on_progress) opt.on_progress(prog);
+    }
+  } catch (...) {
+    try {
+      db.finish_session(res.session_id, "failed");
+    } catch (...) {
+    }
+    throw;
+  }
+  db.finish_session(res.session_id, "finished");
+
+  db::TrialFilter f;
+  f.kernel = spec.name;
+  f.source_hash = source_hash;
+  f.device_id = res.device_id;
+  f.workload = w.key();
+  f.problem = p.key();
+  f.ok_only = true;
+  f.by_time = true;
+  f.limit = 10;
+  res.top = db.trials(f);
+  return res;
+}
+
+}  // namespace autotune::session

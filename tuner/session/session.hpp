@@ -1,0 +1,57 @@
+// The tuning loop: spec -> space -> strategy -> backend (compile, verify, time) -> database.
+// Talks only to the Backend interface, so the same loop drives the GPU, a replay and the synthetic backend.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "db/database.hpp"
+#include "search/strategy.hpp"
+#include "tuner/core/backend.hpp"
+#include "tuner/core/spec.hpp"
+
+namespace autotune::session {
+
+struct Progress {
+  std::size_t done = 0;       // configurations answered (new + from the database)
+  std::size_t total = 0;      // planned: min(budget, valid space size)
+  std::size_t evaluated = 0;  // new evaluations (count against the budget)
+  std::size_t reused = 0;     // answered from earlier trials
+  std::size_t failed = 0;     // new evaluations that did not verify or run
+  double best_ns = 0;         // 0 = none yet
+  std::string best_config;    // Config::str()
+  double elapsed_s = 0;
+  double eta_s = -1;          // -1 = unknown
+};
+
+struct Options {
+  std::string strategy = "brute_force";
+  search::Options strategy_options;
+  std::uint64_t seed = 1;
+  std::size_t budget = 0;       // new evaluations; 0 = unlimited (whole space for brute force)
+  double time_limit_s = 0;      // 0 = none
+  std::size_t batch = 32;       // configurations handed to the backend at once
+  double bytes_moved = 0;       // per run, for GB/s (0 = unknown)
+  std::function<void(const Progress&)> on_progress;  // called after each batch
+};
+
+struct Result {
+  std::int64_t session_id = 0;
+  std::int64_t device_id = 0;
+  std::size_t space_size = 0;
+  double cartesian_size = 0;
+  std::size_t evaluated = 0;
+  std::size_t reused = 0;
+  std::size_t failed = 0;
+  double copy_gbps = 0;
+  std::vector<db::TrialRow> top;  // best ok trials of this kernel/device/workload/problem, fastest first
+};
+
+/// Runs a session. Throws UsageError (empty space, unknown strategy), EnvironmentError, DbError; each
+/// trial is committed as soon as it is measured, so an interrupted session loses nothing and a rerun
+/// measures only what is missing. The session row ends "finished", or "failed" when an exception escapes.
+Result run(const TuningSpec& spec, Backend& backend, db::Database& db, const Workload& w, const ProblemKey& p,
+           const Options& opt);
+
+}  // namespace autotune::session

@@ -1,0 +1,62 @@
+#include "tuner/sim/replay.hpp"
+
+#include <set>
+
+#include "tuner/core/error.hpp"
+
+namespace autotune::sim {
+
+ReplayBackend::ReplayBackend(const db::Database& from, std::string kernel, const std::string& device_name)
+    : from_(from), kernel_(std::move(kernel)) {
+  db::TrialFilter f;
+  f.kernel = kernel_;
+  std::set<std::int64_t> ids;
+  for (const auto& t : from_.trials(f)) ids.insert(t.device_id);
+  std::vector<db::DeviceRow> matches;
+  std::string names;
+  for (std::int64_t id : ids) {
+    auto d = from_.device(id);
+    if (!d) continue;
+    names += (names.empty() ? "" : ", ") + d->info.name;
+    if (device_name.empty() || d->info.name == device_name || d->info.normalised_name() == device_name)
+      matches.push_back(*d);
+  }
+  if (ids.empty())
+    throw UsageError("no recorded trials of kernel '" + kernel_ + "' in " + from_.path() + " to simulate from");
+  if (matches.empty())
+    throw UsageError("no recorded trials of kernel '" + kernel_ + "' on device '" + device_name + "' in " +
+                     from_.path() + " (recorded devices: " + names + ")");
+  if (matches.size() > 1)
+    throw UsageError("trials of kernel '" + kernel_ + "' were recorded on several devices (" + names +
+                     "): choose one with --device");
+  device_ = matches.front();
+}
+
+void ReplayBackend::prepare(const Workload& w, const ProblemKey& p, std::uint64_t) {
+  db::TrialFilter f;
+  f.kernel = kernel_;
+  f.device_id = device_.id;
+  f.workload = w.key();
+  f.problem = p.key();
+  recorded_.clear();
+  for (const auto& t : from_.trials(f)) recorded_[t.config_hash] = t.m;
+  what_ = kernel_ + " " + w.key() + " " + p.key() + " on " + device_.info.name;
+  if (recorded_.empty()) throw UsageError("no recorded trials of " + what_ + " in " + from_.path());
+}
+
+std::vector<Measurement> ReplayBackend::evaluate(const std::vector<Config>& configs) {
+  std::vector<Measurement> out;
+  out.reserve(configs.size());
+  for (const Config& c : configs) {
+    auto it = recorded_.find(c.hash());
+    if (it == recorded_.end())
+      throw UsageError("simulation: configuration " + c.to_json() + " of " + what_ + " has no recorded trial");
+    Measurement m = it->second;
+    m.compile_ms = 0;
+    m.protocol = "replay:" + m.protocol;
+    out.push_back(m);
+  }
+  return out;
+}
+
+}  // namespace autotune::sim

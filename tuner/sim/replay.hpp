@@ -1,0 +1,35 @@
+// Simulation mode: answers every evaluation from trials recorded in a database for the same device,
+// kernel, workload and problem, instead of running the GPU.
+#pragma once
+#include <map>
+#include <string>
+
+#include "db/database.hpp"
+#include "tuner/core/backend.hpp"
+
+namespace autotune::sim {
+
+class ReplayBackend : public Backend {
+ public:
+  /// Replays trials of `kernel` recorded in `from`. device_name selects the device (normalised or exact
+  /// name); empty = the only device with trials of this kernel (UsageError if none or several).
+  ReplayBackend(const db::Database& from, std::string kernel, const std::string& device_name = "");
+
+  DeviceInfo device() const override { return device_.info; }
+  std::string kind() const override { return "simulation"; }
+  std::string compiler_version() const override { return "replay"; }
+  /// Loads the recorded trials; UsageError if there are none for this workload and problem.
+  void prepare(const Workload& w, const ProblemKey& p, std::uint64_t seed) override;
+  double copy_bandwidth_gbps() override { return device_.copy_gbps; }
+  /// UsageError naming the configuration when it has no recorded trial.
+  std::vector<Measurement> evaluate(const std::vector<Config>& configs) override;
+
+ private:
+  const db::Database& from_;
+  std::string kernel_;
+  db::DeviceRow device_;
+  std::map<std::string, Measurement> recorded_;  // config hash -> measurement
+  std::string what_;
+};
+
+}  // namespace autotune::sim
