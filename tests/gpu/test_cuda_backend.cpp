@@ -2,6 +2,8 @@
 // Uses a tiny adapter defined here (out = 2 * in over n floats, tests/data/scale_test.cu).
 #include <catch2/catch.hpp>
 
+#include "test_support.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -22,7 +24,7 @@ using namespace autotune::cuda;
 namespace {
 
 std::string read_data(const std::string& name) {
-  std::ifstream in(std::string(AUTOTUNE_TEST_DATA_DIR) + "/" + name);
+  std::ifstream in(autotune_test::data_dir() + "/" + name);
   REQUIRE(in.good());
   std::stringstream ss;
   ss << in.rdbuf();

@@ -1,6 +1,8 @@
 // NVRTC compilation without a GPU: CUBIN for explicit architectures, logs, defines, cache keys.
 #include <catch2/catch.hpp>
 
+#include "test_support.hpp"
+
 #include <cctype>
 #include <fstream>
 #include <map>
@@ -29,7 +31,7 @@ bool is_elf(const std::vector<unsigned char>& b) {
 }
 
 std::string read_data(const std::string& name) {
-  std::ifstream in(std::string(AUTOTUNE_TEST_DATA_DIR) + "/" + name);
+  std::ifstream in(autotune_test::data_dir() + "/" + name);
   REQUIRE(in.good());
   std::stringstream ss;
   ss << in.rdbuf();

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# One full run on the GPU machine (binaries built on the development machine and carried along):
+# the gpu test tier, then brute-force tunes whose databases and logs come back under $OUT.
+# Usage: bash bench/gpu_run.sh [build-dir]   (OUT defaults to ./out)
+set -uo pipefail
+B=${1:-build}
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv > "$OUT/gpu.txt" 2>&1
+cat "$OUT/gpu.txt"
+at() { "$B/autotune" --db "$OUT/tune.db" "$@"; }
+
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+  start=$(date +%s)
+  timeout "${TEST_TIMEOUT:-400}" "$B/tests/test_gpu" ${TEST_FILTER:-} > "$OUT/test_gpu.log" 2>&1
+  echo "test_gpu rc=$? in $(( $(date +%s) - start )) s: $(tail -n 3 "$OUT/test_gpu.log" | tr '\n' ' ')"
+fi
+
+for job in ${JOBS:-reduction}; do
+  case $job in
+    reduction) args="reduction --n 67108864 --dtype float32 --op sum" ;;
+    transpose) args="transpose --rows 8192 --cols 8192 --dtype float32" ;;
+    scan) args="scan --n 67108864 --dtype float32 --op inclusive_sum" ;;
+    compaction) args="compaction --problem n=67108864,select_pct=50 --dtype int32 --op flagged" ;;
+    *) continue ;;
+  esac
+  start=$(date +%s)
+  at tune $args --strategy brute_force > "$OUT/tune_$job.log" 2>&1
+  echo "== tune $job rc=$? in $(( $(date +%s) - start )) s"
+  tail -n 14 "$OUT/tune_$job.log"
+  case $job in
+    reduction) at summary $args --by VARIANT ;;
+    *) at summary $args ;;
+  esac | tee "$OUT/summary_$job.txt"
+done
