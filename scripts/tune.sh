@@ -10,7 +10,7 @@ if ./build/autotune devices >/dev/null 2>&1; then
   exec ./build/autotune tune reduction --n "$n" --dtype float32 --op sum --strategy brute_force "$@"
 fi
 ./build/autotune devices || true
-echo "No NVIDIA GPU here: replaying the reduction trials recorded on the GPU machine (tests/data/reduction_h100.db) instead."
+echo "No NVIDIA GPU here: replaying the reduction trials recorded on an H200 (tests/data/recorded_h200.db) instead."
 tmp=$(mktemp -d)
 exec ./build/autotune --db "$tmp/simulated.db" tune reduction --n 67108864 --dtype float32 --op sum \
-  --strategy brute_force --simulate --from tests/data/reduction_h100.db "$@"
+  --strategy brute_force --simulate --from tests/data/recorded_h200.db "$@"

@@ -185,12 +185,15 @@ __device__ __forceinline__ void scatter(const bool (&sel)[kItems], const value_t
 
 constexpr unsigned kFlagNone = 0, kFlagAggregate = 1, kFlagPrefix = 2;
 
-__device__ __forceinline__ void st_release(unsigned long long* p, unsigned long long v) {
-  asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+// The word carries flag and count together and nothing else is communicated through it, so relaxed
+// (strong, gpu-scope) accesses suffice: a reader sees either 0 or the complete word. (Acquire loads would
+// also invalidate the L1 cache on every spin of the look-back.)
+__device__ __forceinline__ void st_relaxed(unsigned long long* p, unsigned long long v) {
+  asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
-__device__ __forceinline__ unsigned long long ld_acquire(const unsigned long long* p) {
+__device__ __forceinline__ unsigned long long ld_relaxed(const unsigned long long* p) {
   unsigned long long v;
-  asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
 }
 
@@ -200,17 +203,17 @@ __device__ __forceinline__ unsigned long long ld_acquire(const unsigned long lon
 __device__ unsigned look_back(unsigned long long* words, long long tile, unsigned count) {
   const int lane = threadIdx.x;
   if (tile == 0) {
-    if (lane == 0) st_release(words, (static_cast<unsigned long long>(kFlagPrefix) << 32) | count);
+    if (lane == 0) st_relaxed(words, (static_cast<unsigned long long>(kFlagPrefix) << 32) | count);
     return 0;
   }
-  if (lane == 0) st_release(words + tile, (static_cast<unsigned long long>(kFlagAggregate) << 32) | count);
+  if (lane == 0) st_relaxed(words + tile, (static_cast<unsigned long long>(kFlagAggregate) << 32) | count);
   unsigned exclusive = 0;
   long long end = tile - 1;
   for (;;) {
     const long long idx = end - (kWarp - 1 - lane);
     unsigned long long word;
     do {
-      word = idx >= 0 ? ld_acquire(words + idx) : (static_cast<unsigned long long>(kFlagPrefix) << 32);
+      word = idx >= 0 ? ld_relaxed(words + idx) : (static_cast<unsigned long long>(kFlagPrefix) << 32);
     } while (__any_sync(kFullMask, static_cast<unsigned>(word >> 32) == kFlagNone));
     const unsigned flag = static_cast<unsigned>(word >> 32);
     const unsigned prefix_mask = __ballot_sync(kFullMask, flag == kFlagPrefix);
@@ -223,7 +226,7 @@ __device__ unsigned look_back(unsigned long long* words, long long tile, unsigne
     end -= kWarp;
   }
   if (lane == 0)
-    st_release(words + tile, (static_cast<unsigned long long>(kFlagPrefix) << 32) | (exclusive + count));
+    st_relaxed(words + tile, (static_cast<unsigned long long>(kFlagPrefix) << 32) | (exclusive + count));
   return exclusive;
 }
 

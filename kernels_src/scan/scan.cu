@@ -322,14 +322,18 @@ __device__ __forceinline__ value_t* block_scan(value_t* s, value_t* s2, value_t*
 
 constexpr unsigned kFlagNone = 0, kFlagAggregate = 1, kFlagPrefix = 2;
 
-__device__ __forceinline__ void st_release(unsigned long long* p, unsigned long long v) {
-  asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+// A packed 64-bit status word carries flag and value together and nothing else is communicated through
+// it, so relaxed (strong, gpu-scope) accesses suffice: a reader sees either 0 or the complete word.
+// (Acquire loads would also invalidate the L1 cache on every spin of the look-back.)
+__device__ __forceinline__ void st_relaxed(unsigned long long* p, unsigned long long v) {
+  asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
-__device__ __forceinline__ unsigned long long ld_acquire(const unsigned long long* p) {
+__device__ __forceinline__ unsigned long long ld_relaxed(const unsigned long long* p) {
   unsigned long long v;
-  asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
 }
+// A separate 32-bit flag (float64) publishes a value written before it: release store, acquire load.
 __device__ __forceinline__ void st_release(unsigned* p, unsigned v) {
   asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
@@ -362,7 +366,7 @@ struct TileStatus {
   __device__ void publish(long long tile, unsigned flag, V v) const {
     if constexpr (sizeof(V) == 4) {
       unsigned long long* words = reinterpret_cast<unsigned long long*>(state + 8);
-      st_release(words + tile, (static_cast<unsigned long long>(flag) << 32) | to_bits(v));
+      st_relaxed(words + tile, (static_cast<unsigned long long>(flag) << 32) | to_bits(v));
     } else {
       unsigned* flags = reinterpret_cast<unsigned*>(state + 8);
       double* aggregates = reinterpret_cast<double*>(state + 8 + ((4 * tiles + 7) / 8) * 8);
@@ -376,7 +380,7 @@ struct TileStatus {
   __device__ void read(long long tile, unsigned& flag, V& v) const {
     if constexpr (sizeof(V) == 4) {
       const unsigned long long* words = reinterpret_cast<const unsigned long long*>(state + 8);
-      const unsigned long long w = ld_acquire(words + tile);
+      const unsigned long long w = ld_relaxed(words + tile);
       flag = static_cast<unsigned>(w >> 32);
       v = from_bits<V>(static_cast<unsigned>(w));
     } else {

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "tuner/core/error.hpp"
+#include "tuner/kernels/registry.hpp"
 #include "tuner/lookup/lookup.hpp"
 #include "tuner/session/session.hpp"
 #include "tuner/sim/replay.hpp"
@@ -88,4 +89,30 @@ TEST_CASE("lookup: exact, nearest size, stale rows and the default", "[cpu][look
   auto valid = lookup::best(*db, narrowed, w, dev, ProblemKey::parse("n=1048576"));
   CHECK(valid.match == lookup::Match::exact);
   CHECK(valid.config.at("A") >= 2);
+}
+
+TEST_CASE("the shipped H200 recording replays: simulation finds the recorded optimum", "[cpu][replay]") {
+  auto rec = db::Database::open(std::string(AUTOTUNE_TEST_DATA_DIR) + "/recorded_h200.db", db::Database::Mode::read_only);
+  TuningSpec s = kernels::builtin_spec("reduction");
+  Workload w = Workload::parse("float32/sum");
+  ProblemKey p = ProblemKey::parse("n=67108864");
+  sim::ReplayBackend replay(*rec, "reduction");
+  CHECK(replay.device().name == "NVIDIA H200");
+  CHECK(replay.copy_bandwidth_gbps() > 1000);
+  auto out = db::Database::open(":memory:");
+  session::Result r = session::run(s, replay, *out, w, p, {});
+  CHECK(r.evaluated == r.space_size);
+  CHECK(r.failed == 0);
+  db::TrialFilter f;
+  f.kernel = "reduction";
+  f.ok_only = true;
+  f.by_time = true;
+  f.limit = 1;
+  f.problem = p.key();
+  auto recorded_best = rec->trials(f);
+  REQUIRE(recorded_best.size() == 1);
+  REQUIRE_FALSE(r.top.empty());
+  CHECK(r.top.front().config_hash == recorded_best.front().config_hash);
+  // The modern grid-stride variants beat every lecture variant on this GPU.
+  CHECK(Config::from_json(r.top.front().config_json).at("VARIANT") >= 6);
 }

@@ -300,7 +300,7 @@ void register_commands(CLI::App& app, Globals& g) {
         std::string why;
         if (!cuda::driver_available(&why))
           throw EnvironmentError(why + "\n  `autotune tune` needs an NVIDIA GPU. Without one, replay recorded trials: "
-                                 "autotune tune " + ta->kernel + " --simulate --from tests/data/reduction_h100.db");
+                                 "autotune tune " + ta->kernel + " --simulate --from tests/data/recorded_h200.db");
       }
       db = db::Database::open(g.db_path);
       if (!ta->simulate) {
