@@ -1,0 +1,58 @@
+// A full tuning session on the GPU: the shipped user-kernel example (SAXPY, checked against its reference
+// kernel) and a small reduction space, through CudaBackend into a database.
+#include <catch2/catch.hpp>
+
+#include "test_support.hpp"
+#include "tuner/cuda/runtime.hpp"
+#include "tuner/kernels/registry.hpp"
+#include "tuner/session/session.hpp"
+
+using namespace autotune;
+
+TEST_CASE("a brute-force session of the SAXPY example verifies and records every configuration", "[gpu][session]") {
+  TuningSpec spec = kernels::load_spec(autotune_test::data_dir() + "/../../examples/saxpy/saxpy.tune.json");
+  auto adapter = kernels::make_adapter(spec);
+  cuda::TimingOptions to;
+  to.samples = 9;
+  cuda::CudaBackend backend(adapter, to);
+  auto db = db::Database::open(":memory:");
+  Workload w = spec.workloads.front();
+  ProblemKey p = ProblemKey::parse("n=1000003");
+  session::Options opt;
+  opt.bytes_moved = adapter->bytes_moved(w, p);
+  session::Result r = session::run(spec, backend, *db, w, p, opt);
+  CHECK(r.space_size == 20);
+  CHECK(r.evaluated == 20);
+  CHECK(r.failed == 0);
+  CHECK(r.copy_gbps > 100);
+  db::TrialFilter f;
+  f.session_id = r.session_id;
+  auto rows = db->trials(f);
+  REQUIRE(rows.size() == 20);
+  for (const auto& t : rows) {
+    INFO(t.config_json << " " << to_string(t.m.status) << " " << t.m.log);
+    CHECK(t.m.ok());
+    CHECK(t.m.samples >= 7);
+    CHECK(t.m.median_ns > 0);
+    CHECK(t.gbps > 0);
+  }
+  // A rerun measures nothing.
+  session::Result again = session::run(spec, backend, *db, w, p, opt);
+  CHECK(again.evaluated == 0);
+  CHECK(again.reused == 20);
+}
+
+TEST_CASE("a restricted reduction tune writes one verified row per configuration", "[gpu][session]") {
+  TuningSpec spec = kernels::builtin_spec("reduction");
+  spec.constraints.push_back(Expr::parse("VARIANT == 7 && BLOCK_SIZE == 256 && KAHAN == 0 && ITEMS_PER_THREAD == 4"));
+  auto adapter = kernels::make_adapter(spec);
+  cuda::CudaBackend backend(adapter, cuda::TimingOptions{});
+  auto db = db::Database::open(":memory:");
+  Workload w = Workload::parse("int32/max");
+  ProblemKey p = ProblemKey::parse("n=3000017");
+  session::Result r = session::run(spec, backend, *db, w, p, {});
+  CHECK(r.evaluated == r.space_size);
+  CHECK(r.space_size > 10);
+  CHECK(r.failed == 0);
+  CHECK_FALSE(r.top.empty());
+}
