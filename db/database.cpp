@@ -127,6 +127,15 @@ constexpr int kSchemaVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMi
       throw DbError("database " + path + " is read-only (" + what + ": " + msg + ")");
     case SQLITE_FULL:
       throw DbError("database " + path + ": disk full (" + what + ")");
+    case SQLITE_IOERR: {
+      // The operating system refused a read or write. SQLite reports a full disk or a file size limit
+      // mostly as a failed write (often without errno, e.g. when fallocate failed), so say so.
+      const int sys = db ? sqlite3_system_errno(db) : 0;
+      const std::string detail = what + ": " + msg + (sys ? std::string(": ") + std::strerror(sys) : std::string());
+      if (rc == SQLITE_IOERR_READ || rc == SQLITE_IOERR_SHORT_READ)
+        throw DbError("database " + path + ": read error (" + detail + ")");
+      throw DbError("database " + path + ": write failed; is the disk full? (" + detail + ")");
+    }
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
       throw DbError("database " + path + " is locked by another process (" + what + ": " + msg + ")");
@@ -395,10 +404,22 @@ std::unique_ptr<Database> Database::open(const std::string& path, Mode mode) {
   sqlite3_busy_timeout(db, kBusyTimeoutMs);
   exec_all(db, p, "PRAGMA foreign_keys = ON");  // per connection, writes nothing
 
-  // Identify the file (reads only).
-  const auto app_id = static_cast<std::int32_t>(query_int(db, p, "PRAGMA application_id"));
-  const int version = static_cast<int>(query_int(db, p, "PRAGMA user_version"));
-  const std::int64_t objects = query_int(db, p, "SELECT count(*) FROM sqlite_master");
+  // Identify the file (reads only). One statement, so one snapshot: read one by one, the three values
+  // could straddle another process's commit of the initial migration, and a file it just created would
+  // look like another application's database (found by tests/cpu/test_concurrent_writers.cpp).
+  std::int32_t app_id = 0;
+  int version = 0;
+  std::int64_t objects = 0;
+  {
+    Stmt id(db, p,
+            "SELECT (SELECT application_id FROM pragma_application_id), (SELECT user_version FROM "
+            "pragma_user_version), (SELECT count(*) FROM sqlite_master)");
+    if (id.step()) {
+      app_id = static_cast<std::int32_t>(id.int64(0));
+      version = id.int32(1);
+      objects = id.int64(2);
+    }
+  }
   const bool fresh = app_id == 0 && version == 0 && objects == 0;
   if (app_id != kApplicationId && !fresh)
     throw DbError(path + " is not an autotune database (SQLite database of another application)");

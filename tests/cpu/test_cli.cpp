@@ -1,7 +1,9 @@
 // The autotune binary on bad input: one-line errors that name the problem, non-zero exit codes, and
 // nothing stored is lost. Runs the real executable (no GPU needed for these paths).
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -9,6 +11,7 @@
 #include <string>
 
 #include "db/database.hpp"
+#include "tests/tools/child_process.hpp"
 
 namespace {
 
@@ -140,4 +143,74 @@ TEST_CASE("cli: tune without a GPU says so; databases that are not ours are refu
   }
   std::remove(notdb.c_str());
   std::remove(newer.c_str());
+}
+
+TEST_CASE("cli: corrupt, truncated and read-only databases get a clear error, exit 4, and stay untouched",
+          "[cpu][cli][reliability]") {
+  using autotune_test::Finished;
+  using autotune_test::run_child;
+  const std::string recorded = kData + "/recorded_h200.db";
+  const std::string good = tmp_path("good.db");
+  // A real tuner database: 300 replayed trials.
+  Finished made = run_child({AUTOTUNE_BIN, "--db", good, "tune", "reduction", "--n", "67108864", "--simulate",
+                             "--from", recorded, "--budget", "300"});
+  INFO(made.err);
+  REQUIRE(made.exit_code == 0);
+  const std::string whole = slurp(good);
+  REQUIRE(whole.size() > 16 * 4096);
+  auto tune = [&](const std::string& db) {
+    return std::vector<std::string>{AUTOTUNE_BIN, "--db", db, "tune", "reduction", "--n", "67108864",
+                                    "--simulate", "--from", recorded};
+  };
+  auto best = [&](const std::string& db) {
+    return std::vector<std::string>{AUTOTUNE_BIN, "--db", db, "best", "reduction", "--n", "67108864"};
+  };
+
+  SECTION("corrupt pages") {
+    std::string bytes = whole;
+    for (std::size_t i = 4 * 4096; i < bytes.size() - 4096; ++i) bytes[i] = static_cast<char>(0x5A ^ (i & 0xff));
+    const std::string bad = tmp_path("corrupt.db");
+    write(bad, bytes);
+    for (const auto& argv : {tune(bad), best(bad)}) {
+      Finished f = run_child(argv);
+      INFO(argv[3] << ": " << f.err);
+      CHECK(f.exit_code == 4);
+      CHECK_THAT(f.err, Catch::Contains(bad + " is corrupt"));
+      CHECK(slurp(bad) == bytes);
+    }
+    std::remove(bad.c_str());
+  }
+  SECTION("truncated to half") {
+    const std::string cut = whole.substr(0, whole.size() / 2);
+    const std::string bad = tmp_path("truncated.db");
+    write(bad, cut);
+    for (const auto& argv : {tune(bad), best(bad)}) {
+      Finished f = run_child(argv);
+      INFO(argv[3] << ": " << f.err);
+      CHECK(f.exit_code == 4);
+      CHECK_THAT(f.err, Catch::Contains(bad) && Catch::Contains("corrupt"));
+      CHECK(slurp(bad) == cut);
+    }
+    std::remove(bad.c_str());
+  }
+  SECTION("no write permission: tune refuses, best still reads") {
+    const std::string ro = tmp_path("readonly.db");
+    write(ro, whole);
+    ::chmod(ro.c_str(), 0444);
+    // Root ignores permissions: run the binary as 'nobody' then.
+    autotune_test::SpawnOptions as_user;
+    if (::geteuid() == 0) as_user.run_as_uid = 65534;
+    Finished t = run_child(tune(ro), as_user);
+    INFO("tune: " << t.err);
+    CHECK(t.exit_code == 4);
+    CHECK_THAT(t.err, Catch::Contains(ro + " is read-only"));
+    Finished b = run_child(best(ro), as_user);
+    INFO("best: " << b.out << b.err);
+    CHECK(b.exit_code == 0);
+    CHECK(slurp(ro) == whole);
+    std::remove((ro + "-shm").c_str());
+    std::remove((ro + "-wal").c_str());
+    std::remove(ro.c_str());
+  }
+  std::remove(good.c_str());
 }

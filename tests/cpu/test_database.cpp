@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <grp.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tuner/core/error.hpp"
@@ -605,6 +607,42 @@ TEST_CASE("database: read-only mode", "[cpu][db]") {
     CHECK(Database::open(tmp.path, Database::Mode::read_only)->trials({}).size() == 1);
     fs::permissions(tmp.path, fs::perms::owner_read | fs::perms::owner_write);
   }
+  SECTION("a file without write permission, opened by an unprivileged user") {
+    // Root ignores file permissions, so as root the check runs in a child that drops to 'nobody'.
+    if (::geteuid() != 0) return;  // the section above covers it
+    TempPath tmp("noperm_nobody.db");
+    make_database(tmp.path, 1);
+    fs::permissions(tmp.path, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                                  fs::perms::others_read);
+    const auto before = read_bytes(tmp.path);
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(10);
+      int code = 0;
+      try {
+        Database::open(tmp.path);
+        code = 11;  // opened read-write: wrong
+      } catch (const DbError& e) {
+        code = std::string(e.what()).find("is read-only") != std::string::npos ? 0 : 12;
+      } catch (...) {
+        code = 13;
+      }
+      if (code == 0) {
+        try {
+          code = Database::open(tmp.path, Database::Mode::read_only)->trials({}).size() == 1 ? 0 : 14;
+        } catch (...) {
+          code = 15;
+        }
+      }
+      ::_exit(code);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);  // 11: opened read-write, 12: other message, 14/15: read-only failed
+    CHECK(read_bytes(tmp.path) == before);
+  }
   SECTION("an empty file has no schema") {
     TempPath tmp("empty.db");
     write_bytes(tmp.path, {});
@@ -660,6 +698,33 @@ TEST_CASE("database: files that fail validation are refused and left unchanged",
     write_bytes(tmp.path, bytes);
     require_db_error([&] { Database::open(tmp.path); }, "is corrupt");
     CHECK(read_bytes(tmp.path) == bytes);
+  }
+  SECTION("truncated file") {
+    TempPath tmp("truncated.db");
+    make_database(tmp.path, 300);
+    const auto whole = read_bytes(tmp.path);
+    REQUIRE(whole.size() > 8 * 4096);
+    // Cut mid-file, at a page boundary, inside the first page and inside the 100-byte header.
+    for (std::size_t size : {whole.size() / 2, std::size_t{3 * 4096}, std::size_t{4096}, std::size_t{1000},
+                             std::size_t{60}, std::size_t{10}}) {
+      INFO("truncated to " << size << " bytes");
+      const std::vector<char> cut(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(size));
+      write_bytes(tmp.path, cut);
+      try {
+        Database::open(tmp.path);
+        FAIL("a truncated database was accepted");
+      } catch (const DbError& e) {
+        const std::string what = e.what();
+        INFO(what);
+        CHECK((what.find("is corrupt") != std::string::npos || what.find("not an autotune database") != std::string::npos));
+        CHECK(what.find(tmp.path) != std::string::npos);
+      }
+      CHECK_THROWS_AS(Database::open(tmp.path, Database::Mode::read_only), DbError);
+      CHECK(read_bytes(tmp.path) == cut);
+      // SQLite may leave an empty -wal next to a WAL-mode file it could not read; nothing is written to it.
+      CHECK((!fs::exists(tmp.path + "-wal") || fs::file_size(tmp.path + "-wal") == 0));
+      tmp.remove_all();
+    }
   }
   SECTION("a directory") {
     require_db_error([&] { Database::open(fs::temp_directory_path().string()); }, "not a regular file");

@@ -60,3 +60,22 @@ TEST_CASE("expression errors name the problem", "[cpu][expr]") {
   CHECK_THROWS_WITH(ev("9223372036854775807 + 1"), Catch::Contains("overflow"));
   CHECK_THROWS_WITH(ev("4611686018427387904 * 4"), Catch::Contains("overflow"));
 }
+
+TEST_CASE("inputs found by fuzz_expr: ceil_div at the limits, deep nesting", "[cpu][expr][fuzz]") {
+  // ceil_div is the ceiling of a / b for any signs and never overflows.
+  CHECK(ev("ceil_div(9223372036854775807, 2)") == 4611686018427387904);
+  CHECK(ev("ceil_div(10, 3)") == 4);
+  CHECK(ev("ceil_div(9, 3)") == 3);
+  CHECK(ev("ceil_div(0, 7)") == 0);
+  CHECK(ev("ceil_div(-7, 2)") == -3);
+  CHECK(ev("ceil_div(7, -2)") == -3);
+  CHECK(ev("ceil_div(-7, -2)") == 4);
+  // Nesting is bounded, so no input can exhaust the stack (parse, eval and destruction all recurse).
+  CHECK(ev(std::string(200, '(') + "1" + std::string(200, ')')) == 1);
+  CHECK_THROWS_WITH(Expr::parse(std::string(5000, '(') + "1" + std::string(5000, ')')),
+                    Catch::Contains("nested too deeply"));
+  CHECK_THROWS_WITH(Expr::parse(std::string(5000, '-') + "1"), Catch::Contains("nested too deeply"));
+  std::string chain = "1";
+  for (int i = 0; i < 5000; ++i) chain += "+1";
+  CHECK_THROWS_WITH(Expr::parse(chain), Catch::Contains("nested too deeply"));
+}

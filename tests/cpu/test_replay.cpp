@@ -2,7 +2,6 @@
 
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/registry.hpp"
-#include "tuner/lookup/lookup.hpp"
 #include "tuner/session/session.hpp"
 #include "tuner/sim/replay.hpp"
 #include "tuner/sim/synthetic.hpp"
@@ -51,45 +50,7 @@ TEST_CASE("replay answers from recorded trials and names missing configurations"
   CHECK(r.top.front().config_hash == r0.top.front().config_hash);
 }
 
-TEST_CASE("lookup: exact, nearest size, stale rows and the default", "[cpu][lookup]") {
-  auto db = db::Database::open(":memory:");
-  TuningSpec s = spec();
-  Workload w = s.workloads.front();
-  DeviceInfo dev = sim::SyntheticBackend::fake_device();
-  sim::SyntheticBackend be;
-  session::run(s, be, *db, w, ProblemKey::parse("n=1024"), {});
-  sim::SyntheticBackend be2(dev, [](const Config& c) { return 100.0 + c.at("A") * 10 + c.at("B"); });
-  session::run(s, be2, *db, w, ProblemKey::parse("n=1048576"), {});
-
-  auto exact = lookup::best(*db, s, w, dev, ProblemKey::parse("n=1048576"));
-  CHECK(exact.match == lookup::Match::exact);
-  CHECK(exact.config == Config({{"A", 1}, {"B", 1}}));
-  auto near = lookup::best(*db, s, w, dev, ProblemKey::parse("n=2000000"));
-  CHECK(near.match == lookup::Match::nearest_size);
-  CHECK(near.problem == "n=1048576");
-  auto near_small = lookup::best(*db, s, w, dev, ProblemKey::parse("n=2000"));
-  CHECK(near_small.problem == "n=1024");
-
-  DeviceInfo other = dev;
-  other.name = "Another GPU";
-  auto none = lookup::best(*db, s, w, other, ProblemKey::parse("n=1024"));
-  CHECK(none.match == lookup::Match::spec_default);
-  CHECK(none.config == s.default_config());
-
-  // Kernel source changed: recorded rows are stale and never served.
-  TuningSpec changed = s;
-  changed.source_text = "// new source";
-  auto stale = lookup::best(*db, changed, w, dev, ProblemKey::parse("n=1024"));
-  CHECK(stale.match == lookup::Match::spec_default);
-  CHECK_THAT(stale.note, Catch::Contains("skipped"));
-
-  // Spec changed so that the recorded best is no longer valid: next best valid row is served.
-  TuningSpec narrowed = s;
-  narrowed.constraints.push_back(Expr::parse("A >= 2"));
-  auto valid = lookup::best(*db, narrowed, w, dev, ProblemKey::parse("n=1048576"));
-  CHECK(valid.match == lookup::Match::exact);
-  CHECK(valid.config.at("A") >= 2);
-}
+// The lookup cases moved to tests/cpu/test_lookup.cpp.
 
 TEST_CASE("the shipped H200 recording replays: simulation finds the recorded optimum", "[cpu][replay]") {
   auto rec = db::Database::open(std::string(AUTOTUNE_TEST_DATA_DIR) + "/recorded_h200.db", db::Database::Mode::read_only);

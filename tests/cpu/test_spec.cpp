@@ -118,3 +118,24 @@ TEST_CASE("spec files load their source relative to the spec", "[cpu][spec]") {
   CHECK_THROWS_WITH(TuningSpec::from_file(dir + "/specs/missing_source.tune.json"), Catch::Contains("/source"));
   CHECK_THROWS_WITH(TuningSpec::from_file(dir + "/specs/does_not_exist.json"), Catch::Contains("cannot read"));
 }
+
+TEST_CASE("inputs found by fuzz_spec: huge numbers, ranges at the int64 limits, deep nesting", "[cpu][spec][fuzz]") {
+  // A number too large for any C++ type is malformed JSON (a SpecError), not an escaping json exception.
+  CHECK_THAT(error_of(with("\"tolerance\": 1e-6", "\"tolerance\": 1e999")), Catch::Contains("malformed JSON"));
+  // Unsigned integers above INT64_MAX do not wrap to negative values.
+  CHECK_THAT(error_of(with("[64, 128, 256, 2048]", "[64, 18446744073709551615]")),
+             Catch::Contains("/parameters/0/values/1") && Catch::Contains("out of range"));
+  // Ranges whose last value is INT64_MAX, or whose span exceeds INT64_MAX, enumerate without overflow.
+  auto ranged = [](const std::string& range) {
+    return with("\"range\": [0, 2], \"labels\": {\"0\": \"plain\", \"2\": \"fancy\"}", "\"range\": " + range);
+  };
+  TuningSpec top = parse(ranged("[9223372036854775806, 9223372036854775807]"));
+  CHECK(top.params[1].values == std::vector<Value>{INT64_MAX - 1, INT64_MAX});
+  TuningSpec wide = parse(ranged("[-9223372036854775808, 9223372036854775807, 4611686018427387904]"));
+  CHECK(wide.params[1].values == std::vector<Value>{INT64_MIN, -4611686018427387904, 0, 4611686018427387904});
+  CHECK_THAT(error_of(ranged("[-9223372036854775808, 9223372036854775807]")), Catch::Contains("too many values"));
+  // Nesting is bounded (serialising spec_text recurses).
+  CHECK_THAT(error_of(with("\"tolerance\"", "\"$comment\": " + std::string(100000, '[') + std::string(100000, ']') +
+                                                ", \"tolerance\"")),
+             Catch::Contains("nested deeper"));
+}

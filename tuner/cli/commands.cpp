@@ -417,6 +417,7 @@ void register_commands(CLI::App& app, Globals& g) {
   // ---- best
   struct BestArgs {
     std::string kernel, device_name;
+    int cc = 0;
     ProblemFlags pf;
     bool json = false;
   };
@@ -424,14 +425,24 @@ void register_commands(CLI::App& app, Globals& g) {
   auto* best = app.add_subcommand("best", "print the best recorded configuration for this GPU and size");
   best->add_option("kernel", ba->kernel, "built-in kernel name or path to a .json spec")->required();
   ba->pf.add(best);
-  best->add_option("--device", ba->device_name, "device name to look up (default: this machine's GPU, or the only recorded one)");
+  best->add_option("--device", ba->device_name,
+                   "device to look up: a recorded name, or any board name together with --cc (default: this "
+                   "machine's GPU, or the only recorded one)");
+  best->add_option("--cc", ba->cc, "compute capability of --device as major*10+minor (e.g. 90), for a board that "
+                                   "is not recorded: the answer then falls back to other boards")
+      ->check(CLI::PositiveNumber);
   best->add_flag("--json", ba->json, "print the answer as JSON");
   best->callback([&g, ba] {
     g.run = [&g, ba] {
       TuningSpec spec = kernels::load_spec(ba->kernel);
       ProblemKey p = ba->pf.problem_key(spec);
       Workload w = ba->pf.workload(spec);
-      auto db = db::Database::open(g.db_path, db::Database::Mode::read_only);
+      spec.check_workload(w);
+      // The library degrades to the spec default on an unusable database; asked explicitly, the CLI says so.
+      Lookup::Options lo;
+      lo.warn = [](const std::string&) {};
+      Lookup lk(g.db_path, lo);
+      if (!lk.available()) throw DbError(lk.error());
       DeviceInfo dev;
       bool found = false;
       if (ba->device_name.empty() && cuda::driver_available(nullptr)) {
@@ -439,39 +450,66 @@ void register_commands(CLI::App& app, Globals& g) {
         found = true;
       } else {
         std::vector<DeviceInfo> known;
-        for (const auto& d : db->devices())
-          if (ba->device_name.empty() || d.info.name == ba->device_name || d.info.normalised_name() == ba->device_name)
-            known.push_back(d.info);
-        if (known.size() == 1) { dev = known.front(); found = true; }
-        else if (known.size() > 1) throw UsageError("several devices are recorded in " + g.db_path + ": choose one with --device");
+        for (const auto& d : lk.devices())
+          if (ba->device_name.empty() ||
+              ((d.name == ba->device_name || d.normalised_name() == DeviceKey(ba->device_name, 0).name) &&
+               (ba->cc == 0 || d.cc == ba->cc)))
+            known.push_back(d);
+        if (known.size() == 1) {
+          dev = known.front();
+          found = true;
+        } else if (known.size() > 1) {
+          throw UsageError("several devices are recorded in " + g.db_path + ": choose one with --device (and --cc)");
+        } else if (!ba->device_name.empty() && ba->cc > 0) {
+          dev.name = ba->device_name;  // a board that was never tuned: only its identity is known
+          dev.cc = ba->cc;
+          found = true;
+        }
       }
-      if (!found) throw UsageError(ba->device_name.empty() ? "no GPU here and no device recorded in " + g.db_path
-                                                           : "device '" + ba->device_name + "' is not recorded in " + g.db_path);
-      lookup::Answer a = lookup::best(*db, spec, w, dev, p);
+      if (!found)
+        throw UsageError(ba->device_name.empty()
+                             ? "no GPU here and no device recorded in " + g.db_path
+                             : "device '" + ba->device_name + "' is not recorded in " + g.db_path +
+                                   " (give its compute capability with --cc to fall back to other boards)");
+      // Full properties are known for a GPU here or a recorded board; an unrecorded board has its key only.
+      const bool has_props = dev.sm_count > 0;
+      Lookup::AnswerPtr ap = has_props ? lk.best_on(spec, w, dev, p) : lk.best(spec, w, DeviceKey(dev.name, dev.cc), p);
+      const lookup::Answer& a = *ap;
       if (ba->json) {
         nlohmann::json j;
         j["kernel"] = spec.name;
         j["workload"] = w.key();
         j["problem"] = p.key();
         j["device"] = dev.name;
+        j["device_cc"] = dev.cc;
         j["match"] = lookup::to_string(a.match);
+        j["match_level"] = lookup::level(a.match);
         j["config"] = nlohmann::json::parse(a.config.to_json());
-        j["measured_on"] = {{"device", a.device}, {"problem", a.problem}, {"session", a.session_id}};
+        j["measured_on"] = {{"device", a.device}, {"cc", a.device_cc}, {"problem", a.problem}, {"session", a.session_id}};
         j["median_ns"] = a.median_ns;
         j["gbps"] = a.gbps;
+        if (a.match == lookup::Match::same_cc || a.match == lookup::Match::same_arch)
+          j["group"] = {{"relative_time", a.relative_time}, {"cells_covered", a.cells_covered},
+                        {"cells_total", a.cells_total}};
+        j["stale_rows"] = a.stale_rows;
         if (!a.note.empty()) j["note"] = a.note;
         std::printf("%s\n", j.dump(2).c_str());
       } else {
         std::printf("%s %s %s on %s: %s  [%s]\n", spec.name.c_str(), w.key().c_str(), p.key().c_str(), dev.name.c_str(),
                     a.config.str(&spec.params).c_str(), lookup::to_string(a.match));
         if (a.match != lookup::Match::spec_default)
-          std::printf("measured at %s: %s, %.1f GB/s (session %lld)\n", a.problem.c_str(), fmt_time(a.median_ns).c_str(),
-                      a.gbps, static_cast<long long>(a.session_id));
+          std::printf("measured on %s at %s: %s, %.1f GB/s (session %lld)\n", a.device.c_str(), a.problem.c_str(),
+                      fmt_time(a.median_ns).c_str(), a.gbps, static_cast<long long>(a.session_id));
+        if (a.match == lookup::Match::same_cc || a.match == lookup::Match::same_arch)
+          std::printf("group default: %.3f x the best time on average over %d of %d (board, size) cells\n",
+                      a.relative_time, a.cells_covered, a.cells_total);
         if (!a.note.empty()) std::printf("note: %s\n", a.note.c_str());
       }
       return 0;
     };
   });
+  register_strategy_commands(app, g);
+  register_explore_commands(app, g);
 }
 
 }  // namespace autotune::cli

@@ -12,5 +12,9 @@ struct Globals {
 };
 
 void register_commands(CLI::App& app, Globals& g);
+/// compare-strategies, import, export (tuner/cli/commands_strategies.cpp).
+void register_strategy_commands(CLI::App& app, Globals& g);
+/// explore, report (tuner/cli/commands_explore.cpp).
+void register_explore_commands(CLI::App& app, Globals& g);
 
 }  // namespace autotune::cli

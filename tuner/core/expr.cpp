@@ -15,12 +15,19 @@ struct Expr::Node {
   std::int64_t value = 0;
   std::string name;
   std::vector<std::shared_ptr<const Node>> kids;
+  int depth = 1;  // levels of the tree below and including this node
 };
 
 namespace {
 
 using NodeP = std::shared_ptr<const Expr::Node>;
 using Op = Expr::Node::Op;
+
+/// Limits that keep parsing, evaluation and destruction (all recursive) far from the stack's end on any
+/// input: parentheses, unary operators and calls nested deeper than this, or a tree deeper than this
+/// (e.g. a chain of that many binary operators), are rejected. Real constraints are a few levels deep;
+/// found by fuzz_expr (a stack overflow on ~1400 nested parentheses).
+constexpr int kMaxNesting = 256;
 
 class Parser {
  public:
@@ -50,9 +57,12 @@ class Parser {
     pos_ += len;
     return true;
   }
-  static NodeP make(Op op, std::vector<NodeP> kids) {
+  NodeP make(Op op, std::vector<NodeP> kids) const {
     auto n = std::make_shared<Expr::Node>();
     n->op = op;
+    for (const NodeP& k : kids) n->depth = std::max(n->depth, k->depth + 1);
+    if (n->depth > kMaxNesting)
+      fail("expression is nested too deeply (more than " + std::to_string(kMaxNesting) + " levels)");
     n->kids = std::move(kids);
     return n;
   }
@@ -101,7 +111,19 @@ class Parser {
       else return l;
     }
   }
+  /// Counts the parser's recursion: every nested level (parentheses, unary operator, call) passes
+  /// through parse_unary.
+  struct NestingGuard {
+    explicit NestingGuard(Parser& p) : p_(p) {
+      if (++p_.nesting_ > kMaxNesting)
+        p_.fail("expression is nested too deeply (more than " + std::to_string(kMaxNesting) + " levels)");
+    }
+    ~NestingGuard() { --p_.nesting_; }
+    Parser& p_;
+  };
+
   NodeP parse_unary() {
+    NestingGuard guard(*this);
     if (eat("-")) return make(Op::neg, {parse_unary()});
     if (eat("+")) return parse_unary();
     if (eat("!")) return make(Op::lnot, {parse_unary()});
@@ -162,6 +184,7 @@ class Parser {
   const std::string& s_;
   std::set<std::string>& vars_;
   std::size_t pos_ = 0;
+  int nesting_ = 0;
 };
 
 [[noreturn]] void overflow(const std::string& text) {
@@ -201,7 +224,8 @@ std::int64_t eval_node(const Expr::Node& n, const VarLookup& vars, const std::st
       if (a == INT64_MIN && b == -1) overflow(text);
       if (n.op == Op::div) return a / b;
       if (n.op == Op::mod) return a % b;
-      return (a + b - 1) / b;
+      // Ceiling of a / b for any signs, without the overflow of (a + b - 1) / b (found by fuzz_expr).
+      return a / b + ((a % b != 0 && (a < 0) == (b < 0)) ? 1 : 0);
     }
     case Op::lt: return k(0) < k(1);
     case Op::le: return k(0) <= k(1);

@@ -1,5 +1,6 @@
 #include "tuner/core/spec.hpp"
 
+#include <cstdint>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -13,6 +14,9 @@ namespace autotune {
 using nlohmann::json;
 
 namespace {
+
+/// Deepest nesting of arrays and objects a spec may have.
+constexpr int kMaxJsonDepth = 64;
 
 std::string join_ptr(const std::string& base, const std::string& key) { return base + "/" + key; }
 std::string join_ptr(const std::string& base, std::size_t i) { return base + "/" + std::to_string(i); }
@@ -40,12 +44,15 @@ std::string get_string(const json& j, const std::string& ptr) {
 
 std::int64_t get_int(const json& j, const std::string& ptr) {
   if (!j.is_number_integer()) throw SpecError(ptr, std::string("expected an integer, got ") + type_name(j));
+  // Unsigned JSON integers above INT64_MAX would wrap to negative values (found by fuzz_spec).
+  if (j.is_number_unsigned() && j.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+    throw SpecError(ptr, "integer " + j.dump() + " is out of range (largest: " + std::to_string(INT64_MAX) + ")");
   return j.get<std::int64_t>();
 }
 
 Expr get_expr(const json& j, const std::string& ptr) {
   std::string text;
-  if (j.is_number_integer()) text = std::to_string(j.get<std::int64_t>());
+  if (j.is_number_integer()) text = std::to_string(get_int(j, ptr));
   else if (j.is_string()) text = j.get<std::string>();
   else throw SpecError(ptr, std::string("expected an expression (string or integer), got ") + type_name(j));
   try {
@@ -109,8 +116,15 @@ bool is_float_dtype(const std::string& d) { return d.rfind("float", 0) == 0; }
 TuningSpec TuningSpec::from_json_text(const std::string& text, const std::string& base_dir, bool load_sources) {
   json j;
   try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
+    // Serialising (spec_text) and the checks below recurse into nested values: bound the nesting so that
+    // no input can exhaust the stack. Real specs are 4 levels deep.
+    j = json::parse(text, [](int depth, json::parse_event_t, json&) {
+      if (depth > kMaxJsonDepth)
+        throw SpecError("", "malformed JSON: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+      return true;
+    });
+  } catch (const json::exception& e) {
+    // parse_error, and out_of_range for numbers such as 1e999 (found by fuzz_spec).
     throw SpecError("", std::string("malformed JSON: ") + e.what());
   }
   if (!j.is_object()) throw SpecError("", "a spec must be a JSON object");
@@ -163,8 +177,11 @@ TuningSpec TuningSpec::from_json_text(const std::string& text, const std::string
       if (!r.is_array() || r.size() < 2 || r.size() > 3) throw SpecError(rp, "expected [first, last] or [first, last, step]");
       Value a = get_int(r[0], rp + "/0"), b = get_int(r[1], rp + "/1"), st = r.size() == 3 ? get_int(r[2], rp + "/2") : 1;
       if (st <= 0 || b < a) throw SpecError(rp, "range needs first <= last and step > 0");
-      if ((b - a) / st > 65535) throw SpecError(rp, "range has too many values");
-      for (Value v = a; v <= b; v += st) p.values.push_back(v);
+      // In unsigned arithmetic: b - a and a + k * st overflow int64 near its limits.
+      const std::uint64_t steps = (static_cast<std::uint64_t>(b) - static_cast<std::uint64_t>(a)) / static_cast<std::uint64_t>(st);
+      if (steps > 65535) throw SpecError(rp, "range has too many values");
+      for (std::uint64_t k = 0; k <= steps; ++k)
+        p.values.push_back(static_cast<Value>(static_cast<std::uint64_t>(a) + k * static_cast<std::uint64_t>(st)));
     }
     if (pj.contains("default")) {
       p.default_value = get_int(pj["default"], join_ptr(ptr, "default"));

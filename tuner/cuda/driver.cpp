@@ -61,6 +61,11 @@ std::string load(Driver& d) {
             resolve(get_proc, &d.primary_ctx_reset, "cuDevicePrimaryCtxReset", &why) &&
             resolve(get_proc, &d.ctx_set_current, "cuCtxSetCurrent", &why) &&
             resolve(get_proc, &d.ctx_synchronize, "cuCtxSynchronize", &why) &&
+            resolve(get_proc, &d.ctx_get_current, "cuCtxGetCurrent", &why) &&
+            resolve(get_proc, &d.ctx_get_device, "cuCtxGetDevice", &why) &&
+            resolve(get_proc, &d.ctx_push_current, "cuCtxPushCurrent", &why) &&
+            resolve(get_proc, &d.ctx_pop_current, "cuCtxPopCurrent", &why) &&
+            resolve(get_proc, &d.stream_wait_event, "cuStreamWaitEvent", &why) &&
             resolve(get_proc, &d.mem_get_info, "cuMemGetInfo", &why) &&
             resolve(get_proc, &d.mem_alloc, "cuMemAlloc", &why) &&
             resolve(get_proc, &d.mem_free, "cuMemFree", &why) &&
@@ -81,7 +86,8 @@ std::string load(Driver& d) {
             resolve(get_proc, &d.module_unload, "cuModuleUnload", &why) &&
             resolve(get_proc, &d.module_get_function, "cuModuleGetFunction", &why) &&
             resolve(get_proc, &d.func_set_attribute, "cuFuncSetAttribute", &why) &&
-            resolve(get_proc, &d.launch_kernel, "cuLaunchKernel", &why);
+            resolve(get_proc, &d.launch_kernel, "cuLaunchKernel", &why) &&
+            resolve(get_proc, &d.occupancy_max_active_blocks, "cuOccupancyMaxActiveBlocksPerMultiprocessor", &why);
   if (!ok) return why;
 
   CUresult r = d.driver_get_version(&d.version);

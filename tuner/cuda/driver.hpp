@@ -40,6 +40,12 @@ struct Driver {
   PFN_cuDevicePrimaryCtxReset_v11000 primary_ctx_reset = nullptr;
   PFN_cuCtxSetCurrent_v4000 ctx_set_current = nullptr;
   PFN_cuCtxSynchronize_v2000 ctx_synchronize = nullptr;
+  // Used by the launch API (launcher.cpp) to share the application's primary context.
+  PFN_cuCtxGetCurrent_v4000 ctx_get_current = nullptr;
+  PFN_cuCtxGetDevice_v2000 ctx_get_device = nullptr;
+  PFN_cuCtxPushCurrent_v4000 ctx_push_current = nullptr;
+  PFN_cuCtxPopCurrent_v4000 ctx_pop_current = nullptr;
+  PFN_cuStreamWaitEvent_v3020 stream_wait_event = nullptr;
 
   PFN_cuMemGetInfo_v3020 mem_get_info = nullptr;
   PFN_cuMemAlloc_v3020 mem_alloc = nullptr;
@@ -64,6 +70,7 @@ struct Driver {
   PFN_cuModuleGetFunction_v2000 module_get_function = nullptr;
   PFN_cuFuncSetAttribute_v9000 func_set_attribute = nullptr;
   PFN_cuLaunchKernel_v4000 launch_kernel = nullptr;
+  PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 occupancy_max_active_blocks = nullptr;
 };
 
 /// The loaded driver (first call loads it: dlopen, cuGetProcAddress_v2, cuInit, at least one device).

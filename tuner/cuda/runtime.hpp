@@ -46,6 +46,16 @@ std::vector<std::string> config_defines(const Config& c);
 std::string binary_key(const std::string& source, const std::vector<std::string>& options,
                        const std::string& arch);
 
+/// Blocks of `kernel` (an entry point of binary.cubin) that can be resident on one SM at once with
+/// `block_threads` threads per block and `dynamic_shared_bytes` bytes of dynamic shared memory, as the driver
+/// computes it (cuOccupancyMaxActiveBlocksPerMultiprocessor: registers, shared memory, thread and block limits).
+/// 0 means the block cannot run at all. Loads the binary into the primary context of GPU `device` and unloads
+/// it again. Throws EnvironmentError when no driver/GPU is usable, UsageError when binary is a failed
+/// compilation, cannot be loaded, lacks `kernel`, or block_threads < 1. Thread-safe (implemented in
+/// occupancy.cpp).
+int max_active_blocks_per_sm(const CompileResult& binary, const std::string& kernel, int block_threads,
+                             std::size_t dynamic_shared_bytes, int device = 0);
+
 /// Optional persistent store of compiled binaries (implemented over the database by the caller).
 class BinaryCache {
  public:

@@ -1,69 +1,744 @@
+// Lookup levels (exact -> nearest size -> same cc -> same major architecture -> spec default), the rules
+// that keep stale rows out, and the cached, thread-safe Lookup class. Rules and figures: docs/lookup.md.
 #include "tuner/lookup/lookup.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cmath>
+#include <iostream>
 #include <limits>
 #include <map>
+#include <mutex>
+#include <set>
+#include <shared_mutex>
+#include <unordered_map>
 
-namespace autotune::lookup {
+#include "db/database.hpp"
+#include "tuner/core/error.hpp"
+#include "tuner/kernels/registry.hpp"
+
+namespace autotune {
+
+// ---- DeviceKey ------------------------------------------------------------------------------------------
+
+namespace {
+
+/// Appends DeviceInfo::normalised_name() of name to out without a temporary string.
+void append_normalised(std::string& out, const std::string& name) {
+  const std::size_t start = out.size();
+  bool sep = false;
+  for (unsigned char c : name) {
+    if (std::isalnum(c)) {
+      if (sep && out.size() != start) out += '_';
+      out += static_cast<char>(std::tolower(c));
+      sep = false;
+    } else {
+      sep = true;
+    }
+  }
+}
+
+void append_int(std::string& out, long long v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+}  // namespace
+
+DeviceKey::DeviceKey(const std::string& n, int c) : cc(c) { append_normalised(name, n); }
+
+DeviceKey DeviceKey::of(const DeviceInfo& d) {
+  DeviceKey k;
+  k.name = d.normalised_name();
+  k.cc = d.cc;
+  return k;
+}
+
+std::string DeviceKey::str() const {
+  return name + " (cc " + std::to_string(cc / 10) + "." + std::to_string(cc % 10) + ")";
+}
+
+namespace lookup {
 
 const char* to_string(Match m) {
   switch (m) {
     case Match::exact: return "exact";
     case Match::nearest_size: return "nearest_size";
+    case Match::same_cc: return "same_cc";
+    case Match::same_arch: return "same_arch";
     case Match::spec_default: return "spec_default";
   }
   return "unknown";
 }
 
-Answer best(const db::Database& db, const TuningSpec& spec, const Workload& w, const DeviceInfo& device,
-            const ProblemKey& problem) {
-  Answer a;
-  a.config = spec.default_config();
-  std::int64_t device_id = 0;
-  for (const auto& d : db.devices())
-    if (d.info.normalised_name() == device.normalised_name() && d.info.cc == device.cc) device_id = d.id;
-  if (!device_id) {
-    a.note = "no trials recorded on " + device.name;
-    return a;
+int level(Match m) { return static_cast<int>(m); }
+
+namespace {
+
+// ---- recorded rows, prepared once per (spec, workload) ---------------------------------------------------
+
+struct Board {
+  DeviceKey key;
+  DeviceInfo info;  // properties as recorded (the row with the highest id among boards of this key)
+};
+
+struct Row {
+  Config config;
+  std::string config_json;
+  std::size_t board = 0;
+  ProblemKey problem;
+  std::string problem_key;
+  double median_ns = 0;
+  double gbps = 0;
+  std::int64_t session_id = 0;
+};
+
+/// Valid rows of one board at one problem, fastest first, one row per configuration.
+struct Cell {
+  std::size_t board = 0;
+  ProblemKey problem;
+  std::string problem_key;
+  std::vector<std::size_t> rows;
+};
+
+struct Prepared {
+  std::vector<Board> boards;
+  std::vector<Row> rows;
+  std::vector<Cell> cells;
+  std::size_t stale_source = 0;  // another kernel source hash
+  std::size_t stale_config = 0;  // configuration not valid in the current spec where it was measured
+  std::map<std::int64_t, std::string> session_spec_hash;
+  std::string spec_hash;
+};
+
+/// Variables of constraints other than the configuration's: device, workload and problem (make_bindings
+/// without a config), computed once per (board, problem) rather than once per row.
+Bindings base_bindings(const ProblemKey& p, const DeviceInfo& d, const Workload& w) {
+  return make_bindings(Config(), p, d, w);
+}
+
+/// True if c assigns exactly the spec's parameters, each to one of its values, and every constraint holds
+/// with base (base_bindings of the problem, device and workload). Never throws.
+bool config_valid(const TuningSpec& spec, const Config& c, const Bindings& base) {
+  if (c.values().size() != spec.params.size()) return false;
+  for (const auto& param : spec.params) {
+    const auto v = c.get(param.name);
+    if (!v || param.index_of(*v) < 0) return false;
   }
+  try {
+    const VarLookup vars = [&](const std::string& n) -> std::optional<std::int64_t> {
+      if (auto v = c.get(n)) return v;
+      auto it = base.find(n);
+      if (it == base.end()) return std::nullopt;
+      return it->second;
+    };
+    for (const auto& e : spec.constraints)
+      if (e.eval(vars) == 0) return false;
+  } catch (const std::exception&) {
+    return false;
+  }
+  return true;
+}
+
+bool config_valid(const TuningSpec& spec, const Config& c, const ProblemKey& p, const DeviceInfo& d,
+                  const Workload& w) {
+  return config_valid(spec, c, base_bindings(p, d, w));
+}
+
+bool same_dims(const ProblemKey& a, const ProblemKey& b) {
+  if (a.dims.size() != b.dims.size()) return false;
+  auto i = a.dims.begin();
+  for (auto j = b.dims.begin(); j != b.dims.end(); ++i, ++j)
+    if (i->first != j->first) return false;
+  return true;
+}
+
+/// Sum over the dimensions of |log2 a_d - log2 b_d| (for one dimension: the log2 distance of the sizes).
+double log_distance(const ProblemKey& a, const ProblemKey& b) {
+  if (!same_dims(a, b)) return std::numeric_limits<double>::infinity();
+  double d = 0;
+  auto i = a.dims.begin();
+  for (auto j = b.dims.begin(); j != b.dims.end(); ++i, ++j)
+    d += std::fabs(std::log2(std::max<double>(1.0, static_cast<double>(i->second))) -
+                   std::log2(std::max<double>(1.0, static_cast<double>(j->second))));
+  return d;
+}
+
+/// Order of recorded problems by closeness to the question: log distance, then the distance of the total
+/// element counts, then the larger problem (its timing is less dominated by launch latency), then the key.
+struct Closeness {
+  double dist;
+  double elem_dist;
+  double elements;
+  const std::string* key;
+  bool operator<(const Closeness& o) const {
+    if (dist != o.dist) return dist < o.dist;
+    if (elem_dist != o.elem_dist) return elem_dist < o.elem_dist;
+    if (elements != o.elements) return elements > o.elements;
+    return *key < *o.key;
+  }
+};
+
+Closeness closeness(const Cell& c, const ProblemKey& q) {
+  const double e = c.problem.elements();
+  return {log_distance(c.problem, q),
+          std::fabs(std::log2(std::max(1.0, e)) - std::log2(std::max(1.0, q.elements()))), e, &c.problem_key};
+}
+
+std::shared_ptr<Prepared> prepare(const db::Database& db, const TuningSpec& spec, const Workload& w) {
+  auto prep = std::make_shared<Prepared>();
+  prep->spec_hash = spec.spec_hash();
+  const std::string source_hash = spec.source_hash();
+
+  std::map<std::int64_t, std::size_t> board_of_id;
+  for (const auto& d : db.devices()) {  // ordered by id: a later row of the same key refreshes the properties
+    const DeviceKey key = DeviceKey::of(d.info);
+    std::size_t b = prep->boards.size();
+    for (std::size_t i = 0; i < prep->boards.size(); ++i)
+      if (prep->boards[i].key == key) b = i;
+    if (b == prep->boards.size()) prep->boards.push_back({key, d.info});
+    else prep->boards[b].info = d.info;
+    board_of_id[d.id] = b;
+  }
+  for (const auto& s : db.sessions(spec.name)) prep->session_spec_hash[s.id] = s.spec_hash;
+
   db::TrialFilter f;
   f.kernel = spec.name;
-  f.device_id = device_id;
   f.workload = w.key();
   f.ok_only = true;
   f.by_time = true;
-  const std::string source_hash = spec.source_hash();
-  std::size_t stale = 0;
-  // Best valid row per problem size.
-  std::map<std::string, db::TrialRow> per_problem;
-  std::map<std::string, ParameterSpace> spaces;
-  for (const auto& t : db.trials(f)) {
-    if (per_problem.count(t.problem)) continue;
-    if (t.source_hash != source_hash) { ++stale; continue; }
-    ProblemKey pk = ProblemKey::parse(t.problem);
-    auto it = spaces.find(t.problem);
-    if (it == spaces.end()) it = spaces.emplace(t.problem, spec.space(pk, device, w)).first;
-    Config c = Config::from_json(t.config_json);
-    if (it->second.find(c) < 0) { ++stale; continue; }
-    per_problem.emplace(t.problem, t);
+  std::map<std::pair<std::size_t, std::string>, std::size_t> cell_of;
+  std::vector<std::set<std::string>> cell_configs;
+  std::map<std::pair<std::size_t, std::string>, Bindings> base_of;
+  std::map<std::string, ProblemKey> problems;  // parsed and checked once per distinct key
+  for (auto& t : db.trials(f)) {
+    if (t.source_hash != source_hash) {
+      ++prep->stale_source;
+      continue;
+    }
+    if (!(t.m.median_ns > 0) || !std::isfinite(t.m.median_ns)) continue;  // no time: not a candidate
+    auto bit = board_of_id.find(t.device_id);
+    if (bit == board_of_id.end()) continue;
+    Row r;
+    try {
+      r.config = Config::from_json(t.config_json);
+      auto pk = problems.find(t.problem);
+      if (pk == problems.end()) {
+        ProblemKey parsed = ProblemKey::parse(t.problem);
+        spec.check_problem(parsed);
+        pk = problems.emplace(t.problem, std::move(parsed)).first;
+      }
+      r.problem = pk->second;
+    } catch (const Error&) {
+      ++prep->stale_config;
+      continue;
+    }
+    r.board = bit->second;
+    auto bb = base_of.find({r.board, t.problem});
+    if (bb == base_of.end())
+      bb = base_of.emplace(std::make_pair(r.board, t.problem), base_bindings(r.problem, prep->boards[r.board].info, w)).first;
+    if (!config_valid(spec, r.config, bb->second)) {
+      ++prep->stale_config;
+      continue;
+    }
+    r.config_json = r.config.to_json();
+    r.problem_key = r.problem.key();
+    r.median_ns = t.m.median_ns;
+    r.gbps = std::isfinite(t.gbps) ? t.gbps : 0;
+    r.session_id = t.session_id;
+
+    auto [it, fresh] = cell_of.emplace(std::make_pair(r.board, r.problem_key), prep->cells.size());
+    if (fresh) {
+      prep->cells.push_back({r.board, r.problem, r.problem_key, {}});
+      cell_configs.emplace_back();
+    }
+    // Rows come fastest first; a configuration measured on two boards of the same key keeps its best.
+    if (!cell_configs[it->second].insert(r.config_json).second) continue;
+    prep->cells[it->second].rows.push_back(prep->rows.size());
+    prep->rows.push_back(std::move(r));
   }
-  if (stale) a.note = std::to_string(stale) + " recorded rows were skipped: measured with another kernel source or no longer valid in the spec";
-  const db::TrialRow* chosen = nullptr;
-  double best_dist = std::numeric_limits<double>::infinity();
-  for (const auto& [key, row] : per_problem) {
-    double d = std::fabs(std::log2(row.problem_elements) - std::log2(problem.elements()));
-    if (key == problem.key()) d = -1;
-    if (d < best_dist) { best_dist = d; chosen = &row; }
-  }
-  if (!chosen) return a;
-  a.config = Config::from_json(chosen->config_json);
-  a.match = chosen->problem == problem.key() ? Match::exact : Match::nearest_size;
-  a.device = device.name;
-  a.problem = chosen->problem;
-  a.session_id = chosen->session_id;
-  a.median_ns = chosen->m.median_ns;
-  a.gbps = chosen->gbps;
-  return a;
+  return prep;
 }
 
-}  // namespace autotune::lookup
+// ---- answering ------------------------------------------------------------------------------------------
+
+struct Question {
+  const TuningSpec& spec;
+  const Workload& w;
+  const DeviceKey& device;
+  const DeviceInfo* props;  // properties of the target device, if known
+  const ProblemKey& problem;
+};
+
+class Answerer {
+ public:
+  Answerer(const Prepared& prep, const Question& q) : prep_(prep), q_(q) {
+    for (std::size_t b = 0; b < prep_.boards.size(); ++b)
+      if (prep_.boards[b].key == q_.device) target_board_ = b;
+    if (q_.props == nullptr && target_board_ != kNone) target_props_ = &prep_.boards[target_board_].info;
+    else target_props_ = q_.props;
+  }
+
+  Answer run() {
+    Answer a;
+    a.stale_rows = prep_.stale_source + prep_.stale_config;
+    std::vector<std::string> notes;
+    if (a.stale_rows != 0) {
+      std::string why;
+      if (prep_.stale_source) why += std::to_string(prep_.stale_source) + " measured with another kernel source";
+      if (prep_.stale_config)
+        why += std::string(why.empty() ? "" : ", ") + std::to_string(prep_.stale_config) +
+               " with a configuration no longer valid in the spec";
+      notes.push_back(std::to_string(a.stale_rows) + " recorded rows were skipped (" + why + ")");
+    }
+    bool found = false;
+    if (target_board_ != kNone) {
+      found = same_device(a);
+      if (!found) notes.push_back("no configuration recorded on " + q_.device.str() + " is usable here");
+    } else {
+      notes.push_back("nothing recorded on " + q_.device.str());
+    }
+    if (!found) found = same_cc(a, notes);
+    if (!found) found = same_arch(a, notes);
+    if (!found) {
+      a.config = q_.spec.default_config();
+      a.match = Match::spec_default;
+      const DeviceInfo* props = target_props_;
+      if (props != nullptr && !config_valid(q_.spec, a.config, q_.problem, *props, q_.w))
+        notes.push_back("the spec default violates a constraint of the spec on this device/problem");
+    } else {
+      auto it = prep_.session_spec_hash.find(a.session_id);
+      if (it != prep_.session_spec_hash.end() && !it->second.empty() && it->second != prep_.spec_hash)
+        notes.push_back("measured under an earlier version of the spec (its configuration is still valid)");
+    }
+    if (passed_over_ != 0)
+      notes.push_back(std::to_string(passed_over_) +
+                      " recorded configurations are not valid for this device/problem and were passed over");
+    for (const auto& n : notes) a.note += (a.note.empty() ? "" : "; ") + n;
+    return a;
+  }
+
+ private:
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+
+  /// Valid at the question's problem with the target's properties, or (unknown target) those of the board
+  /// the row was measured on.
+  bool valid_at_target(const Row& r) {
+    const std::size_t board = target_props_ ? kNone : r.board;
+    auto it = valid_memo_.find({board, r.config_json});
+    if (it != valid_memo_.end()) return it->second;
+    const DeviceInfo& props = target_props_ ? *target_props_ : prep_.boards[r.board].info;
+    const bool ok = config_valid(q_.spec, r.config, q_.problem, props, q_.w);
+    if (!ok) ++passed_over_;
+    valid_memo_.emplace(std::make_pair(board, r.config_json), ok);
+    return ok;
+  }
+
+  void fill(Answer& a, const Row& r, Match m) const {
+    a.config = r.config;
+    a.match = m;
+    a.device = prep_.boards[r.board].info.name;
+    a.device_cc = prep_.boards[r.board].key.cc;
+    a.problem = r.problem_key;
+    a.session_id = r.session_id;
+    a.median_ns = r.median_ns;
+    a.gbps = r.gbps;
+  }
+
+  /// Levels 1 and 2: the fastest valid row of the target board at the question's problem, else at the
+  /// closest recorded problem that has one.
+  bool same_device(Answer& a) {
+    std::vector<std::pair<Closeness, const Cell*>> order;
+    for (const auto& c : prep_.cells)
+      if (c.board == target_board_) order.push_back({closeness(c, q_.problem), &c});
+    std::sort(order.begin(), order.end(),
+              [](const auto& x, const auto& y) { return x.first < y.first; });
+    // The exact problem first (distance 0 may also be a different key with equal dims, impossible: keys
+    // are canonical), then by closeness.
+    for (const auto& [cl, cell] : order) {
+      for (std::size_t ri : cell->rows) {
+        const Row& r = prep_.rows[ri];
+        if (!valid_at_target(r)) continue;
+        fill(a, r, cell->problem_key == q_.problem.key() ? Match::exact : Match::nearest_size);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /// Level 3: boards of the same cc (not the target): the cells at the closest recorded problem, group
+  /// default over them (with one board there, simply its fastest valid configuration).
+  bool same_cc(Answer& a, std::vector<std::string>& notes) {
+    std::vector<std::pair<Closeness, const Cell*>> order;
+    for (const auto& c : prep_.cells)
+      if (c.board != target_board_ && prep_.boards[c.board].key.cc == q_.device.cc)
+        order.push_back({closeness(c, q_.problem), &c});
+    if (order.empty()) {
+      notes.push_back("no other board of cc " + std::to_string(q_.device.cc / 10) + "." +
+                      std::to_string(q_.device.cc % 10) + " recorded");
+      return false;
+    }
+    // Cells of one problem have equal closeness, so they are adjacent after sorting.
+    std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (std::size_t i = 0; i < order.size();) {
+      std::vector<const Cell*> group;
+      std::size_t j = i;
+      for (; j < order.size() && order[j].second->problem_key == order[i].second->problem_key; ++j)
+        group.push_back(order[j].second);
+      if (group_default(group, Match::same_cc, a)) return true;
+      i = j;
+    }
+    notes.push_back("no configuration recorded on other boards of cc " + std::to_string(q_.device.cc / 10) + "." +
+                    std::to_string(q_.device.cc % 10) + " is usable here");
+    return false;
+  }
+
+  /// Level 4: every cell of the boards with the same major architecture (not the target board).
+  bool same_arch(Answer& a, std::vector<std::string>& notes) {
+    std::vector<const Cell*> group;
+    for (const auto& c : prep_.cells)
+      if (c.board != target_board_ && prep_.boards[c.board].key.major() == q_.device.major()) group.push_back(&c);
+    if (group.empty()) {
+      notes.push_back("no board of architecture " + std::to_string(q_.device.major()) + ".x recorded");
+      return false;
+    }
+    return group_default(group, Match::same_arch, a);
+  }
+
+  /// Group default over cells (board, problem): for every configuration, the mean over the cells that
+  /// measured it of median / best median of the cell. The answer is the configuration valid on the target
+  /// that was measured in the most cells, and among those the lowest mean (ties: the smaller canonical JSON).
+  bool group_default(const std::vector<const Cell*>& cells, Match m, Answer& a) {
+    struct Score {
+      double sum = 0;
+      int count = 0;
+      const Row* nearest = nullptr;  // measurement closest to the question (provenance)
+      Closeness near_cl{0, 0, 0, nullptr};
+      std::set<std::size_t> boards;
+    };
+    std::map<std::string, Score> scores;
+    for (const Cell* cell : cells) {
+      if (cell->rows.empty()) continue;
+      const double best = prep_.rows[cell->rows.front()].median_ns;
+      const Closeness cl = closeness(*cell, q_.problem);
+      for (std::size_t ri : cell->rows) {
+        const Row& r = prep_.rows[ri];
+        Score& s = scores[r.config_json];
+        s.sum += r.median_ns / best;
+        ++s.count;
+        s.boards.insert(r.board);
+        if (s.nearest == nullptr || cl < s.near_cl) {
+          s.nearest = &r;
+          s.near_cl = cl;
+        }
+      }
+    }
+    const Score* pick = nullptr;  // scores is ordered by canonical JSON: ties keep the smaller
+    for (const auto& [json, s] : scores) {
+      if (!valid_at_target(*s.nearest)) continue;
+      const double mean = s.sum / s.count;
+      if (pick == nullptr || s.count > pick->count ||
+          (s.count == pick->count && mean < pick->sum / pick->count)) {
+        pick = &s;
+      }
+    }
+    if (pick == nullptr) return false;
+    fill(a, *pick->nearest, m);
+    std::string names;
+    for (std::size_t b : pick->boards) names += (names.empty() ? "" : ", ") + prep_.boards[b].info.name;
+    a.device = names;
+    a.relative_time = pick->sum / pick->count;
+    a.cells_covered = pick->count;
+    a.cells_total = static_cast<int>(cells.size());
+    return true;
+  }
+
+  const Prepared& prep_;
+  const Question& q_;
+  std::size_t target_board_ = kNone;
+  const DeviceInfo* target_props_ = nullptr;
+  std::map<std::pair<std::size_t, std::string>, bool> valid_memo_;
+  std::size_t passed_over_ = 0;
+};
+
+Answer answer(const Prepared* prep, const Question& q, const std::string& unavailable) {
+  if (prep == nullptr) {
+    Answer a;
+    a.config = q.spec.default_config();
+    a.match = Match::spec_default;
+    a.note = unavailable;
+    return a;
+  }
+  return Answerer(*prep, q).run();
+}
+
+}  // namespace
+
+Answer best(const db::Database& db, const TuningSpec& spec, const Workload& w, const DeviceInfo& device,
+            const ProblemKey& problem) {
+  spec.check_workload(w);
+  spec.check_problem(problem);
+  auto prep = prepare(db, spec, w);
+  const DeviceKey key = DeviceKey::of(device);
+  return answer(prep.get(), Question{spec, w, key, &device, problem}, "");
+}
+
+}  // namespace lookup
+
+// ---- Lookup ---------------------------------------------------------------------------------------------
+
+namespace {
+
+/// Default warning sink: stderr, at most once per distinct message in the process.
+void warn_stderr(const std::string& message) {
+  static std::mutex mu;
+  static std::set<std::string> seen;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!seen.insert(message).second) return;
+  std::cerr << "autotune: warning: " << message << std::endl;
+}
+
+thread_local std::string t_key;  // scratch for cache keys: no allocation once it has grown
+
+}  // namespace
+
+struct Lookup::Impl {
+  std::string path;
+  Options options;
+
+  // Slow path: the database, specs and prepared rows (the Database is used under this mutex only).
+  std::mutex mu;
+  std::unique_ptr<db::Database> db;
+  std::string error;
+  bool warned = false;
+  std::map<std::string, std::shared_ptr<const TuningSpec>> specs;         // by name
+  std::map<std::string, std::shared_ptr<lookup::Prepared>> prepared;      // by spec identity + workload
+
+  // Fast path: answers by question.
+  mutable std::shared_mutex cache_mu;
+  std::unordered_map<std::string, AnswerPtr> answers;
+
+  void open() {
+    db.reset();
+    error.clear();
+    try {
+      db = db::Database::open(path, db::Database::Mode::read_only);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    if (!error.empty()) warn("tuning database unavailable, lookups give spec defaults: " + error);
+  }
+
+  void warn(const std::string& message) {
+    if (warned) return;
+    warned = true;
+    if (options.warn) options.warn(message);
+    else warn_stderr(message);
+  }
+
+  AnswerPtr cached(const std::string& key) const {
+    std::shared_lock<std::shared_mutex> lock(cache_mu);
+    auto it = answers.find(key);
+    return it == answers.end() ? nullptr : it->second;
+  }
+
+  std::shared_ptr<const TuningSpec> spec_named(const std::string& name) {
+    auto it = specs.find(name);
+    if (it != specs.end()) return it->second;
+    auto s = std::make_shared<const TuningSpec>(kernels::load_spec(name));
+    specs.emplace(name, s);
+    return s;
+  }
+
+  /// Computes (and caches unless the database failed) the answer; called with the cache key in `key`.
+  AnswerPtr compute(const std::string& key, const TuningSpec& spec, const Workload& w, const DeviceKey& device,
+                    const DeviceInfo* props, const ProblemKey& problem) {
+    if (auto hit = cached(key)) return hit;  // another thread answered while this one waited for mu
+    spec.check_workload(w);
+    spec.check_problem(problem);
+    std::shared_ptr<lookup::Prepared> prep;
+    std::string unavailable;
+    bool cacheable = true;
+    if (db) {
+      const std::string id = spec.name + '\x1f' + spec.source_hash() + '\x1f' + spec.spec_hash() + '\x1f' + w.key();
+      auto it = prepared.find(id);
+      if (it != prepared.end()) {
+        prep = it->second;
+      } else {
+        try {
+          prep = lookup::prepare(*db, spec, w);
+          prepared.emplace(id, prep);
+        } catch (const std::exception& e) {
+          // A query failed (locked, damaged): this answer degrades, and is not cached so that a later
+          // lookup tries again.
+          unavailable = std::string("reading the tuning database failed: ") + e.what();
+          warn(unavailable);
+          cacheable = false;
+        }
+      }
+    } else {
+      unavailable = "tuning database unavailable: " + error;
+    }
+    auto a = std::make_shared<const lookup::Answer>(
+        lookup::answer(prep.get(), lookup::Question{spec, w, device, props, problem}, unavailable));
+    if (cacheable) {
+      std::unique_lock<std::shared_mutex> lock(cache_mu);
+      answers.emplace(key, a);
+    }
+    return a;
+  }
+};
+
+namespace {
+
+void append_question(std::string& k, const Workload& w, const ProblemKey& p) {
+  k += '\x1f';
+  k += w.dtype;
+  k += '/';
+  k += w.op;
+  k += '\x1f';
+  for (const auto& [name, v] : p.dims) {
+    k += name;
+    k += '=';
+    append_int(k, v);
+    k += ',';
+  }
+}
+
+void append_device(std::string& k, const DeviceKey& d) {
+  k += '\x1f';
+  k += d.name;
+  k += '\x1f';
+  append_int(k, d.cc);
+}
+
+void append_device(std::string& k, const DeviceInfo& d) {
+  k += '\x1f';
+  append_normalised(k, d.name);
+  k += '\x1f';
+  append_int(k, d.cc);
+  for (long long v : {static_cast<long long>(d.sm_count), static_cast<long long>(d.max_threads_per_block),
+                      static_cast<long long>(d.max_shared_memory_per_block),
+                      static_cast<long long>(d.max_shared_memory_per_block_optin),
+                      static_cast<long long>(d.warp_size)}) {
+    k += ':';
+    append_int(k, v);
+  }
+}
+
+}  // namespace
+
+Lookup::Lookup(std::string db_path) : Lookup(std::move(db_path), Options{}) {}
+
+Lookup::Lookup(std::string db_path, Options options) : impl_(std::make_unique<Impl>()) {
+  impl_->path = std::move(db_path);
+  impl_->options = std::move(options);
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->open();
+}
+
+Lookup::~Lookup() = default;
+
+std::shared_ptr<Lookup> Lookup::shared(const std::string& db_path) {
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<Lookup>> registry;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& slot = registry[db_path];
+  if (auto existing = slot.lock()) return existing;
+  auto fresh = std::make_shared<Lookup>(db_path);
+  slot = fresh;
+  return fresh;
+}
+
+Lookup::AnswerPtr Lookup::best(const std::string& kernel, const Workload& w, const DeviceKey& device,
+                               const ProblemKey& problem) const {
+  std::string& k = t_key;
+  k.assign("N");
+  k += kernel;
+  append_device(k, device);
+  append_question(k, w, problem);
+  if (auto hit = impl_->cached(k)) return hit;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto spec = impl_->spec_named(kernel);
+  return impl_->compute(k, *spec, w, device, nullptr, problem);
+}
+
+Lookup::AnswerPtr Lookup::best_on(const std::string& kernel, const Workload& w, const DeviceInfo& device,
+                                  const ProblemKey& problem) const {
+  std::string& k = t_key;
+  k.assign("N");
+  k += kernel;
+  append_device(k, device);
+  append_question(k, w, problem);
+  if (auto hit = impl_->cached(k)) return hit;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto spec = impl_->spec_named(kernel);
+  return impl_->compute(k, *spec, w, DeviceKey::of(device), &device, problem);
+}
+
+Lookup::AnswerPtr Lookup::best(const TuningSpec& spec, const Workload& w, const DeviceKey& device,
+                               const ProblemKey& problem) const {
+  std::string k = "S" + spec.name + '\x1f' + spec.source_hash() + '\x1f' + spec.spec_hash();
+  append_device(k, device);
+  append_question(k, w, problem);
+  if (auto hit = impl_->cached(k)) return hit;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->compute(k, spec, w, device, nullptr, problem);
+}
+
+Lookup::AnswerPtr Lookup::best_on(const TuningSpec& spec, const Workload& w, const DeviceInfo& device,
+                                  const ProblemKey& problem) const {
+  std::string k = "S" + spec.name + '\x1f' + spec.source_hash() + '\x1f' + spec.spec_hash();
+  append_device(k, device);
+  append_question(k, w, problem);
+  if (auto hit = impl_->cached(k)) return hit;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->compute(k, spec, w, DeviceKey::of(device), &device, problem);
+}
+
+void Lookup::add_spec(TuningSpec spec) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  const std::string name = spec.name;
+  impl_->specs[name] = std::make_shared<const TuningSpec>(std::move(spec));
+  impl_->prepared.clear();  // a spec edited in memory keeps its spec_text: do not trust its identity
+  std::unique_lock<std::shared_mutex> cache_lock(impl_->cache_mu);
+  impl_->answers.clear();
+}
+
+std::vector<DeviceInfo> Lookup::devices() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::vector<DeviceInfo> out;
+  if (!impl_->db) return out;
+  try {
+    for (const auto& d : impl_->db->devices()) out.push_back(d.info);
+  } catch (const std::exception& e) {
+    impl_->warn(std::string("reading the tuning database failed: ") + e.what());
+  }
+  return out;
+}
+
+bool Lookup::available() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->db != nullptr;
+}
+
+std::string Lookup::error() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->error;
+}
+
+const std::string& Lookup::path() const { return impl_->path; }
+
+void Lookup::reload() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  {
+    std::unique_lock<std::shared_mutex> cache_lock(impl_->cache_mu);
+    impl_->answers.clear();
+  }
+  impl_->prepared.clear();
+  impl_->open();
+}
+
+}  // namespace autotune

@@ -1,34 +1,155 @@
 // Application lookup: the best recorded configuration for a kernel, workload, device and problem size,
-// with how well the answer matches the question. A miss never throws: it degrades to the spec default.
+// with how well the answer matches the question and where it was measured. A miss never throws: it
+// degrades level by level down to the spec's default configuration. Documented in docs/lookup.md.
+//
+// This header is part of the installed lookup library (CMake target autotune::lookup): it includes core
+// vocabulary only, never NVRTC, CUDA, SQLite or search headers (tests/cpu/test_lookup.cpp checks that).
 #pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
-#include "db/database.hpp"
+#include "tuner/core/config.hpp"
+#include "tuner/core/error.hpp"
+#include "tuner/core/keys.hpp"
 #include "tuner/core/spec.hpp"
 
-namespace autotune::lookup {
+namespace autotune {
 
-enum class Match {
-  exact,          // same device, same problem size
-  nearest_size,   // same device, nearest problem size in log2 distance
-  spec_default,   // nothing usable recorded: the spec's default configuration
+namespace db {
+class Database;
+}
+
+/// Identity of a GPU for lookups: normalised board name and compute capability (major*10 + minor).
+/// Driver version, UUID and clocks are provenance, not identity.
+struct DeviceKey {
+  std::string name;  // normalised, e.g. "nvidia_h200"
+  int cc = 0;        // e.g. 90
+
+  DeviceKey() = default;
+  /// Normalises name ("NVIDIA H200" and "nvidia_h200" give the same key).
+  DeviceKey(const std::string& name, int cc);
+  static DeviceKey of(const DeviceInfo& d);
+  int major() const { return cc / 10; }
+  /// "nvidia_h200 (cc 9.0)".
+  std::string str() const;
+  bool operator==(const DeviceKey& o) const { return cc == o.cc && name == o.name; }
+  bool operator!=(const DeviceKey& o) const { return !(*this == o); }
 };
+
+namespace lookup {
+
+/// How far the answer is from the question, best first.
+enum class Match {
+  exact,         // same device (name and cc), same problem
+  nearest_size,  // same device, nearest recorded problem (log2 distance)
+  same_cc,       // another board of the same compute capability, nearest recorded problem (group default)
+  same_arch,     // boards of the same major architecture (group default over all their problems)
+  spec_default,  // nothing usable recorded: the spec's default configuration
+};
+/// "exact", "nearest_size", "same_cc", "same_arch", "spec_default".
 const char* to_string(Match m);
+/// 0 (exact) ... 4 (spec_default).
+int level(Match m);
 
 struct Answer {
   Config config;
   Match match = Match::spec_default;
-  std::string device;        // device the configuration was measured on ("" for spec_default)
-  std::string problem;       // problem it was measured at
-  std::int64_t session_id = 0;
-  double median_ns = 0;
-  double gbps = 0;
-  std::string note;          // why a level was skipped (e.g. stale rows rejected)
+
+  // Provenance: where the configuration was measured ("" / 0 for spec_default).
+  std::string device;            // board name as recorded; group defaults: every board that measured it, ", "
+  int device_cc = 0;             // cc of the board of `problem` / `session_id`
+  std::string problem;           // ProblemKey::key() of the measurement (nearest to the question for groups)
+  std::int64_t session_id = 0;   // session of that measurement
+  double median_ns = 0;          // its median time
+  double gbps = 0;               // its bandwidth (0 if unknown)
+
+  // Group defaults (same_cc, same_arch): mean over the cells (board, problem) that measured the config of
+  // median / best median of the cell; 1.0 = fastest everywhere. 0 for the other levels.
+  double relative_time = 0;
+  int cells_covered = 0;         // cells that measured this configuration
+  int cells_total = 0;           // cells of the group
+
+  std::size_t stale_rows = 0;    // rows never served: another source hash, or config invalid in the spec
+  std::string note;              // why levels were skipped, rows rejected, or the database is unavailable
 };
 
-/// Looks up the best configuration. Rows recorded for another source hash, or whose configuration is no
-/// longer valid in the spec's space, are never served. Thread-compatible (one Database per thread).
+/// One-shot lookup on an open database (no cache). Same levels and rules as Lookup::best(); validity of
+/// recorded configurations is checked against `device`'s properties. Thread-compatible (the Database is
+/// used by the calling thread only). Throws DbError if a query fails, UsageError for a workload or problem
+/// the spec does not have.
 Answer best(const db::Database& db, const TuningSpec& spec, const Workload& w, const DeviceInfo& device,
             const ProblemKey& problem);
 
-}  // namespace autotune::lookup
+}  // namespace lookup
+
+/// Application-facing lookup over a tuning database, with an in-process cache.
+///
+///     autotune::Lookup lk("tune.db");
+///     auto a = lk.best("reduction", autotune::Workload{"float32", "sum"}, {"NVIDIA H200", 90},
+///                      autotune::ProblemKey::parse("n=100000000"));
+///     use(a->config, a->match);
+///
+/// The database is opened read-only in the constructor and never written. A missing or unreadable
+/// database is no error: every answer is the spec default (with a note), and one warning goes to the
+/// warning sink (stderr by default, at most once per path and process for the default sink).
+/// Rows are read once per (kernel, workload) and answers are cached per question, so repeated lookups
+/// cost a hash-map probe (docs/lookup.md has measured figures). Rows tuned after the first lookup are seen
+/// after reload(). Thread-safe: every method may be called from any thread concurrently.
+class Lookup {
+ public:
+  struct Options {
+    /// Receives warnings (one line, no trailing newline). Empty: "autotune: warning: ..." on stderr.
+    std::function<void(const std::string&)> warn;
+  };
+  using AnswerPtr = std::shared_ptr<const lookup::Answer>;
+
+  explicit Lookup(std::string db_path);
+  Lookup(std::string db_path, Options options);
+  ~Lookup();
+  Lookup(const Lookup&) = delete;
+  Lookup& operator=(const Lookup&) = delete;
+
+  /// A Lookup per path shared by everyone in the process that asks for it (the runtime classes use this).
+  static std::shared_ptr<Lookup> shared(const std::string& db_path);
+
+  /// Best configuration of a built-in kernel (or a spec given to add_spec) by name. Throws UsageError for
+  /// an unknown kernel, a workload the spec does not support or a problem with other dimensions; a
+  /// missing answer is never an error. The fast path: a cached answer is returned without allocation.
+  AnswerPtr best(const std::string& kernel, const Workload& w, const DeviceKey& device,
+                 const ProblemKey& problem) const;
+  /// As best(), for the device DeviceKey::of(device), and recorded configurations must also be valid with
+  /// these device properties (shared memory, threads per block, SMs) at this problem; otherwise the next
+  /// candidate is served. (A separate name: a braced {name, cc} would otherwise match both overloads.)
+  AnswerPtr best_on(const std::string& kernel, const Workload& w, const DeviceInfo& device,
+                    const ProblemKey& problem) const;
+  /// For a spec object (e.g. a user spec file). Identity is name + source hash + spec hash, computed on
+  /// every call (hashes the source): prefer add_spec() + the by-name overloads in hot paths.
+  AnswerPtr best(const TuningSpec& spec, const Workload& w, const DeviceKey& device,
+                 const ProblemKey& problem) const;
+  AnswerPtr best_on(const TuningSpec& spec, const Workload& w, const DeviceInfo& device,
+                    const ProblemKey& problem) const;
+
+  /// Makes a spec known by its name (replacing a built-in or earlier spec of that name; cached answers are
+  /// dropped).
+  void add_spec(TuningSpec spec);
+
+  /// Devices recorded in the database (empty when it is unavailable).
+  std::vector<DeviceInfo> devices() const;
+  /// True if the database was opened.
+  bool available() const;
+  /// Why the database is unavailable ("" if it is available).
+  std::string error() const;
+  const std::string& path() const;
+  /// Drops cached rows and answers and reopens the database (to see rows tuned since).
+  void reload();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace autotune

@@ -15,6 +15,36 @@ double value_of(const Measurement& m) {
   return m.ok() ? m.median_ns : std::numeric_limits<double>::infinity();
 }
 
+/// Proposes a fixed list of space indices once, in order (Options::configs).
+class ListStrategy : public search::Strategy {
+ public:
+  explicit ListStrategy(std::vector<std::size_t> order) : order_(std::move(order)) {}
+  std::string name() const override { return "list"; }
+  std::vector<std::size_t> propose(std::size_t n) override {
+    std::vector<std::size_t> out;
+    while (next_ < order_.size() && out.size() < n) out.push_back(order_[next_++]);
+    return out;
+  }
+  void observe(const std::vector<search::Observation>&) override {}
+
+ private:
+  std::vector<std::size_t> order_;
+  std::size_t next_ = 0;
+};
+
+std::unique_ptr<search::Strategy> list_strategy(const ParameterSpace& space, const std::vector<Config>& configs,
+                                                const TuningSpec& spec) {
+  std::vector<std::size_t> order;
+  for (const Config& c : configs) {
+    std::ptrdiff_t i = space.find(c);
+    if (i < 0) throw UsageError("configuration " + c.str(&spec.params) + " is not valid in the space of " + spec.name);
+    bool seen = false;
+    for (std::size_t o : order) seen = seen || o == static_cast<std::size_t>(i);
+    if (!seen) order.push_back(static_cast<std::size_t>(i));
+  }
+  return std::make_unique<ListStrategy>(std::move(order));
+}
+
 }  // namespace
 
 Result run(const TuningSpec& spec, Backend& backend, db::Database& db, const Workload& w, const ProblemKey& p,
@@ -32,7 +62,8 @@ Result run(const TuningSpec& spec, Backend& backend, db::Database& db, const Wor
   if (space.empty())
     throw UsageError("the constraints of " + spec.name + " leave no valid configuration for " + p.key() + ", " +
                      w.key() + " on " + dev.name);
-  auto strategy = search::make_strategy(opt.strategy, space, opt.seed, opt.strategy_options);
+  auto strategy = opt.configs.empty() ? search::make_strategy(opt.strategy, space, opt.seed, opt.strategy_options)
+                                      : list_strategy(space, opt.configs, spec);
 
   res.device_id = db.upsert_device(dev);
   backend.prepare(w, p, opt.seed);
@@ -54,7 +85,8 @@ Result run(const TuningSpec& spec, Backend& backend, db::Database& db, const Wor
 
   const std::string source_hash = srow.source_hash;
   Progress prog;
-  prog.total = opt.budget ? std::min(opt.budget, space.size()) : space.size();
+  const std::size_t planned = opt.configs.empty() ? space.size() : std::min(opt.configs.size(), space.size());
+  prog.total = opt.budget ? std::min(opt.budget, planned) : planned;
   std::unordered_map<std::size_t, double> known;  // index -> value answered in this session
   std::size_t stalled_rounds = 0;
 

@@ -34,6 +34,11 @@ struct Options {
   std::size_t batch = 32;       // configurations handed to the backend at once
   double bytes_moved = 0;       // per run, for GB/s (0 = unknown)
   std::function<void(const Progress&)> on_progress;  // called after each batch
+  /// Explicit list (e.g. the points of `autotune explore`): when non-empty, exactly these configurations are
+  /// evaluated, in this order, instead of asking a strategy (strategy then only names the session row, e.g.
+  /// "explore"). Each must be valid in the spec's space for this problem/device/workload (UsageError naming
+  /// the first that is not); duplicates are evaluated once.
+  std::vector<Config> configs;
 };
 
 struct Result {

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# AddressSanitizer + UndefinedBehaviorSanitizer run of the cpu test tier: builds test_cpu and what it runs
+# (the autotune binary, the crash_session helper) into ./build-asan with -DAUTOTUNE_SANITIZE=ON, then
+# runs `ctest -L cpu`. Any sanitizer report fails the test that triggered it (UBSan does not recover;
+# ASan's leak checker is on).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+export PATH=/usr/local/cuda/bin:$PATH
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUDAToolkit_ROOT=/usr/local/cuda \
+  -DAUTOTUNE_SANITIZE=ON >/dev/null
+cmake --build build-asan --target test_cpu autotune crash_session -j"$(nproc)"
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+ctest --test-dir build-asan -L cpu --output-on-failure -j"$(nproc)"

@@ -1,0 +1,353 @@
+// The strategy benchmark (tuner/session/compare.*) and its CLI command compare-strategies: budgets, mapping
+// a recording onto the space, the simulated run (revisits are free, failures are +inf), statistics on a
+// synthetic space with a known optimum, and every strategy on the shipped H200 recordings.
+#include <catch2/catch.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "search/strategy.hpp"
+#include "test_support.hpp"
+#include "tuner/core/error.hpp"
+#include "tuner/kernels/registry.hpp"
+#include "tuner/session/compare.hpp"
+#include "tuner/session/session.hpp"
+#include "tuner/sim/synthetic.hpp"
+
+using namespace autotune;
+using session::BudgetSpec;
+
+namespace {
+
+const double kInf = std::numeric_limits<double>::infinity();
+
+TuningSpec bowl_spec() {
+  return TuningSpec::from_json_text(R"J({
+    "name": "bowl", "family": "synthetic", "source": "none.cu", "kernels": ["k"],
+    "parameters": [{"name": "A", "values": [1, 2, 4, 8, 16, 32], "default": 2},
+                   {"name": "B", "values": [1, 2, 4, 8, 16], "default": 1},
+                   {"name": "C", "values": [0, 1, 2], "default": 0}],
+    "constraints": ["A * B <= 128"],
+    "problem": {"dims": ["n"], "sizes": [{"n": 4096}]}, "workloads": ["float32"]})J",
+                                    ".", false);
+}
+
+/// Known optimum at A=8, B=2, C=1 (1000 ns); A=32 always fails.
+double bowl_time(const Config& c) {
+  double a = std::log2(static_cast<double>(c.at("A"))) - 3, b = std::log2(static_cast<double>(c.at("B"))) - 1;
+  double cc = static_cast<double>(c.at("C")) - 1;
+  return 1000.0 * (1 + 0.05 * a * a + 0.08 * b * b + 0.03 * cc * cc);
+}
+
+/// A space, its recording in a database, and the recording mapped onto the space.
+struct Bowl {
+  TuningSpec spec = bowl_spec();
+  Workload w = spec.workloads.front();
+  ProblemKey p = spec.problem_sizes.front();
+  std::unique_ptr<db::Database> db = db::Database::open(":memory:");
+  std::unique_ptr<ParameterSpace> space;
+  Bowl() {
+    sim::SyntheticBackend be(sim::SyntheticBackend::fake_device(), bowl_time);
+    be.inject_failure_when("A", 32, TrialStatus::launch_error);
+    session::run(spec, be, *db, w, p, {});
+    space = std::make_unique<ParameterSpace>(spec.space(p, sim::SyntheticBackend::fake_device(), w));
+  }
+  std::vector<db::TrialRow> rows() const {
+    db::TrialFilter f;
+    f.kernel = spec.name;
+    return db->trials(f);
+  }
+};
+
+/// Proposes a fixed script of index lists, recording what it was told.
+class Scripted : public search::Strategy {
+ public:
+  explicit Scripted(std::vector<std::vector<std::size_t>> script) : script_(std::move(script)) {}
+  std::string name() const override { return "scripted"; }
+  std::vector<std::size_t> propose(std::size_t) override {
+    return step_ < script_.size() ? script_[step_++] : std::vector<std::size_t>{};
+  }
+  void observe(const std::vector<search::Observation>& r) override { told.insert(told.end(), r.begin(), r.end()); }
+  std::vector<search::Observation> told;
+
+ private:
+  std::vector<std::vector<std::size_t>> script_;
+  std::size_t step_ = 0;
+};
+
+struct Run {
+  int code = -1;
+  std::string out;
+};
+
+Run run_cli(const std::string& args) {
+  std::string cmd = std::string(AUTOTUNE_BIN) + " " + args + " 2>&1";
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  std::size_t got;
+  while ((got = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, got);
+  int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+std::string recorded_db() { return autotune_test::data_dir() + "/recorded_h200.db"; }
+
+}  // namespace
+
+TEST_CASE("budgets: counts and percentages of the space", "[cpu][compare]") {
+  auto b = session::parse_budgets("10, 20,5%,2.5%");
+  REQUIRE(b.size() == 4);
+  CHECK(b[0].resolve(1000) == 10);
+  CHECK_FALSE(b[0].percent);
+  CHECK(b[2].percent);
+  CHECK(b[2].resolve(2436) == 122);  // 121.8 rounds to 122
+  CHECK(b[3].resolve(2436) == 61);   // 60.9
+  CHECK(b[2].str() == "5%");
+  CHECK(b[1].str() == "20");
+  CHECK(BudgetSpec{1, true}.resolve(90) == 1);   // 0.9 rounds to 1
+  CHECK(BudgetSpec{1, true}.resolve(10) == 1);   // 0.1: at least one evaluation
+  CHECK(BudgetSpec{500, false}.resolve(90) == 90);  // capped at the space
+  CHECK(BudgetSpec{100, true}.resolve(90) == 90);
+  CHECK(session::parse_budgets("10,").size() == 1);
+  for (const char* bad : {"", "0", "-5", "abc", "1.5", "150%", "10,,20", "5%%", "%"})
+    CHECK_THROWS_AS(session::parse_budgets(bad), UsageError);
+  CHECK_THROWS_WITH(session::parse_budgets("10,x"), Catch::Contains("'x'"));
+}
+
+TEST_CASE("a recording maps onto the valid space; gaps and strangers are errors naming them", "[cpu][compare]") {
+  Bowl bowl;
+  auto rows = bowl.rows();
+  REQUIRE(rows.size() == bowl.space->size());
+  session::RecordedSpace rec = session::map_recording(*bowl.space, rows);
+  CHECK(rec.optimum == Approx(1000.0));
+  CHECK(bowl.space->config(rec.optimum_index) == Config({{"A", 8}, {"B", 2}, {"C", 1}}));
+  CHECK(rec.failures == 3 * 3);  // A=32 with B in {1, 2, 4}, C in {0, 1, 2}
+  for (std::size_t i = 0; i < bowl.space->size(); ++i)
+    CHECK((bowl.space->config(i).at("A") == 32) == std::isinf(rec.values[i]));
+
+  // A valid config without a recorded row.
+  auto missing = rows;
+  std::string gone = missing.back().config_json;
+  missing.pop_back();
+  CHECK_THROWS_WITH(session::map_recording(*bowl.space, missing), Catch::Contains(gone) && Catch::Contains("no recorded trial"));
+
+  // A recorded config outside the valid space; an "invalid" one (never run) is ignored instead.
+  auto stranger = rows;
+  stranger.push_back(rows.front());
+  stranger.back().config_json = Config({{"A", 32}, {"B", 16}, {"C", 0}}).to_json();
+  CHECK_THROWS_WITH(session::map_recording(*bowl.space, stranger),
+                    Catch::Contains("{\"A\":32,\"B\":16,\"C\":0}") && Catch::Contains("not in the valid space"));
+  stranger.back().m.status = TrialStatus::invalid;
+  CHECK(session::map_recording(*bowl.space, stranger).ignored == 1);
+}
+
+TEST_CASE("load_recording reads one kernel, device and problem from a database", "[cpu][compare]") {
+  Bowl bowl;
+  session::Recording r = session::load_recording(*bowl.db, bowl.spec, bowl.w, bowl.p);
+  CHECK(r.device.info.name == "Synthetic GPU");
+  CHECK(r.space->size() == bowl.space->size());
+  CHECK(r.recorded.optimum == Approx(1000.0));
+  CHECK(r.note.empty());
+  CHECK(r.source_hash == bowl.spec.source_hash());
+  CHECK_THROWS_WITH(session::load_recording(*bowl.db, bowl.spec, bowl.w, bowl.p, "Other GPU"),
+                    Catch::Contains("Synthetic GPU"));
+  CHECK_THROWS_WITH(session::load_recording(*bowl.db, bowl.spec, bowl.w, ProblemKey::parse("n=5")),
+                    Catch::Contains("no recorded trials"));
+  TuningSpec other = bowl.spec;
+  other.name = "nothing";
+  CHECK_THROWS_AS(session::load_recording(*bowl.db, other, bowl.w, bowl.p), UsageError);
+  // A changed kernel source: the old recording is still used, with a note.
+  TuningSpec changed = bowl.spec;
+  changed.source_text = "// new";
+  CHECK_FALSE(session::load_recording(*bowl.db, changed, bowl.w, bowl.p).note.empty());
+}
+
+TEST_CASE("simulated runs: revisits are free, failures are +inf, brute force follows the enumeration",
+          "[cpu][compare]") {
+  Bowl bowl;
+  session::RecordedSpace rec = session::map_recording(*bowl.space, bowl.rows());
+  const auto& v = rec.values;
+
+  Scripted s({{0}, {0}, {0, 1}, {1}, {1, 0}, {2}, {3}});
+  auto trace = session::simulate_run(*bowl.space, rec, s, 3);
+  REQUIRE(trace.size() == 3);  // 0, 1, 2 evaluated; the four revisits cost nothing
+  CHECK(trace[0] == v[0]);
+  CHECK(trace[2] == std::min({v[0], v[1], v[2]}));
+  // Revisits were answered with the recorded value.
+  std::size_t zeros = 0;
+  for (const auto& o : s.told) zeros += o.index == 0 ? 1 : 0;
+  CHECK(zeros == 4);
+
+  auto bf = session::simulate_run(*bowl.space, rec, "brute_force", {}, 1, bowl.space->size());
+  REQUIRE(bf.size() == bowl.space->size());
+  double best = kInf;
+  for (std::size_t i = 0; i < bf.size(); ++i) {
+    best = std::min(best, v[i]);
+    CHECK(bf[i] == best);
+  }
+  // The strategy runs dry at the size of the space.
+  CHECK(session::simulate_run(*bowl.space, rec, "random_sample", {}, 1, 10 * bowl.space->size()).size() ==
+        bowl.space->size());
+  // Deterministic per seed; batches keep the budget.
+  CHECK(session::simulate_run(*bowl.space, rec, "genetic_algorithm", {}, 7, 40) ==
+        session::simulate_run(*bowl.space, rec, "genetic_algorithm", {}, 7, 40));
+  CHECK(session::simulate_run(*bowl.space, rec, "greedy_local_search", {}, 7, 25, 8).size() == 25);
+  CHECK_THROWS_AS(session::simulate_run(*bowl.space, rec, "no_such_strategy", {}, 1, 5), UsageError);
+}
+
+TEST_CASE("compare on a synthetic space with a known optimum", "[cpu][compare]") {
+  Bowl bowl;
+  session::RecordedSpace rec = session::map_recording(*bowl.space, bowl.rows());
+  const std::size_t n = bowl.space->size();
+  session::CompareOptions opt;
+  opt.strategies = {"brute_force", "greedy_local_search", "bayesian_optimization"};
+  opt.budgets = session::parse_budgets("1,20%,100%");
+  opt.repeats = 8;
+  std::vector<std::string> done;
+  opt.on_strategy_done = [&](const std::string& s, double) { done.push_back(s); };
+  session::CompareResult r = session::compare_strategies(*bowl.space, rec, opt);
+  CHECK(r.space_size == n);
+  CHECK(r.optimum_ns == Approx(1000.0));
+  REQUIRE(r.budgets == std::vector<std::size_t>{1, static_cast<std::size_t>(std::lround(0.2 * n)), n});
+  REQUIRE(r.rows.size() == 4 * 3);
+  CHECK(done == std::vector<std::string>{"random_sample", "brute_force", "greedy_local_search", "bayesian_optimization"});
+  CHECK(r.rows.front().strategy == "random_sample");  // the baseline comes first
+  for (const auto& row : r.rows) {
+    CHECK(row.repeats == 8);
+    CHECK(row.p10 <= row.median);
+    CHECK(row.median <= row.p90);
+    CHECK(row.p90 <= 1.0);
+    CHECK(row.found <= row.within);
+    if (row.budget == n) {  // the whole space: everyone finds the optimum
+      CHECK(row.median == 1.0);
+      CHECK(row.within == 1.0);
+      CHECK(row.found == 1.0);
+      CHECK(row.mean_evaluations == Approx(static_cast<double>(n)));
+    }
+    if (row.strategy == "brute_force" && row.budget == 1) {  // index 0 every time: A=1, B=1, C=0
+      double first = rec.values[0];
+      CHECK(row.median == Approx(1000.0 / first));
+      CHECK(row.p10 == row.p90);
+    }
+  }
+  // Deterministic.
+  opt.on_strategy_done = nullptr;
+  session::CompareResult again = session::compare_strategies(*bowl.space, rec, opt);
+  for (std::size_t i = 0; i < r.rows.size(); ++i) CHECK(again.rows[i].median == r.rows[i].median);
+
+  // Output.
+  std::string csv = session::compare_csv(r, {{"kernel", "bowl"}});
+  std::istringstream lines(csv);
+  std::string header, line;
+  std::getline(lines, header);
+  CHECK(header.rfind("kernel,space_size,optimum_ns,strategy,budget,", 0) == 0);
+  std::size_t count = 0;
+  while (std::getline(lines, line)) {
+    ++count;
+    CHECK(line.rfind("bowl,", 0) == 0);
+  }
+  CHECK(count == r.rows.size());
+  std::string table = session::compare_table(r);
+  CHECK_THAT(table, Catch::Contains("random_sample") && Catch::Contains("bayesian_optimization") &&
+                        Catch::Contains("within 5%") && Catch::Contains("baseline"));
+  CHECK_THAT(session::compare_table(r, 0.05, true), Catch::Contains("| strategy |") && Catch::Contains("(baseline)"));
+
+  // Bad input.
+  session::CompareOptions bad = opt;
+  bad.strategies = {"nope"};
+  CHECK_THROWS_WITH(session::compare_strategies(*bowl.space, rec, bad), Catch::Contains("nope"));
+  bad = opt;
+  bad.strategy_options["greedy_local_search"] = {{"improvement", "sideways"}};
+  CHECK_THROWS_AS(session::compare_strategies(*bowl.space, rec, bad), UsageError);
+  bad = opt;
+  bad.strategy_options["particle_swarm"] = {{"swarm", "10"}};  // not among the compared strategies
+  CHECK_THROWS_WITH(session::compare_strategies(*bowl.space, rec, bad), Catch::Contains("particle_swarm"));
+  bad = opt;
+  bad.repeats = 0;
+  CHECK_THROWS_AS(session::compare_strategies(*bowl.space, rec, bad), UsageError);
+  bad = opt;
+  bad.budgets.clear();
+  CHECK_THROWS_AS(session::compare_strategies(*bowl.space, rec, bad), UsageError);
+}
+
+TEST_CASE("every strategy runs in simulation on the shipped H200 recordings", "[cpu][compare]") {
+  auto db = db::Database::open(recorded_db(), db::Database::Mode::read_only);
+  const std::size_t n_strategies = search::list_strategies().size();
+
+  SECTION("transpose: 90 configurations") {
+    TuningSpec spec = kernels::builtin_spec("transpose");
+    session::Recording rec =
+        session::load_recording(*db, spec, Workload::parse("float32"), ProblemKey::parse("rows=8192,cols=8192"));
+    REQUIRE(rec.space->size() == 90);
+    CHECK(rec.device.info.name == "NVIDIA H200");
+    session::CompareOptions opt;
+    opt.budgets = session::parse_budgets("5%,10%,100%");
+    opt.repeats = 10;
+    session::CompareResult r = session::compare_strategies(*rec.space, rec.recorded, opt);
+    REQUIRE(r.rows.size() == n_strategies * 3);
+    std::set<std::string> names;
+    for (const auto& row : r.rows) {
+      names.insert(row.strategy);
+      CHECK(row.median > 0);
+      CHECK(row.median <= 1.0);
+      if (row.budget == 90) CHECK(row.found == 1.0);
+    }
+    CHECK(names.size() == n_strategies);
+  }
+
+  SECTION("reduction: 2436 configurations") {
+    TuningSpec spec = kernels::builtin_spec("reduction");
+    session::Recording rec =
+        session::load_recording(*db, spec, Workload::parse("float32/sum"), ProblemKey::parse("n=67108864"));
+    REQUIRE(rec.space->size() == 2436);
+    CHECK(rec.recorded.failures == 0);
+    session::CompareOptions opt;
+    opt.budgets = session::parse_budgets("1%,5%");
+    opt.repeats = 4;
+    session::CompareResult r = session::compare_strategies(*rec.space, rec.recorded, opt);
+    REQUIRE(r.rows.size() == n_strategies * 2);
+    for (const auto& row : r.rows) {
+      CHECK(row.median > 0);
+      CHECK(row.median <= 1.0);
+      CHECK(row.mean_evaluations == Approx(static_cast<double>(row.budget)));
+    }
+  }
+}
+
+TEST_CASE("autotune compare-strategies: table, CSV and errors", "[cpu][compare][cli]") {
+  const std::string csv = "/tmp/autotune_compare_test_" + std::to_string(::getpid()) + ".csv";
+  Run r = run_cli("compare-strategies transpose --from " + recorded_db() +
+                  " --rows 8192 --cols 8192 --budgets 10%,45 --repeats 3 --strategies greedy_local_search,"
+                  "genetic_algorithm --strategy-option genetic_algorithm.population=10 --csv " + csv);
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("90 valid configurations") && Catch::Contains("budget 9 evaluations") &&
+                        Catch::Contains("budget 45 evaluations") && Catch::Contains("random_sample") &&
+                        Catch::Contains("CSV written"));
+  std::ifstream in(csv);
+  std::string line;
+  std::size_t lines = 0;
+  while (std::getline(in, line)) ++lines;
+  CHECK(lines == 1 + 3 * 2);
+  std::remove(csv.c_str());
+
+  Run bad = run_cli("compare-strategies transpose --from " + recorded_db() + " --rows 8192 --cols 8192 --budgets 0");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.out, Catch::Contains("bad budget"));
+  Run unknown = run_cli("compare-strategies transpose --from " + recorded_db() +
+                        " --rows 8192 --cols 8192 --strategies warp_drive");
+  CHECK(unknown.code == 2);
+  CHECK_THAT(unknown.out, Catch::Contains("warp_drive"));
+  Run unrecorded = run_cli("compare-strategies transpose --from " + recorded_db() + " --rows 4000 --cols 4000");
+  CHECK(unrecorded.code == 2);
+  CHECK_THAT(unrecorded.out, Catch::Contains("no recorded trials"));
+}

@@ -1,0 +1,265 @@
+// Sub-commands compare-strategies, import and export: wiring only (the logic lives in
+// tuner/session/compare.* and tuner/session/interop.*).
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "db/database.hpp"
+#include "search/strategy.hpp"
+#include "tuner/cli/commands.hpp"
+#include "tuner/core/error.hpp"
+#include "tuner/kernels/registry.hpp"
+#include "tuner/session/compare.hpp"
+#include "tuner/session/interop.hpp"
+
+namespace autotune::cli {
+
+namespace {
+
+/// Problem and workload flags, as `tune` takes them (plus --workload dtype/op). has_*() say whether the
+/// user gave them, so that imports can fall back to what the file says.
+struct ProblemArgs {
+  std::int64_t n = 0, rows = 0, cols = 0;
+  std::string problem, dtype, op, workload;
+
+  void add(CLI::App* c, bool with_workload) {
+    c->add_option("--n", n, "problem size (elements)")->check(CLI::PositiveNumber);
+    c->add_option("--rows", rows, "rows (matrix kernels)")->check(CLI::PositiveNumber);
+    c->add_option("--cols", cols, "columns (matrix kernels)")->check(CLI::PositiveNumber);
+    c->add_option("--problem", problem, "problem as name=value[,name=value] (alternative to --n/--rows/--cols)");
+    c->add_option("--dtype", dtype, "element type: int32, float32, float64, ... (default: the spec's first)");
+    c->add_option("--op", op, "operator, e.g. sum, min, max (default: the spec's first for this dtype)");
+    if (with_workload) c->add_option("--workload", workload, "workload as dtype/op, e.g. float32/sum (alternative to --dtype/--op)");
+  }
+  bool has_problem() const { return !problem.empty() || n || rows || cols; }
+  bool has_workload() const { return !dtype.empty() || !op.empty() || !workload.empty(); }
+
+  ProblemKey problem_key(const TuningSpec& s) const {
+    ProblemKey p;
+    if (!problem.empty()) p = ProblemKey::parse(problem);
+    if (n) p.dims["n"] = n;
+    if (rows) p.dims["rows"] = rows;
+    if (cols) p.dims["cols"] = cols;
+    if (p.dims.empty()) {
+      if (s.problem_sizes.empty()) throw UsageError("kernel " + s.name + " has no default size: give --n (or --rows/--cols)");
+      p = s.problem_sizes.front();
+    }
+    for (const auto& [k, v] : p.dims)
+      if (v < 1) throw UsageError("problem dimension " + k + " must be at least 1 (got " + std::to_string(v) + ")");
+    s.check_problem(p);
+    return p;
+  }
+
+  Workload workload_of(const TuningSpec& s) const {
+    std::string d = dtype, o = op;
+    if (!workload.empty()) {
+      Workload w = Workload::parse(workload);
+      if (d.empty()) d = w.dtype;
+      if (o.empty()) o = w.op;
+    }
+    if (d.empty() && o.empty()) return s.workloads.front();
+    for (const auto& w : s.workloads)
+      if ((d.empty() || w.dtype == d) && (o.empty() || w.op == o)) return w;
+    Workload want{d.empty() ? s.workloads.front().dtype : d, o};
+    s.check_workload(want);  // throws with the supported list
+    return want;
+  }
+};
+
+std::string fmt_time(double ns) {
+  char buf[64];
+  if (ns >= 1e6) std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
+  else std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
+  return buf;
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    std::size_t comma = s.find(',', start);
+    std::string part = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!part.empty()) out.push_back(part);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+bool is_builtin(const std::string& name) {
+  for (const auto& b : kernels::builtin_names())
+    if (b == name) return true;
+  return false;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw UsageError("cannot write " + path);
+  out << text;
+  if (!out) throw UsageError("cannot write " + path);
+}
+
+}  // namespace
+
+void register_strategy_commands(CLI::App& app, Globals& g) {
+  // ---- compare-strategies
+  struct CompareArgs {
+    std::string kernel, from, device_name, budgets = "10,20,50,100", strategies, csv;
+    std::vector<std::string> strategy_options;
+    ProblemArgs pa;
+    std::size_t repeats = 50, batch = 1;
+    std::uint64_t seed = 1;
+    bool markdown = false;
+  };
+  auto ca = std::make_shared<CompareArgs>();
+  auto* cmp = app.add_subcommand("compare-strategies",
+                                 "benchmark the search strategies on a fully recorded space (simulation, no GPU)");
+  cmp->add_option("kernel", ca->kernel, "built-in kernel name or path to a .json spec")->required();
+  ca->pa.add(cmp, false);
+  cmp->add_option("--from", ca->from, "database with the recorded (brute-forced) space (default: --db)");
+  cmp->add_option("--device", ca->device_name, "recorded device (when several are recorded)");
+  cmp->add_option("--budgets", ca->budgets, "evaluation budgets: counts and/or percentages of the space, e.g. 10,20,5%")
+      ->capture_default_str();
+  cmp->add_option("--repeats", ca->repeats, "runs (seeds) per strategy and budget")->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  cmp->add_option("--strategies", ca->strategies, "comma-separated strategies (default: all; random_sample is always included)");
+  cmp->add_option("--strategy-option", ca->strategy_options, "option of one strategy as name.key=value (repeatable)");
+  cmp->add_option("--seed", ca->seed, "first seed (run r uses seed + r)")->capture_default_str();
+  cmp->add_option("--batch", ca->batch, "configurations asked from a strategy per step (tune uses 32)")
+      ->capture_default_str()->check(CLI::Range(1, 100000));
+  cmp->add_option("--csv", ca->csv, "also write the results as CSV to this file");
+  cmp->add_flag("--markdown", ca->markdown, "print the table as Markdown");
+  cmp->callback([&g, ca] {
+    g.run = [&g, ca] {
+      TuningSpec spec = kernels::load_spec(ca->kernel);
+      ProblemKey p = ca->pa.problem_key(spec);
+      Workload w = ca->pa.workload_of(spec);
+      spec.check_workload(w);
+      session::CompareOptions opt;
+      opt.budgets = session::parse_budgets(ca->budgets);
+      opt.repeats = ca->repeats;
+      opt.seed = ca->seed;
+      opt.batch = ca->batch;
+      opt.strategies = split_list(ca->strategies);
+      for (const auto& kv : ca->strategy_options) {
+        auto dot = kv.find('.');
+        auto eq = kv.find('=');
+        if (dot == std::string::npos || eq == std::string::npos || dot == 0 || eq < dot + 2)
+          throw UsageError("--strategy-option expects strategy.key=value, got '" + kv + "'");
+        opt.strategy_options[kv.substr(0, dot)][kv.substr(dot + 1, eq - dot - 1)] = kv.substr(eq + 1);
+      }
+      opt.on_strategy_done = [](const std::string& name, double s) {
+        std::fprintf(stderr, "  %-24s %8.2f s\n", name.c_str(), s);
+      };
+      const std::string from = ca->from.empty() ? g.db_path : ca->from;
+      auto db = db::Database::open(from, db::Database::Mode::read_only);
+      session::Recording rec = session::load_recording(*db, spec, w, p, ca->device_name);
+      const ParameterSpace& space = *rec.space;
+      std::printf("%s %s %s on %s (recorded in %s): %zu valid configurations, %zu failed, optimum %s: %s\n",
+                  spec.name.c_str(), w.key().c_str(), p.key().c_str(), rec.device.info.name.c_str(), from.c_str(),
+                  space.size(), rec.recorded.failures, fmt_time(rec.recorded.optimum).c_str(),
+                  space.config(rec.recorded.optimum_index).str(&spec.params).c_str());
+      if (!rec.note.empty()) std::printf("note: %s\n", rec.note.c_str());
+      std::fflush(stdout);
+      std::cerr << "simulating " << opt.repeats << " runs per strategy (batch " << opt.batch << ")\n";
+      session::CompareResult res = session::compare_strategies(space, rec.recorded, opt);
+      std::printf("\n%s", session::compare_table(res, opt.within, ca->markdown).c_str());
+      if (!ca->csv.empty()) {
+        write_file(ca->csv, session::compare_csv(res, {{"kernel", spec.name},
+                                                       {"workload", w.key()},
+                                                       {"problem", p.key()},
+                                                       {"device", rec.device.info.name}}));
+        std::printf("CSV written to %s\n", ca->csv.c_str());
+      }
+      return 0;
+    };
+  });
+
+  // ---- import
+  struct ImportArgs {
+    std::string format, file, kernel, device;
+    int cc = 0;
+    ProblemArgs pa;
+  };
+  auto ia = std::make_shared<ImportArgs>();
+  auto* imp = app.add_subcommand("import", "import Kernel Tuner cache files or T4 result files as recorded trials (--db)");
+  imp->add_option("--format", ia->format, "kt-cache (Kernel Tuner cache JSON) or t4 (T4 results JSON)")->required()
+      ->check(CLI::IsMember({"kt-cache", "t4"}));
+  imp->add_option("file", ia->file, "file to import")->required();
+  imp->add_option("--kernel", ia->kernel, "built-in kernel name or path to a .json spec the trials belong to")->required();
+  imp->add_option("--device", ia->device, "device name (default: the file's; required for T4 files from other tools)");
+  imp->add_option("--cc", ia->cc, "compute capability as major*10+minor (e.g. 90) for a device not yet in the database");
+  ia->pa.add(imp, true);
+  imp->callback([&g, ia] {
+    g.run = [&g, ia] {
+      TuningSpec spec = kernels::load_spec(ia->kernel);
+      session::ImportOptions opt;
+      opt.spec = &spec;
+      opt.source_hash = is_builtin(ia->kernel) ? spec.source_hash() : "imported";
+      if (!ia->device.empty()) opt.device = ia->device;
+      if (ia->cc) opt.cc = ia->cc;
+      if (ia->pa.has_workload()) opt.workload = ia->pa.workload_of(spec);
+      if (ia->pa.has_problem()) opt.problem = ia->pa.problem_key(spec);
+      std::shared_ptr<const KernelAdapter> adapter;
+      try {
+        adapter = kernels::make_adapter(spec);
+      } catch (const Error&) {
+        // no adapter: GB/s stays unknown
+      }
+      if (adapter)
+        opt.bytes_moved = [adapter](const Workload& w, const ProblemKey& p) { return adapter->bytes_moved(w, p); };
+      auto db = db::Database::open(g.db_path);
+      session::ImportReport r = session::import_file(*db, session::import_format_from_string(ia->format), ia->file, opt);
+      std::string devs, groups, statuses;
+      for (const auto& d : r.devices) devs += (devs.empty() ? "" : ", ") + d;
+      for (const auto& x : r.groups) groups += (groups.empty() ? "" : "; ") + x;
+      for (const auto& [s, n] : r.by_status) statuses += (statuses.empty() ? "" : ", ") + s + " " + std::to_string(n);
+      std::printf("imported %zu of %zu trials of %s (%s) on %s into %s; %zu already present", r.inserted, r.read,
+                  spec.name.c_str(), groups.c_str(), devs.empty() ? "-" : devs.c_str(), g.db_path.c_str(),
+                  r.duplicates);
+      if (r.skipped) std::printf(", %zu results of other kernels skipped", r.skipped);
+      std::printf("\nby status: %s\nsource hash: %s\n", statuses.empty() ? "-" : statuses.c_str(),
+                  opt.source_hash.c_str());
+      if (r.outside_spec)
+        std::printf("warning: %zu configurations use values outside the spec's value lists; they can be looked at "
+                    "but never proposed or simulated\n", r.outside_spec);
+      return r.read ? 0 : 1;
+    };
+  });
+
+  // ---- export
+  struct ExportArgs {
+    std::string format = "t4", kernel, device, workload, problem, output = "-";
+  };
+  auto ea = std::make_shared<ExportArgs>();
+  auto* exp = app.add_subcommand("export", "export recorded trials (--db) as a T4 results file");
+  exp->add_option("--format", ea->format, "output format (t4)")->capture_default_str()->check(CLI::IsMember({"t4"}));
+  exp->add_option("--kernel", ea->kernel, "only this kernel (default: all)");
+  exp->add_option("--device", ea->device, "only this device (name or normalised name)");
+  exp->add_option("--workload", ea->workload, "only this workload, e.g. float32/sum");
+  exp->add_option("--problem", ea->problem, "only this problem, e.g. n=67108864");
+  exp->add_option("-o,--output", ea->output, "output file ('-' = standard output)")->capture_default_str();
+  exp->callback([&g, ea] {
+    g.run = [&g, ea] {
+      auto db = db::Database::open(g.db_path, db::Database::Mode::read_only);
+      session::ExportFilter f;
+      if (!ea->kernel.empty()) f.kernel = ea->kernel;
+      if (!ea->device.empty()) f.device = ea->device;
+      if (!ea->workload.empty()) f.workload = Workload::parse(ea->workload).key();
+      if (!ea->problem.empty()) f.problem = ProblemKey::parse(ea->problem).key();
+      std::size_t n = 0;
+      std::string text = session::export_t4(*db, f, &n);
+      if (ea->output == "-") {
+        std::fwrite(text.data(), 1, text.size(), stdout);
+      } else {
+        write_file(ea->output, text);
+        std::fprintf(stderr, "exported %zu trials to %s\n", n, ea->output.c_str());
+      }
+      if (n == 0) std::fprintf(stderr, "warning: no trials matched\n");
+      return 0;
+    };
+  });
+}
+
+}  // namespace autotune::cli

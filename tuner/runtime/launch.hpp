@@ -1,0 +1,283 @@
+// Launch API for the built-in kernel families: looks up the best configuration for the current GPU and
+// problem size in a tuning database, loads its CUBIN from the binary cache (or compiles it once with NVRTC
+// and stores it), and launches it on the caller's stream.
+//
+//     autotune::Reduction<float> r("tune.db");
+//     r.sum(d_in, n, d_out, stream);               // d_in, d_out from cudaMalloc; stream a cudaStream_t
+//     autotune::Scan<int> s("tune.db");
+//     s.exclusive_sum(d_in, n, d_out, stream);
+//
+// Installed with the runtime library (CMake target autotune::runtime); no CUDA header is needed: device
+// pointers are any pointer or CUdeviceptr value, streams any CUstream / cudaStream_t (nullptr = the legacy
+// default stream). The work runs in the device's primary context, the one the CUDA runtime API uses, so
+// memory and streams of the runtime API can be passed directly. Documented in docs/lookup.md.
+//
+// Errors are exceptions (tuner/core/error.hpp): EnvironmentError with the CUDA or NVRTC message (no driver,
+// launch refused, compilation failed), UsageError (a workload the kernel lacks, a size of 0).
+// Thread-safety: one object may be used from several threads; its calls are serialised. Calls on different
+// streams are ordered where they share temporary storage (an event, no host synchronisation).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include "tuner/core/error.hpp"
+#include "tuner/lookup/lookup.hpp"
+
+namespace autotune {
+
+/// A device address: a (typed or void) pointer from cudaMalloc, or a CUdeviceptr value.
+class DevicePtr {
+ public:
+  DevicePtr() = default;
+  DevicePtr(std::nullptr_t) {}
+  template <class T>
+  DevicePtr(T* p) : v_(reinterpret_cast<std::uintptr_t>(p)) {}
+  /// CUdeviceptr (unsigned long long) or std::uintptr_t.
+  template <class I, std::enable_if_t<std::is_integral_v<I> && std::is_unsigned_v<I> &&
+                                          sizeof(I) == sizeof(std::uintptr_t), int> = 0>
+  DevicePtr(I v) : v_(static_cast<std::uintptr_t>(v)) {}
+  std::uintptr_t value() const { return v_; }
+
+ private:
+  std::uintptr_t v_ = 0;
+};
+
+/// A stream handle: CUstream or cudaStream_t (both pointers to an opaque struct), or nullptr for the legacy
+/// default stream. cudaStreamPerThread works as well.
+class Stream {
+ public:
+  Stream() = default;
+  Stream(std::nullptr_t) {}
+  template <class S>
+  Stream(S* s) : h_(const_cast<void*>(static_cast<const void*>(s))) {}
+  void* handle() const { return h_; }
+
+ private:
+  void* h_ = nullptr;
+};
+
+/// Where the binary of a launch came from.
+enum class BinarySource {
+  none,       // not prepared yet
+  memory,     // already loaded by this object
+  database,   // the tuning database's binary cache (filled by `autotune tune`)
+  cache_dir,  // the cache directory beside the database
+  compiled,   // compiled by NVRTC now (then stored, if possible)
+};
+const char* to_string(BinarySource s);
+
+struct RuntimeOptions {
+  /// GPU ordinal; -1: the device of the calling thread's current context (as set by cudaSetDevice), else 0.
+  int device = -1;
+  /// Where compiled binaries go when the database is not writable; "" = "<db_path>.cubin/" beside the
+  /// database. Also read from on lookups.
+  std::string cache_dir;
+  /// Store binaries compiled at run time (in the database if it is writable, else in cache_dir).
+  bool store_binaries = true;
+};
+
+/// What a call runs: the looked-up configuration with its match level and provenance, and its binary.
+struct Choice {
+  std::string kernel;          // spec name, e.g. "reduction"
+  std::string workload;        // e.g. "float32/sum"
+  std::string problem;         // e.g. "n=1000000"
+  std::string device;          // GPU it runs on
+  lookup::Answer answer;       // config, match level, provenance (see tuner/lookup/lookup.hpp)
+  std::string config_text;     // "BLOCK_SIZE=256 VARIANT=warp_shuffle ..."
+  std::string binary_key;      // key in the binary cache (cuda::binary_key)
+  BinarySource binary = BinarySource::none;
+  double compile_ms = 0;       // NVRTC time when compiled here
+  double prepare_ms = 0;       // lookup + binary + module load + plan, the first time
+  std::size_t scratch_bytes = 0;  // temporary device memory the plan needs
+  std::string note;            // e.g. a corrupt cached binary that was recompiled
+};
+
+namespace detail {
+
+class Family;
+
+template <class T>
+constexpr const char* dtype_name() {
+  if constexpr (std::is_same_v<T, float>) return "float32";
+  else if constexpr (std::is_same_v<T, double>) return "float64";
+  else if constexpr (std::is_same_v<T, std::int32_t>) return "int32";
+  else static_assert(sizeof(T) == 0, "autotune runtime: element type must be float, double or std::int32_t");
+}
+
+/// Shared implementation of the family classes (tuner/runtime/family.cpp).
+class FamilyHandle {
+ public:
+  /// kernel: built-in spec name; buffers: the plan buffer names the caller supplies, in call order.
+  /// dims of launch()/choice() are given in the order of the spec's problem dimensions.
+  FamilyHandle(const std::string& kernel, const std::string& db_path, const RuntimeOptions& o,
+               std::initializer_list<const char*> buffers);
+  ~FamilyHandle();
+  FamilyHandle(FamilyHandle&&) noexcept;
+  FamilyHandle& operator=(FamilyHandle&&) noexcept;
+
+  /// Index of a workload of the spec, or -1 (then calls with it throw UsageError naming the supported ones).
+  int workload(const std::string& dtype, const std::string& op) const;
+  void launch(int workload, std::initializer_list<std::int64_t> dims, std::initializer_list<std::uintptr_t> buffers,
+              void* stream);
+  Choice choice(int workload, std::initializer_list<std::int64_t> dims);
+  /// Workload key for messages when workload() returned -1.
+  void require(int workload, const std::string& dtype, const std::string& op) const;
+
+ private:
+  std::unique_ptr<Family> f_;
+};
+
+inline std::int64_t checked_size(std::size_t v) { return static_cast<std::int64_t>(v); }
+
+}  // namespace detail
+
+/// Sum, min or max of n elements into out[0] (one element).
+template <class T>
+class Reduction {
+ public:
+  explicit Reduction(const std::string& db_path, const RuntimeOptions& o = {})
+      : h_("reduction", db_path, o, {"in", "out"}),
+        sum_(h_.workload(detail::dtype_name<T>(), "sum")),
+        min_(h_.workload(detail::dtype_name<T>(), "min")),
+        max_(h_.workload(detail::dtype_name<T>(), "max")) {}
+  void sum(DevicePtr in, std::size_t n, DevicePtr out, Stream s = {}) { run(sum_, "sum", in, n, out, s); }
+  void min(DevicePtr in, std::size_t n, DevicePtr out, Stream s = {}) { run(min_, "min", in, n, out, s); }
+  void max(DevicePtr in, std::size_t n, DevicePtr out, Stream s = {}) { run(max_, "max", in, n, out, s); }
+  /// The configuration and binary a call with this n and op ("sum", "min", "max") uses (prepares it).
+  Choice choice(std::size_t n, const std::string& op = "sum") {
+    const int w = op == "sum" ? sum_ : op == "min" ? min_ : op == "max" ? max_ : -1;
+    h_.require(w, detail::dtype_name<T>(), op);
+    return h_.choice(w, {detail::checked_size(n)});
+  }
+
+ private:
+  void run(int w, const char* op, DevicePtr in, std::size_t n, DevicePtr out, Stream s) {
+    h_.require(w, detail::dtype_name<T>(), op);
+    h_.launch(w, {detail::checked_size(n)}, {in.value(), out.value()}, s.handle());
+  }
+  detail::FamilyHandle h_;
+  int sum_, min_, max_;
+};
+
+/// Prefix scans of n elements from in to out (out may not alias in).
+template <class T>
+class Scan {
+ public:
+  explicit Scan(const std::string& db_path, const RuntimeOptions& o = {})
+      : h_("scan", db_path, o, {"in", "out"}),
+        inc_sum_(h_.workload(detail::dtype_name<T>(), "inclusive_sum")),
+        exc_sum_(h_.workload(detail::dtype_name<T>(), "exclusive_sum")),
+        inc_max_(h_.workload(detail::dtype_name<T>(), "inclusive_max")),
+        exc_max_(h_.workload(detail::dtype_name<T>(), "exclusive_max")) {}
+  void inclusive_sum(DevicePtr in, std::size_t n, DevicePtr out, Stream s = {}) {
+    run(inc_sum_, "inclusive_sum", in, n, out, s);
+  }
+  void exclusive_sum(DevicePtr in, std::size_t n, DevicePtr out, Stream s = {}) {
+    run(exc_sum_, "exclusive_sum", in, n, out, s);
+  }
+  void inclusive_max(DevicePtr in, std::size_t n, DevicePtr out, Stream s = {}) {
+    run(inc_max_, "inclusive_max", in, n, out, s);
+  }
+  void exclusive_max(DevicePtr in, std::size_t n, DevicePtr out, Stream s = {}) {
+    run(exc_max_, "exclusive_max", in, n, out, s);
+  }
+  /// op: "inclusive_sum", "exclusive_sum", "inclusive_max", "exclusive_max".
+  Choice choice(std::size_t n, const std::string& op = "inclusive_sum") {
+    const int w = h_.workload(detail::dtype_name<T>(), op);
+    h_.require(w, detail::dtype_name<T>(), op);
+    return h_.choice(w, {detail::checked_size(n)});
+  }
+
+ private:
+  void run(int w, const char* op, DevicePtr in, std::size_t n, DevicePtr out, Stream s) {
+    h_.require(w, detail::dtype_name<T>(), op);
+    h_.launch(w, {detail::checked_size(n)}, {in.value(), out.value()}, s.handle());
+  }
+  detail::FamilyHandle h_;
+  int inc_sum_, exc_sum_, inc_max_, exc_max_;
+};
+
+/// Transpose of a row-major rows x cols matrix into a row-major cols x rows matrix.
+template <class T>
+class Transpose {
+ public:
+  explicit Transpose(const std::string& db_path, const RuntimeOptions& o = {})
+      : h_("transpose", db_path, o, {"in", "out"}), w_(h_.workload(detail::dtype_name<T>(), "")) {}
+  void transpose(DevicePtr in, std::size_t rows, std::size_t cols, DevicePtr out, Stream s = {}) {
+    h_.require(w_, detail::dtype_name<T>(), "");
+    h_.launch(w_, {detail::checked_size(rows), detail::checked_size(cols)}, {in.value(), out.value()}, s.handle());
+  }
+  Choice choice(std::size_t rows, std::size_t cols) {
+    h_.require(w_, detail::dtype_name<T>(), "");
+    return h_.choice(w_, {detail::checked_size(rows), detail::checked_size(cols)});
+  }
+
+ private:
+  detail::FamilyHandle h_;
+  int w_;
+};
+
+/// Stable stream compaction: the selected elements of in, in order, to out; their number (std::int32_t)
+/// to *count (device memory). Configurations are looked up for the expected selected percentage given to
+/// the constructor (the tuned problems have a select_pct dimension; 50 by default).
+template <class T>
+class Compaction {
+ public:
+  explicit Compaction(const std::string& db_path, const RuntimeOptions& o = {}, int expected_select_pct = 50)
+      : h_("compaction", db_path, o, {"in", "flags", "out", "count"}),
+        flagged_(h_.workload(detail::dtype_name<T>(), "flagged")),
+        if_(h_.workload(detail::dtype_name<T>(), "if")),
+        pct_(expected_select_pct) {}
+  /// Selects in[i] where flags[i] != 0 (flags: one byte per element).
+  void select_flagged(DevicePtr in, DevicePtr flags, std::size_t n, DevicePtr out, DevicePtr count, Stream s = {}) {
+    h_.require(flagged_, detail::dtype_name<T>(), "flagged");
+    h_.launch(flagged_, {detail::checked_size(n), pct_}, {in.value(), flags.value(), out.value(), count.value()},
+              s.handle());
+  }
+  /// Selects in[i] > 0.
+  void select_positive(DevicePtr in, std::size_t n, DevicePtr out, DevicePtr count, Stream s = {}) {
+    h_.require(if_, detail::dtype_name<T>(), "if");
+    h_.launch(if_, {detail::checked_size(n), pct_}, {in.value(), 0, out.value(), count.value()}, s.handle());
+  }
+  /// op: "flagged" or "if".
+  Choice choice(std::size_t n, const std::string& op = "flagged") {
+    const int w = op == "flagged" ? flagged_ : op == "if" ? if_ : -1;
+    h_.require(w, detail::dtype_name<T>(), op);
+    return h_.choice(w, {detail::checked_size(n), pct_});
+  }
+
+ private:
+  detail::FamilyHandle h_;
+  int flagged_, if_;
+  std::int64_t pct_;
+};
+
+/// Device memory for programs that do not use the CUDA runtime API (tests, benchmarks, examples).
+/// Allocated in the primary context of `device` (-1: as RuntimeOptions::device). Not copyable.
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(std::size_t bytes, int device = -1);
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  std::uintptr_t ptr() const { return ptr_; }
+  std::size_t bytes() const { return bytes_; }
+  /// Synchronous copies (they wait for the legacy default stream, and so for blocking streams).
+  void upload(const void* src, std::size_t bytes);
+  void download(void* dst, std::size_t bytes) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::uintptr_t ptr_ = 0;
+  std::size_t bytes_ = 0;
+};
+
+/// Waits for all work on stream (nullptr: the legacy default stream) of GPU `device` (-1: current/0).
+void synchronize(Stream s = {}, int device = -1);
+
+}  // namespace autotune

@@ -1,0 +1,126 @@
+// Strategy benchmark on recorded spaces: every strategy replays a fully recorded (brute-forced) space many
+// times with different seeds, and its best-found time after a budget of evaluations is compared with the
+// true optimum. Pure computation over recorded times: no backend, no database writes. See docs/strategies.md.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "db/database.hpp"
+#include "search/strategy.hpp"
+#include "tuner/core/space.hpp"
+#include "tuner/core/spec.hpp"
+
+namespace autotune::session {
+
+/// An evaluation budget as given on the command line: an absolute count ("50") or a share of the valid
+/// space ("5%").
+struct BudgetSpec {
+  double value = 0;      // evaluations, or percent when percent == true
+  bool percent = false;
+  /// The budget for a space of `space_size` valid configs: percentages round to the nearest count
+  /// (at least 1); every budget is capped at space_size.
+  std::size_t resolve(std::size_t space_size) const;
+  /// "50" or "5%".
+  std::string str() const;
+};
+
+/// Parses "10,20,5%,2.5%". Throws UsageError for an empty list, a non-positive or non-numeric entry, or a
+/// fractional absolute count.
+std::vector<BudgetSpec> parse_budgets(const std::string& text);
+
+/// The time of every valid config of a space, answered from a recording.
+struct RecordedSpace {
+  std::vector<double> values;  // per ParameterSpace index: median ns, +infinity for a failed config
+  double optimum = 0;          // smallest finite value (ns); +infinity when every config failed
+  std::size_t optimum_index = 0;
+  std::size_t failures = 0;    // configs whose recorded status is not ok
+  std::size_t ignored = 0;     // recorded rows with status "invalid" whose config is not in the space
+};
+
+/// Maps recorded trial rows onto the valid space. Rows of status "invalid" (never run) whose config is not
+/// in the space are ignored. Throws UsageError naming up to 5 offending configs (and the total count) when
+/// a recorded config is not in the valid space, or when a valid config has no recorded row: a strategy
+/// could propose it and there would be nothing to answer with.
+RecordedSpace map_recording(const ParameterSpace& space, const std::vector<db::TrialRow>& rows);
+
+/// A recording loaded from a database for one kernel, workload and problem.
+struct Recording {
+  db::DeviceRow device;
+  std::string source_hash;            // of the rows used
+  std::string note;                   // e.g. rows recorded with another source hash; "" = none
+  std::unique_ptr<ParameterSpace> space;  // built for the recorded device
+  RecordedSpace recorded;
+};
+
+/// Loads the rows of spec.name / w / p from `from` (read only). device_name selects the device (exact or
+/// normalised name); empty = the only device with trials of this kernel. When the rows carry several source
+/// hashes, the spec's current one is used if present, else UsageError listing them; a single other hash is
+/// used with a note. Throws UsageError when nothing is recorded or map_recording fails.
+Recording load_recording(const db::Database& from, const TuningSpec& spec, const Workload& w, const ProblemKey& p,
+                         const std::string& device_name = "");
+
+struct CompareOptions {
+  /// Strategies to compare; empty = every strategy of search::list_strategies(). random_sample (the
+  /// baseline) is always included and reported first.
+  std::vector<std::string> strategies;
+  /// Options per strategy name (unknown names are a UsageError).
+  std::map<std::string, search::Options> strategy_options;
+  std::vector<BudgetSpec> budgets;
+  std::size_t repeats = 50;   // runs per strategy and budget, seeds seed, seed + 1, ...
+  std::uint64_t seed = 1;
+  std::size_t batch = 1;      // configs asked from the strategy per step (the session uses 32)
+  double within = 0.05;       // "within x of the optimum": best <= (1 + within) * optimum
+  /// Called after each strategy's runs with its name and the wall time they took (s); may be empty.
+  std::function<void(const std::string&, double)> on_strategy_done;
+};
+
+/// Statistics of one strategy at one budget over `repeats` runs. The score of a run is optimum / best found
+/// (1.0 = the optimum was found, 0 = no config that ran was found).
+struct CompareRow {
+  std::string strategy;
+  std::size_t budget = 0;       // evaluations
+  double budget_percent = 0;    // of the valid space
+  std::size_t repeats = 0;
+  double median = 0, p10 = 0, p90 = 0, mean = 0;  // of the score; percentiles by linear interpolation
+  double within = 0;            // fraction of runs with best <= (1 + within) * optimum
+  double found = 0;             // fraction of runs that found the optimum itself (best == optimum)
+  double mean_evaluations = 0;  // new evaluations actually spent (less than budget if the strategy ran dry)
+};
+
+struct CompareResult {
+  std::size_t space_size = 0;
+  double optimum_ns = 0;
+  std::size_t failures = 0;
+  std::vector<std::size_t> budgets;  // resolved, in the order given (duplicates removed)
+  std::vector<CompareRow> rows;      // strategy-major (random_sample first), budgets in order
+};
+
+/// The best value (ns, +infinity if none ran) found by one seeded run after each new evaluation: element k
+/// is the best after k + 1 evaluations; the vector is shorter than max_evaluations when the strategy stops
+/// proposing. Mirrors session::run: a proposal that was already evaluated (a revisit) is answered from
+/// memory and never counts against the budget; failures are +infinity. Deterministic for a seed.
+/// Throws UsageError for an unknown strategy or option.
+std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpace& rec, const std::string& strategy,
+                                 const search::Options& options, std::uint64_t seed, std::size_t max_evaluations,
+                                 std::size_t batch = 1);
+/// The same with a strategy object (which must be fresh and built over `space`).
+std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpace& rec, search::Strategy& strategy,
+                                 std::size_t max_evaluations, std::size_t batch = 1);
+
+/// Runs the benchmark. Cost: repeats x strategies runs of the largest budget when batch == 1 (budgets are
+/// read off one trace), one run per budget otherwise. Throws UsageError for an empty space, no budgets,
+/// repeats == 0, an unknown strategy or option. Not thread-safe (no shared state; one call per thread).
+CompareResult compare_strategies(const ParameterSpace& space, const RecordedSpace& rec, const CompareOptions& opt);
+
+/// CSV with a header line; one line per row; `context` columns (e.g. kernel, device) are prepended.
+std::string compare_csv(const CompareResult& r, const std::vector<std::pair<std::string, std::string>>& context = {});
+
+/// Human-readable table (one block per budget), or a Markdown table when markdown is true.
+std::string compare_table(const CompareResult& r, double within = 0.05, bool markdown = false);
+
+}  // namespace autotune::session

@@ -1,0 +1,622 @@
+#include "tuner/session/interop.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "tuner/core/error.hpp"
+
+namespace autotune::session {
+
+namespace {
+
+using json = nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+std::string dump_short(const json& v) {
+  std::string s = v.dump();
+  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
+std::string names_of(const std::vector<Param>& params) {
+  std::string out;
+  for (const auto& p : params) out += (out.empty() ? "" : ", ") + p.name;
+  return out;
+}
+
+/// A parameter value from JSON: an integer, a float with an integral value, a bool (0/1), a string holding
+/// an integer, or a string that is one of the parameter's labels.
+Value to_value(const json& v, const Param& p, const std::string& where) {
+  if (v.is_boolean()) return v.get<bool>() ? 1 : 0;
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (v.is_number_unsigned()) {
+    auto u = v.get<std::uint64_t>();
+    if (u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return static_cast<Value>(u);
+  }
+  if (v.is_number_float()) {
+    double d = v.get<double>();
+    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.0e18) return static_cast<Value>(d);
+  }
+  if (v.is_string()) {
+    const std::string s = v.get<std::string>();
+    for (const auto& [val, label] : p.labels)
+      if (label == s) return val;
+    try {
+      std::size_t used = 0;
+      long long x = std::stoll(s, &used);
+      if (used == s.size()) return x;
+    } catch (const std::exception&) {
+    }
+  }
+  std::string labels;
+  for (const auto& [val, label] : p.labels) labels += (labels.empty() ? "" : ", ") + label;
+  throw UsageError(where + ": value " + dump_short(v) + " of parameter " + p.name +
+                   " is not an integer" + (labels.empty() ? "" : " or one of its labels (" + labels + ")"));
+}
+
+/// (p90 - p10) / median of samples, linear interpolation; 0 for fewer than 2 samples.
+double spread_of(std::vector<double> s) {
+  if (s.size() < 2) return 0;
+  std::sort(s.begin(), s.end());
+  auto pct = [&](double q) {
+    double pos = q * static_cast<double>(s.size() - 1);
+    std::size_t lo = static_cast<std::size_t>(std::floor(pos));
+    std::size_t hi = std::min(lo + 1, s.size() - 1);
+    return s[lo] + (s[hi] - s[lo]) * (pos - static_cast<double>(lo));
+  };
+  double med = pct(0.5);
+  return med > 0 ? (pct(0.9) - pct(0.1)) / med : 0;
+}
+
+/// Fills min/spread/samples from sample times in ms.
+void fill_from_samples(Measurement& m, const json& samples, const std::string& where) {
+  if (!samples.is_array()) return;
+  std::vector<double> ns;
+  for (const auto& x : samples) {
+    if (!x.is_number()) throw UsageError(where + ": run times must be numbers (got " + dump_short(x) + ")");
+    ns.push_back(x.get<double>() * 1e6);
+  }
+  if (ns.empty()) return;
+  m.samples = static_cast<int>(ns.size());
+  m.min_ns = *std::min_element(ns.begin(), ns.end());
+  m.spread = spread_of(ns);
+}
+
+double number_or(const json& obj, const char* key, double fallback) {
+  if (!obj.is_object()) return fallback;
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+std::string string_or(const json& obj, const char* key, const std::string& fallback = "") {
+  if (!obj.is_object()) return fallback;
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+/// Parses JSON, naming the file on failure.
+json parse_json(const std::string& text, const std::string& origin) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw UsageError(origin + " is not valid JSON: " + e.what());
+  }
+}
+
+/// Kernel Tuner appends cache lines as it tunes and closes the file at the end; a cache of an interrupted
+/// run ends with "," (or with the opening brace of "cache") and lacks the two closing brackets.
+json parse_kt_json(const std::string& text, const std::string& origin) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    std::string t = text;
+    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+    if (!t.empty() && t.back() == ',') t.pop_back();
+    t += "}\n}";
+    try {
+      return json::parse(t);
+    } catch (const json::parse_error&) {
+      throw UsageError(origin + " is not a valid Kernel Tuner cache file (JSON error: " + e.what() + ")");
+    }
+  }
+}
+
+/// Spec workload/problem defaults, overridden by the file's, overridden by the options.
+Workload pick_workload(const ImportOptions& opt, const std::string& from_file) {
+  Workload w = opt.workload ? *opt.workload
+               : !from_file.empty() ? Workload::parse(from_file)
+                                    : opt.spec->workloads.front();
+  opt.spec->check_workload(w);
+  return w;
+}
+
+ProblemKey pick_problem(const ImportOptions& opt, const std::string& from_file) {
+  ProblemKey p;
+  if (opt.problem) p = *opt.problem;
+  else if (!from_file.empty()) p = ProblemKey::parse(from_file);
+  else if (!opt.spec->problem_sizes.empty()) p = opt.spec->problem_sizes.front();
+  else throw UsageError("kernel " + opt.spec->name + " has no default problem size: give --problem (or --n/--rows/--cols)");
+  opt.spec->check_problem(p);
+  return p;
+}
+
+void finish_row(ImportedTrial& t, const ImportOptions& opt, const Config& c, const Workload& w, const ProblemKey& p,
+                double gbps_from_file) {
+  t.row.kernel = opt.spec->name;
+  t.row.source_hash = opt.source_hash;
+  t.row.workload = w.key();
+  t.row.problem = p.key();
+  t.row.problem_elements = p.elements();
+  t.row.config_json = c.to_json();
+  t.row.config_hash = c.hash();
+  if (!t.row.m.ok()) {
+    t.row.gbps = 0;
+  } else if (gbps_from_file > 0) {
+    t.row.gbps = gbps_from_file;
+  } else if (opt.bytes_moved && t.row.m.median_ns > 0) {
+    double bytes = opt.bytes_moved(w, p);
+    t.row.gbps = bytes > 0 ? bytes / t.row.m.median_ns : 0;
+  }
+}
+
+void check_options(const ImportOptions& opt) {
+  if (!opt.spec) throw Error("import: no kernel spec given");
+  if (opt.spec->workloads.empty()) throw UsageError("kernel " + opt.spec->name + " declares no workload");
+}
+
+const char* t4_invalidity(TrialStatus s) {
+  switch (s) {
+    case TrialStatus::ok: return "correct";
+    case TrialStatus::compile_error: return "compile";
+    case TrialStatus::launch_error: return "runtime";
+    case TrialStatus::wrong_result: return "correctness";
+    case TrialStatus::runtime_fault: return "runtime";
+    case TrialStatus::timeout: return "timeout";
+    case TrialStatus::invalid: return "constraints";
+  }
+  return "runtime";
+}
+
+/// Time unit factor to nanoseconds; empty unit = ms (Kernel Tuner's convention). -1 = not a time unit.
+double unit_to_ns(const std::string& unit) {
+  if (unit.empty() || unit == "ms") return 1e6;
+  if (unit == "s") return 1e9;
+  if (unit == "us" || unit == "\xC2\xB5s") return 1e3;
+  if (unit == "ns") return 1;
+  return -1;
+}
+
+}  // namespace
+
+ImportFormat import_format_from_string(const std::string& s) {
+  if (s == "kt-cache") return ImportFormat::kt_cache;
+  if (s == "t4") return ImportFormat::t4;
+  throw UsageError("unknown import format '" + s + "' (known: kt-cache, t4)");
+}
+
+// ---- Kernel Tuner cache
+
+std::vector<ImportedTrial> parse_kt_cache(const std::string& text, const ImportOptions& opt) {
+  check_options(opt);
+  const std::string& origin = opt.origin;
+  json root = parse_kt_json(text, origin);
+  if (!root.is_object() || !root.contains("cache") || !root["cache"].is_object())
+    throw UsageError(origin + " is not a Kernel Tuner cache file (no \"cache\" object)");
+  const auto& params = opt.spec->params;
+
+  // Parameter names: the file's tune_params_keys must be exactly the spec's parameters.
+  std::vector<std::string> keys;
+  if (root.contains("tune_params_keys")) {
+    const json& k = root["tune_params_keys"];
+    if (!k.is_array()) throw UsageError(origin + ": \"tune_params_keys\" is not an array");
+    for (const auto& x : k) {
+      if (!x.is_string()) throw UsageError(origin + ": \"tune_params_keys\" holds a non-string " + dump_short(x));
+      keys.push_back(x.get<std::string>());
+    }
+    for (const auto& name : keys)
+      if (!opt.spec->find_param(name))
+        throw UsageError(origin + ": parameter '" + name + "' of the cache is not a parameter of kernel " +
+                         opt.spec->name + " (its parameters: " + names_of(params) + ")");
+    for (const auto& p : params)
+      if (std::find(keys.begin(), keys.end(), p.name) == keys.end())
+        throw UsageError(origin + ": parameter '" + p.name + "' of kernel " + opt.spec->name +
+                         " is missing from the cache (the cache's parameters: " + [&] {
+                           std::string s;
+                           for (const auto& n : keys) s += (s.empty() ? "" : ", ") + n;
+                           return s;
+                         }() + ")");
+  }
+
+  DeviceInfo dev;
+  if (opt.device) dev.name = *opt.device;
+  else dev.name = string_or(root, "device_name");
+  if (dev.name.empty()) throw UsageError(origin + " names no device (\"device_name\"): give --device");
+  if (opt.cc) dev.cc = *opt.cc;
+  const Workload w = pick_workload(opt, "");
+  const ProblemKey p = pick_problem(opt, "");
+  const std::string objective = string_or(root, "objective", "time");
+
+  std::vector<ImportedTrial> out;
+  for (const auto& [key, entry] : root["cache"].items()) {
+    const std::string where = origin + ": cache entry \"" + key + "\"";
+    if (!entry.is_object()) throw UsageError(where + " is not an object");
+    // Values: from the entry, else from the key ("v1,v2,..." in tune_params_keys order).
+    std::vector<std::string> key_parts;
+    {
+      std::stringstream ss(key);
+      std::string part;
+      while (std::getline(ss, part, ',')) key_parts.push_back(part);
+    }
+    Config c;
+    for (const auto& prm : params) {
+      auto it = entry.find(prm.name);
+      if (it != entry.end()) {
+        c.set(prm.name, to_value(*it, prm, where));
+        continue;
+      }
+      auto pos = std::find(keys.begin(), keys.end(), prm.name);
+      if (pos == keys.end() || keys.size() != key_parts.size())
+        throw UsageError(where + " has no value for parameter " + prm.name);
+      c.set(prm.name, to_value(json(key_parts[pos - keys.begin()]), prm, where));
+    }
+
+    ImportedTrial t;
+    t.device = dev;
+    Measurement& m = t.row.m;
+    auto time = entry.find("time");
+    if (time == entry.end()) throw UsageError(where + " has no \"time\"");
+    if (time->is_number()) {
+      double ms = time->get<double>();
+      if (!std::isfinite(ms) || ms <= 0) throw UsageError(where + ": \"time\" must be a positive number of ms");
+      m.status = TrialStatus::ok;
+      m.median_ns = ms * 1e6;
+      m.min_ns = m.median_ns;
+      if (entry.contains("times")) fill_from_samples(m, entry["times"], where);
+    } else if (time->is_string()) {
+      const std::string s = time->get<std::string>();
+      if (s == "CompilationFailedConfig") m.status = TrialStatus::compile_error;
+      else if (s == "RuntimeFailedConfig") m.status = TrialStatus::launch_error;
+      else if (s == "InvalidConfig") m.status = TrialStatus::invalid;
+      else
+        throw UsageError(where + ": unknown \"time\" value \"" + s +
+                         "\" (expected a number of ms, InvalidConfig, CompilationFailedConfig or RuntimeFailedConfig)");
+      m.median_ns = 0;
+      m.log = "Kernel Tuner: " + s;
+    } else {
+      throw UsageError(where + ": \"time\" is neither a number nor a Kernel Tuner error string");
+    }
+    m.compile_ms = number_or(entry, "compile_time", 0);
+    m.verify_ms = number_or(entry, "verification_time", 0);
+    m.protocol = "import:kt-cache;time=kernel_tuner;objective=" + objective;
+    t.row.created_at = string_or(entry, "timestamp");
+    finish_row(t, opt, c, w, p, m.ok() ? number_or(entry, "GB/s", 0) : 0);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// ---- T4
+
+std::vector<ImportedTrial> parse_t4(const std::string& text, const ImportOptions& opt, std::size_t* skipped) {
+  check_options(opt);
+  const std::string& origin = opt.origin;
+  json root = parse_json(text, origin);
+  if (!root.is_object() || !root.contains("results") || !root["results"].is_array())
+    throw UsageError(origin + " is not a T4 results file (no \"results\" array)");
+  const auto& params = opt.spec->params;
+
+  // Our top-level extension: full device descriptions by name.
+  std::map<std::string, std::pair<DeviceInfo, double>> known_devices;
+  if (root.contains("autotune") && root["autotune"].is_object() && root["autotune"].contains("devices")) {
+    for (const auto& d : root["autotune"]["devices"]) {
+      if (!d.is_object()) continue;
+      DeviceInfo i;
+      i.name = string_or(d, "name");
+      i.cc = static_cast<int>(number_or(d, "cc", 0));
+      i.sm_count = static_cast<int>(number_or(d, "sm_count", 0));
+      i.max_threads_per_block = static_cast<int>(number_or(d, "max_threads_per_block", i.max_threads_per_block));
+      i.max_shared_memory_per_block =
+          static_cast<int>(number_or(d, "max_shared_memory_per_block", i.max_shared_memory_per_block));
+      i.max_shared_memory_per_block_optin =
+          static_cast<int>(number_or(d, "max_shared_memory_per_block_optin", i.max_shared_memory_per_block_optin));
+      i.warp_size = static_cast<int>(number_or(d, "warp_size", i.warp_size));
+      i.l2_bytes = static_cast<int>(number_or(d, "l2_bytes", 0));
+      if (d.contains("total_memory") && d["total_memory"].is_number_unsigned())
+        i.total_memory = d["total_memory"].get<std::uint64_t>();
+      i.driver_version = static_cast<int>(number_or(d, "driver_version", 0));
+      i.uuid = string_or(d, "uuid");
+      i.clock_khz = static_cast<int>(number_or(d, "clock_khz", 0));
+      i.memory_clock_khz = static_cast<int>(number_or(d, "memory_clock_khz", 0));
+      i.memory_bus_width = static_cast<int>(number_or(d, "memory_bus_width", 0));
+      if (!i.name.empty()) known_devices[i.name + "#" + std::to_string(i.cc)] = {i, number_or(d, "copy_gbps", 0)};
+    }
+  }
+
+  std::vector<ImportedTrial> out;
+  std::size_t skip = 0, n = 0;
+  for (const auto& res : root["results"]) {
+    const std::string where = origin + ": result " + std::to_string(n++);
+    if (!res.is_object()) throw UsageError(where + " is not an object");
+    const json ext = res.contains("autotune") && res["autotune"].is_object() ? res["autotune"] : json::object();
+    const std::string kernel = string_or(ext, "kernel");
+    if (!kernel.empty() && kernel != opt.spec->name) {
+      ++skip;
+      continue;
+    }
+    if (!res.contains("configuration") || !res["configuration"].is_object())
+      throw UsageError(where + " has no \"configuration\" object");
+    const json& conf = res["configuration"];
+    for (const auto& [name, v] : conf.items())
+      if (!opt.spec->find_param(name))
+        throw UsageError(where + ": parameter '" + name + "' is not a parameter of kernel " + opt.spec->name +
+                         " (its parameters: " + names_of(params) + ")");
+    Config c;
+    for (const auto& prm : params) {
+      auto it = conf.find(prm.name);
+      if (it == conf.end())
+        throw UsageError(where + ": parameter '" + prm.name + "' of kernel " + opt.spec->name +
+                         " is missing from the configuration");
+      c.set(prm.name, to_value(*it, prm, where));
+    }
+
+    ImportedTrial t;
+    // Device.
+    if (opt.device) {
+      t.device.name = *opt.device;
+      if (opt.cc) t.device.cc = *opt.cc;
+    } else {
+      t.device.name = string_or(ext, "device");
+      if (t.device.name.empty())
+        throw UsageError(where + " names no device (T4 files carry none unless exported by autotune): give --device");
+      t.device.cc = opt.cc ? *opt.cc : static_cast<int>(number_or(ext, "cc", 0));
+      auto k = known_devices.find(t.device.name + "#" + std::to_string(t.device.cc));
+      if (k != known_devices.end()) {
+        t.device = k->second.first;
+        t.copy_gbps = k->second.second;
+      }
+    }
+
+    // Status: our exact status when exported by autotune, else the T4 invalidity.
+    Measurement& m = t.row.m;
+    std::string status = string_or(ext, "status");
+    const std::string invalidity = string_or(res, "invalidity", "correct");
+    if (!status.empty()) {
+      try {
+        m.status = trial_status_from_string(status);
+      } catch (const std::exception&) {
+        throw UsageError(where + ": unknown autotune status '" + status + "'");
+      }
+    } else if (invalidity == "correct") m.status = TrialStatus::ok;
+    else if (invalidity == "compile") m.status = TrialStatus::compile_error;
+    else if (invalidity == "runtime") m.status = TrialStatus::runtime_fault;
+    else if (invalidity == "correctness") m.status = TrialStatus::wrong_result;
+    else if (invalidity == "timeout") m.status = TrialStatus::timeout;
+    else if (invalidity == "constraints") m.status = TrialStatus::invalid;
+    else
+      throw UsageError(where + ": unknown invalidity '" + invalidity +
+                       "' (expected correct, compile, runtime, correctness, timeout or constraints)");
+
+    // Measurements by name.
+    std::map<std::string, std::pair<json, std::string>> meas;
+    if (res.contains("measurements") && res["measurements"].is_array())
+      for (const auto& x : res["measurements"])
+        if (x.is_object() && x.contains("name") && x["name"].is_string() && x.contains("value"))
+          meas[x["name"].get<std::string>()] = {x["value"], string_or(x, "unit")};
+    auto time_ns = [&](const std::string& name) -> double {  // -1 = absent or not a time
+      auto it = meas.find(name);
+      if (it == meas.end() || !it->second.first.is_number()) return -1;
+      double f = unit_to_ns(it->second.second);
+      return f < 0 ? -1 : it->second.first.get<double>() * f;
+    };
+    std::string objective = "time";
+    if (res.contains("objectives") && res["objectives"].is_array() && !res["objectives"].empty() &&
+        res["objectives"][0].is_string())
+      objective = res["objectives"][0].get<std::string>();
+    const json times = res.contains("times") && res["times"].is_object() ? res["times"] : json::object();
+    const json runtimes = times.contains("runtimes") ? times["runtimes"] : json::array();
+
+    if (m.ok()) {
+      double ns = time_ns("time");
+      if (ns < 0) ns = time_ns(objective);
+      if (ns < 0 && runtimes.is_array() && !runtimes.empty()) {
+        Measurement tmp;
+        fill_from_samples(tmp, runtimes, where);
+        std::vector<double> v;
+        for (const auto& x : runtimes) v.push_back(x.get<double>() * 1e6);
+        std::sort(v.begin(), v.end());
+        ns = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+      }
+      if (!(ns > 0) || !std::isfinite(ns))
+        throw UsageError(where + " is marked correct but has no positive time (a \"time\" measurement, the "
+                                 "objective's measurement or times.runtimes)");
+      m.median_ns = ns;
+      m.min_ns = ns;
+      fill_from_samples(m, runtimes, where);
+      double mn = time_ns("time_min");
+      if (mn > 0) m.min_ns = mn;
+      if (meas.count("spread") && meas["spread"].first.is_number()) m.spread = meas["spread"].first.get<double>();
+      if (meas.count("samples") && meas["samples"].first.is_number())
+        m.samples = static_cast<int>(meas["samples"].first.get<double>());
+    } else {
+      m.median_ns = 0;
+      m.log = "T4 invalidity: " + invalidity;
+    }
+    m.compile_ms = number_or(times, "compilation", number_or(times, "compilation_time", 0));
+    m.verify_ms = number_or(times, "validation", 0);
+    m.protocol = ext.contains("protocol") ? string_or(ext, "protocol") : "import:t4";
+    if (ext.contains("log")) m.log = string_or(ext, "log");
+    t.row.created_at = string_or(res, "timestamp");
+    double gbps = 0;
+    if (meas.count("GB/s") && meas["GB/s"].first.is_number()) gbps = meas["GB/s"].first.get<double>();
+    finish_row(t, opt, c, pick_workload(opt, string_or(ext, "workload")), pick_problem(opt, string_or(ext, "problem")),
+               gbps);
+    out.push_back(std::move(t));
+  }
+  if (skipped) *skipped = skip;
+  return out;
+}
+
+// ---- storing
+
+ImportReport store_trials(db::Database& db, const std::vector<ImportedTrial>& trials, const TuningSpec* spec) {
+  ImportReport rep;
+  rep.read = trials.size();
+  std::vector<db::DeviceRow> existing = db.devices();
+  std::map<std::string, std::int64_t> resolved;  // name#cc -> id
+  std::set<std::string> groups;
+  db.transaction([&] {
+    for (const auto& it : trials) {
+      const std::string key = it.device.name + "#" + std::to_string(it.device.cc);
+      auto r = resolved.find(key);
+      std::int64_t id = 0;
+      if (r != resolved.end()) {
+        id = r->second;
+      } else {
+        const std::string norm = it.device.normalised_name();
+        for (const auto& d : existing)
+          if ((d.info.name == it.device.name || d.info.normalised_name() == norm) &&
+              (it.device.cc == 0 || d.info.cc == it.device.cc)) {
+            id = d.id;
+            break;
+          }
+        if (!id) {
+          id = db.upsert_device(it.device);
+          if (it.copy_gbps > 0) db.set_copy_bandwidth(id, it.copy_gbps);
+          existing = db.devices();
+        }
+        resolved[key] = id;
+        if (std::find(rep.devices.begin(), rep.devices.end(), it.device.name) == rep.devices.end())
+          rep.devices.push_back(it.device.name);
+      }
+      db::TrialRow row = it.row;
+      row.id = 0;
+      row.session_id = 0;
+      row.device_id = id;
+      if (db.insert_trial(row)) ++rep.inserted;
+      else ++rep.duplicates;
+      ++rep.by_status[to_string(row.m.status)];
+      groups.insert(row.workload + " " + row.problem);
+      if (spec) {
+        Config c = Config::from_json(row.config_json);
+        for (const auto& p : spec->params)
+          if (c.has(p.name) && p.index_of(c.at(p.name)) < 0) {
+            ++rep.outside_spec;
+            break;
+          }
+      }
+    }
+  });
+  rep.groups.assign(groups.begin(), groups.end());
+  return rep;
+}
+
+ImportReport import_file(db::Database& db, ImportFormat format, const std::string& path, ImportOptions opt) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (opt.origin.empty() || opt.origin == "input") opt.origin = path;
+  std::size_t skipped = 0;
+  std::vector<ImportedTrial> trials =
+      format == ImportFormat::kt_cache ? parse_kt_cache(ss.str(), opt) : parse_t4(ss.str(), opt, &skipped);
+  ImportReport rep = store_trials(db, trials, opt.spec);
+  rep.skipped = skipped;
+  return rep;
+}
+
+// ---- export
+
+std::string export_t4(const db::Database& db, const ExportFilter& f, std::size_t* count) {
+  std::map<std::int64_t, db::DeviceRow> devices;
+  std::string names;
+  for (const auto& d : db.devices()) {
+    names += (names.empty() ? "" : ", ") + d.info.name;
+    if (!f.device || d.info.name == *f.device || d.info.normalised_name() == *f.device) devices[d.id] = d;
+  }
+  if (f.device && devices.empty())
+    throw UsageError("device '" + *f.device + "' is not recorded in " + db.path() +
+                     (names.empty() ? std::string(" (no devices)") : " (recorded: " + names + ")"));
+  db::TrialFilter tf;
+  tf.kernel = f.kernel;
+  tf.workload = f.workload;
+  tf.problem = f.problem;
+  if (devices.size() == 1) tf.device_id = devices.begin()->first;
+
+  ojson results = ojson::array();
+  std::set<std::int64_t> used_devices;
+  for (const auto& t : db.trials(tf)) {
+    auto d = devices.find(t.device_id);
+    if (d == devices.end()) continue;
+    used_devices.insert(t.device_id);
+    ojson r;
+    r["timestamp"] = t.created_at;
+    ojson conf = ojson::object();
+    const Config config = Config::from_json(t.config_json);
+    for (const auto& [k, v] : config.values()) conf[k] = v;
+    r["configuration"] = conf;
+    ojson times = ojson::object();
+    times["compilation"] = std::isfinite(t.m.compile_ms) ? t.m.compile_ms : 0.0;
+    times["validation"] = std::isfinite(t.m.verify_ms) ? t.m.verify_ms : 0.0;
+    times["runtimes"] = ojson::array();  // individual samples are not stored
+    r["times"] = times;
+    r["invalidity"] = t4_invalidity(t.m.status);
+    r["correctness"] = t.m.status == TrialStatus::wrong_result ? 0 : 1;
+    ojson meas = ojson::array();
+    auto add = [&](const char* name, double v, const char* unit) {
+      if (std::isfinite(v)) meas.push_back(ojson{{"name", name}, {"value", v}, {"unit", unit}});
+    };
+    if (t.m.ok()) {
+      add("time", t.m.median_ns / 1e6, "ms");
+      add("time_min", t.m.min_ns / 1e6, "ms");
+      add("spread", t.m.spread, "");
+      meas.push_back(ojson{{"name", "samples"}, {"value", t.m.samples}, {"unit", ""}});
+      if (t.gbps > 0) add("GB/s", t.gbps, "GB/s");
+    }
+    r["measurements"] = meas;
+    r["objectives"] = ojson::array({"time"});
+    ojson ext;
+    ext["kernel"] = t.kernel;
+    ext["source_hash"] = t.source_hash;
+    ext["device"] = d->second.info.name;
+    ext["cc"] = d->second.info.cc;
+    ext["workload"] = t.workload;
+    ext["problem"] = t.problem;
+    ext["status"] = to_string(t.m.status);
+    ext["protocol"] = t.m.protocol;
+    ext["log"] = t.m.log;
+    r["autotune"] = ext;
+    results.push_back(std::move(r));
+  }
+  ojson devs = ojson::array();
+  for (std::int64_t id : used_devices) {
+    const auto& d = devices[id];
+    const DeviceInfo& i = d.info;
+    devs.push_back(ojson{{"name", i.name},
+                         {"cc", i.cc},
+                         {"sm_count", i.sm_count},
+                         {"max_threads_per_block", i.max_threads_per_block},
+                         {"max_shared_memory_per_block", i.max_shared_memory_per_block},
+                         {"max_shared_memory_per_block_optin", i.max_shared_memory_per_block_optin},
+                         {"warp_size", i.warp_size},
+                         {"l2_bytes", i.l2_bytes},
+                         {"total_memory", i.total_memory},
+                         {"driver_version", i.driver_version},
+                         {"uuid", i.uuid},
+                         {"clock_khz", i.clock_khz},
+                         {"memory_clock_khz", i.memory_clock_khz},
+                         {"memory_bus_width", i.memory_bus_width},
+                         {"copy_gbps", d.copy_gbps}});
+  }
+  if (count) *count = results.size();
+  ojson root;
+  root["schema_version"] = "1.0.0";
+  root["results"] = std::move(results);
+  root["autotune"] = ojson{{"exported_by", "autotune"}, {"devices", std::move(devs)}};
+  return root.dump(1) + "\n";
+}
+
+}  // namespace autotune::session
