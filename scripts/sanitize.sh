@@ -7,9 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 export PATH=/usr/local/cuda/bin:$PATH
+# Debian's gcc links with --as-needed except when sanitizing; without it the binaries would need the
+# driver stub's libcuda.so.1 at load time (the driver is dlopen'ed, CI machines have none).
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUDAToolkit_ROOT=/usr/local/cuda \
-  -DAUTOTUNE_SANITIZE=ON >/dev/null
+  -DAUTOTUNE_SANITIZE=ON -DCMAKE_EXE_LINKER_FLAGS=-Wl,--as-needed >/dev/null
 cmake --build build-asan --target test_cpu autotune crash_session -j"$(nproc)"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-ctest --test-dir build-asan -L cpu --output-on-failure -j"$(nproc)"
+ctest --test-dir build-asan -L cpu --no-tests=error --output-on-failure -j"$(nproc)"

@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
-ctest --test-dir build -LE gpu --output-on-failure -j"$(nproc)"
+ctest --test-dir build -LE gpu --no-tests=error --output-on-failure -j"$(nproc)"

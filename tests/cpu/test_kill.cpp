@@ -27,7 +27,7 @@ std::vector<std::string> helper_args(const std::string& db) {
 
 }  // namespace
 
-TEST_CASE("kill -9 at random moments loses no committed trial; a rerun measures only what is missing",
+TEST_CASE("kill -9 at random moments loses no committed trial, and a rerun measures only what is missing",
           "[cpu][reliability][kill]") {
   const std::set<std::string> valid = crash_session_valid();
   REQUIRE(valid.size() > 300);
