@@ -142,7 +142,7 @@ TEST_CASE("binary store: a missing or read-only database uses the cache director
   }
 }
 
-TEST_CASE("launch API: build options follow the backend's order; no driver is a clear error", "[cpu][runtime]") {
+TEST_CASE("launch API: build options follow the backend's order, no driver is a clear error", "[cpu][runtime]") {
   const Config c({{"BLOCK_SIZE", 256}, {"VARIANT", 7}});
   const auto o = cuda::build_options({"-DDTYPE_ID=1", "-DOP_ID=0"}, c, {{"EXTRA", ""}, {"T", "float"}});
   const std::vector<std::string> want = {"-DDTYPE_ID=1", "-DOP_ID=0", "-DBLOCK_SIZE=256", "-DVARIANT=7",

@@ -114,7 +114,7 @@ TEST_CASE("cli: bad input gets a one-line error and a non-zero exit", "[cpu][cli
   CHECK_THAT(bad_dtype.out, Catch::Contains("does not support workload"));
 }
 
-TEST_CASE("cli: tune without a GPU says so; databases that are not ours are refused untouched", "[cpu][cli]") {
+TEST_CASE("cli: tune without a GPU says so, databases that are not ours are refused untouched", "[cpu][cli]") {
   std::string notdb = tmp_path("notdb.db");
   write(notdb, "this is not a database, just text that someone named .db\n");
   std::string before = slurp(notdb);

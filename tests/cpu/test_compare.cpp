@@ -123,7 +123,7 @@ TEST_CASE("budgets: counts and percentages of the space", "[cpu][compare]") {
   CHECK_THROWS_WITH(session::parse_budgets("10,x"), Catch::Contains("'x'"));
 }
 
-TEST_CASE("a recording maps onto the valid space; gaps and strangers are errors naming them", "[cpu][compare]") {
+TEST_CASE("a recording maps onto the valid space, gaps and strangers are errors naming them", "[cpu][compare]") {
   Bowl bowl;
   auto rows = bowl.rows();
   REQUIRE(rows.size() == bowl.space->size());

@@ -380,7 +380,7 @@ TEST_CASE("lookup: built-in kernels by name, against the shipped H200 recording"
   CHECK(lk.devices().front().name == "NVIDIA H200");
 }
 
-TEST_CASE("lookup: sessions of the synthetic backend; reload sees rows tuned after the first lookup",
+TEST_CASE("lookup: sessions of the synthetic backend, reload sees rows tuned after the first lookup",
           "[cpu][lookup]") {
   TempFile f("sessions");
   TuningSpec s = TuningSpec::from_json_text(R"J({

@@ -86,7 +86,7 @@ TEST_CASE("sweep: reduction over the spec's block sizes x grids, excluded points
   CHECK(noted);
 }
 
-TEST_CASE("sweep: base from the best known config, overridden by --fix; requested lists", "[cpu][explore]") {
+TEST_CASE("sweep: base from the best known config, overridden by --fix, requested lists", "[cpu][explore]") {
   Reduction r;
   Config best({{"VARIANT", 6}, {"BLOCK_SIZE", 512}, {"ITEMS_PER_THREAD", 8}, {"VEC", 2}, {"BLOCKS_PER_SM", 4},
                {"FINAL", 1}, {"KAHAN", 0}});
@@ -122,7 +122,7 @@ TEST_CASE("sweep: base from the best known config, overridden by --fix; requeste
   CHECK_THROWS_AS(plan_sweep(r.spec, r.p, r.dev, r.w, req, best, r.plan_fn()), UsageError);
 }
 
-TEST_CASE("sweep: small problems cap the grid; plan errors are kept per point", "[cpu][explore]") {
+TEST_CASE("sweep: small problems cap the grid, plan errors are kept per point", "[cpu][explore]") {
   Reduction r;
   ProblemKey small = ProblemKey::parse("n=65536");
   PlanFn fn = [&](const Config& c) { return r.adapter->plan(c, r.w, small, r.dev); };
