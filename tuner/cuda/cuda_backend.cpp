@@ -23,6 +23,7 @@
 #include "tuner/cuda/driver.hpp"
 #include "tuner/cuda/executor.hpp"
 #include "tuner/cuda/runtime.hpp"
+#include "tuner/cuda/launcher.hpp"
 
 namespace autotune::cuda {
 using detail::Op;
@@ -319,12 +320,7 @@ struct CudaBackend::Impl {
   }
 
   std::vector<std::string> options_for(const Config& c) const {
-    std::vector<std::string> o = adapter->compile_options(workload);
-    for (auto& s : config_defines(c)) o.push_back(std::move(s));
-    for (const auto& [name, value] : adapter->spec().defines) {
-      o.push_back(value.empty() ? "-D" + name : "-D" + name + "=" + value);
-    }
-    return o;
+    return build_options(adapter->compile_options(workload), c, adapter->spec().defines);
   }
 
   std::string program_name() const {
