@@ -1,4 +1,5 @@
 #include "tuner/cli/commands.hpp"
+#include "tuner/cli/problem_flags.hpp"
 
 #include <unistd.h>
 
@@ -26,46 +27,6 @@ namespace autotune::cli {
 
 namespace {
 
-/// Problem and workload flags shared by tune, space and best.
-struct ProblemFlags {
-  std::int64_t n = 0, rows = 0, cols = 0;
-  std::string problem;
-  std::string dtype, op;
-
-  void add(CLI::App* c) {
-    c->add_option("--n", n, "problem size (elements)")->check(CLI::PositiveNumber);
-    c->add_option("--rows", rows, "rows (matrix kernels)")->check(CLI::PositiveNumber);
-    c->add_option("--cols", cols, "columns (matrix kernels)")->check(CLI::PositiveNumber);
-    c->add_option("--problem", problem, "problem as name=value[,name=value] (alternative to --n/--rows/--cols)");
-    c->add_option("--dtype", dtype, "element type: int32, float32, float64, ... (default: the spec's first)");
-    c->add_option("--op", op, "operator, e.g. sum, min, max (default: the spec's first for this dtype)");
-  }
-
-  ProblemKey problem_key(const TuningSpec& s) const {
-    ProblemKey p;
-    if (!problem.empty()) p = ProblemKey::parse(problem);
-    if (n) p.dims["n"] = n;
-    if (rows) p.dims["rows"] = rows;
-    if (cols) p.dims["cols"] = cols;
-    if (p.dims.empty()) {
-      if (s.problem_sizes.empty()) throw UsageError("kernel " + s.name + " has no default size: give --n (or --rows/--cols)");
-      p = s.problem_sizes.front();
-    }
-    for (const auto& [k, v] : p.dims)
-      if (v < 1) throw UsageError("problem dimension " + k + " must be at least 1 (got " + std::to_string(v) + ")");
-    s.check_problem(p);
-    return p;
-  }
-
-  Workload workload(const TuningSpec& s) const {
-    if (dtype.empty() && op.empty()) return s.workloads.front();
-    for (const auto& w : s.workloads)
-      if ((dtype.empty() || w.dtype == dtype) && (op.empty() || w.op == op)) return w;
-    Workload want{dtype.empty() ? s.workloads.front().dtype : dtype, op};
-    s.check_workload(want);  // throws with the supported list
-    return want;
-  }
-};
 
 std::string fmt_time(double ns) {
   char buf[64];

@@ -11,6 +11,7 @@
 
 #include "db/database.hpp"
 #include "tuner/cli/commands.hpp"
+#include "tuner/cli/problem_flags.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/explore/explore.hpp"
@@ -22,44 +23,6 @@ namespace autotune::cli {
 
 namespace {
 
-/// Problem and workload flags (the same meaning as those of tune/best).
-struct ExploreProblemFlags {
-  std::int64_t n = 0, rows = 0, cols = 0;
-  std::string problem;
-  std::string dtype, op;
-
-  void add(CLI::App* c) {
-    c->add_option("--n", n, "problem size (elements)")->check(CLI::PositiveNumber);
-    c->add_option("--rows", rows, "rows (matrix kernels)")->check(CLI::PositiveNumber);
-    c->add_option("--cols", cols, "columns (matrix kernels)")->check(CLI::PositiveNumber);
-    c->add_option("--problem", problem, "problem as name=value[,name=value] (alternative to --n/--rows/--cols)");
-    c->add_option("--dtype", dtype, "element type (default: the spec's first)");
-    c->add_option("--op", op, "operator, e.g. sum (default: the spec's first for this dtype)");
-  }
-
-  ProblemKey problem_key(const TuningSpec& s) const {
-    ProblemKey p;
-    if (!problem.empty()) p = ProblemKey::parse(problem);
-    if (n) p.dims["n"] = n;
-    if (rows) p.dims["rows"] = rows;
-    if (cols) p.dims["cols"] = cols;
-    if (p.dims.empty()) {
-      if (s.problem_sizes.empty()) throw UsageError("kernel " + s.name + " has no default size: give --n (or --rows/--cols)");
-      p = s.problem_sizes.front();
-    }
-    s.check_problem(p);
-    return p;
-  }
-
-  Workload workload(const TuningSpec& s) const {
-    if (dtype.empty() && op.empty()) return s.workloads.front();
-    for (const auto& w : s.workloads)
-      if ((dtype.empty() || w.dtype == dtype) && (op.empty() || w.op == op)) return w;
-    Workload want{dtype.empty() ? s.workloads.front().dtype : dtype, op};
-    s.check_workload(want);
-    return want;
-  }
-};
 
 /// Binary cache over the database's binaries table (the same keys as `tune` uses).
 class ExploreBinaryCache : public cuda::BinaryCache {
@@ -116,7 +79,7 @@ void register_explore_commands(CLI::App& app, Globals& g) {
   // ---- explore
   struct ExploreArgs {
     std::string kernel;
-    ExploreProblemFlags pf;
+    ProblemFlags pf;
     std::string block_sizes, blocks_per_sm;
     std::vector<std::string> fix;
     std::string plot, from, device_name;
@@ -269,7 +232,7 @@ void register_explore_commands(CLI::App& app, Globals& g) {
   // ---- report
   struct ReportArgs {
     std::string target, html, device_name;
-    ExploreProblemFlags pf;
+    ProblemFlags pf;
     std::size_t top = 10;
   };
   auto ra = std::make_shared<ReportArgs>();

@@ -8,6 +8,7 @@
 #include "db/database.hpp"
 #include "search/strategy.hpp"
 #include "tuner/cli/commands.hpp"
+#include "tuner/cli/problem_flags.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/registry.hpp"
 #include "tuner/session/compare.hpp"
@@ -17,55 +18,6 @@ namespace autotune::cli {
 
 namespace {
 
-/// Problem and workload flags, as `tune` takes them (plus --workload dtype/op). has_*() say whether the
-/// user gave them, so that imports can fall back to what the file says.
-struct ProblemArgs {
-  std::int64_t n = 0, rows = 0, cols = 0;
-  std::string problem, dtype, op, workload;
-
-  void add(CLI::App* c, bool with_workload) {
-    c->add_option("--n", n, "problem size (elements)")->check(CLI::PositiveNumber);
-    c->add_option("--rows", rows, "rows (matrix kernels)")->check(CLI::PositiveNumber);
-    c->add_option("--cols", cols, "columns (matrix kernels)")->check(CLI::PositiveNumber);
-    c->add_option("--problem", problem, "problem as name=value[,name=value] (alternative to --n/--rows/--cols)");
-    c->add_option("--dtype", dtype, "element type: int32, float32, float64, ... (default: the spec's first)");
-    c->add_option("--op", op, "operator, e.g. sum, min, max (default: the spec's first for this dtype)");
-    if (with_workload) c->add_option("--workload", workload, "workload as dtype/op, e.g. float32/sum (alternative to --dtype/--op)");
-  }
-  bool has_problem() const { return !problem.empty() || n || rows || cols; }
-  bool has_workload() const { return !dtype.empty() || !op.empty() || !workload.empty(); }
-
-  ProblemKey problem_key(const TuningSpec& s) const {
-    ProblemKey p;
-    if (!problem.empty()) p = ProblemKey::parse(problem);
-    if (n) p.dims["n"] = n;
-    if (rows) p.dims["rows"] = rows;
-    if (cols) p.dims["cols"] = cols;
-    if (p.dims.empty()) {
-      if (s.problem_sizes.empty()) throw UsageError("kernel " + s.name + " has no default size: give --n (or --rows/--cols)");
-      p = s.problem_sizes.front();
-    }
-    for (const auto& [k, v] : p.dims)
-      if (v < 1) throw UsageError("problem dimension " + k + " must be at least 1 (got " + std::to_string(v) + ")");
-    s.check_problem(p);
-    return p;
-  }
-
-  Workload workload_of(const TuningSpec& s) const {
-    std::string d = dtype, o = op;
-    if (!workload.empty()) {
-      Workload w = Workload::parse(workload);
-      if (d.empty()) d = w.dtype;
-      if (o.empty()) o = w.op;
-    }
-    if (d.empty() && o.empty()) return s.workloads.front();
-    for (const auto& w : s.workloads)
-      if ((d.empty() || w.dtype == d) && (o.empty() || w.op == o)) return w;
-    Workload want{d.empty() ? s.workloads.front().dtype : d, o};
-    s.check_workload(want);  // throws with the supported list
-    return want;
-  }
-};
 
 std::string fmt_time(double ns) {
   char buf[64];
@@ -107,7 +59,7 @@ void register_strategy_commands(CLI::App& app, Globals& g) {
   struct CompareArgs {
     std::string kernel, from, device_name, budgets = "10,20,50,100", strategies, csv;
     std::vector<std::string> strategy_options;
-    ProblemArgs pa;
+    ProblemFlags pa;
     std::size_t repeats = 50, batch = 1;
     std::uint64_t seed = 1;
     bool markdown = false;
@@ -134,7 +86,7 @@ void register_strategy_commands(CLI::App& app, Globals& g) {
     g.run = [&g, ca] {
       TuningSpec spec = kernels::load_spec(ca->kernel);
       ProblemKey p = ca->pa.problem_key(spec);
-      Workload w = ca->pa.workload_of(spec);
+      Workload w = ca->pa.workload(spec);
       spec.check_workload(w);
       session::CompareOptions opt;
       opt.budgets = session::parse_budgets(ca->budgets);
@@ -180,7 +132,7 @@ void register_strategy_commands(CLI::App& app, Globals& g) {
   struct ImportArgs {
     std::string format, file, kernel, device;
     int cc = 0;
-    ProblemArgs pa;
+    ProblemFlags pa;
   };
   auto ia = std::make_shared<ImportArgs>();
   auto* imp = app.add_subcommand("import", "import Kernel Tuner cache files or T4 result files as recorded trials (--db)");
@@ -199,7 +151,7 @@ void register_strategy_commands(CLI::App& app, Globals& g) {
       opt.source_hash = is_builtin(ia->kernel) ? spec.source_hash() : "imported";
       if (!ia->device.empty()) opt.device = ia->device;
       if (ia->cc) opt.cc = ia->cc;
-      if (ia->pa.has_workload()) opt.workload = ia->pa.workload_of(spec);
+      if (ia->pa.has_workload()) opt.workload = ia->pa.workload(spec);
       if (ia->pa.has_problem()) opt.problem = ia->pa.problem_key(spec);
       std::shared_ptr<const KernelAdapter> adapter;
       try {

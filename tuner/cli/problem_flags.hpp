@@ -1,0 +1,67 @@
+// Problem and workload flags shared by the sub-commands (tune, space, best, summary, explore, report,
+// compare-strategies, import).
+#pragma once
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+
+#include "tuner/core/error.hpp"
+#include "tuner/core/spec.hpp"
+
+namespace autotune::cli {
+
+struct ProblemFlags {
+  std::int64_t n = 0, rows = 0, cols = 0;
+  std::string problem, dtype, op;
+  std::string workload_key;  // --workload dtype/op (only where add() was asked for it)
+
+  void add(CLI::App* c, bool with_workload = false) {
+    c->add_option("--n", n, "problem size (elements)")->check(CLI::PositiveNumber);
+    c->add_option("--rows", rows, "rows (matrix kernels)")->check(CLI::PositiveNumber);
+    c->add_option("--cols", cols, "columns (matrix kernels)")->check(CLI::PositiveNumber);
+    c->add_option("--problem", problem, "problem as name=value[,name=value] (alternative to --n/--rows/--cols)");
+    c->add_option("--dtype", dtype, "element type: int32, float32, float64, ... (default: the spec's first)");
+    c->add_option("--op", op, "operator, e.g. sum, min, max (default: the spec's first for this dtype)");
+    if (with_workload)
+      c->add_option("--workload", workload_key, "workload as dtype/op, e.g. float32/sum (alternative to --dtype/--op)");
+  }
+
+  /// Whether the user gave a problem / a workload (imports fall back to what the file says).
+  bool has_problem() const { return !problem.empty() || n || rows || cols; }
+  bool has_workload() const { return !dtype.empty() || !op.empty() || !workload_key.empty(); }
+
+  /// The problem given, or the spec's first size. Throws UsageError for a dimension < 1 or one the spec lacks.
+  ProblemKey problem_key(const TuningSpec& s) const {
+    ProblemKey p;
+    if (!problem.empty()) p = ProblemKey::parse(problem);
+    if (n) p.dims["n"] = n;
+    if (rows) p.dims["rows"] = rows;
+    if (cols) p.dims["cols"] = cols;
+    if (p.dims.empty()) {
+      if (s.problem_sizes.empty()) throw UsageError("kernel " + s.name + " has no default size: give --n (or --rows/--cols)");
+      p = s.problem_sizes.front();
+    }
+    for (const auto& [k, v] : p.dims)
+      if (v < 1) throw UsageError("problem dimension " + k + " must be at least 1 (got " + std::to_string(v) + ")");
+    s.check_problem(p);
+    return p;
+  }
+
+  /// The spec's first workload matching --dtype/--op/--workload. Throws UsageError naming the supported ones.
+  Workload workload(const TuningSpec& s) const {
+    std::string d = dtype, o = op;
+    if (!workload_key.empty()) {
+      Workload w = Workload::parse(workload_key);
+      if (d.empty()) d = w.dtype;
+      if (o.empty()) o = w.op;
+    }
+    if (d.empty() && o.empty()) return s.workloads.front();
+    for (const auto& w : s.workloads)
+      if ((d.empty() || w.dtype == d) && (o.empty() || w.op == o)) return w;
+    Workload want{d.empty() ? s.workloads.front().dtype : d, o};
+    s.check_workload(want);  // throws with the supported list
+    return want;
+  }
+};
+
+}  // namespace autotune::cli
