@@ -14,6 +14,7 @@
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
 #include "tuner/runtime/launch.hpp"
+#include "tuner/cli/shared.hpp"
 #include "tuner/session/session.hpp"
 
 using namespace autotune;
@@ -21,30 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// The CLI's binary cache, over the database being tuned into.
-class DbCache : public cuda::BinaryCache {
- public:
-  explicit DbCache(db::Database& db) : db_(db) {}
-  std::optional<cuda::CompileResult> get(const std::string& key) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto b = db_.binary(key);
-    if (!b) return std::nullopt;
-    cuda::CompileResult r;
-    r.ok = b->ok;
-    r.log = b->log;
-    r.cubin = b->image;
-    r.cached = true;
-    return r;
-  }
-  void put(const std::string& key, const cuda::CompileResult& r) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    db_.put_binary({key, r.ok, r.log, r.cubin});
-  }
-
- private:
-  db::Database& db_;
-  std::mutex mu_;
-};
 
 struct TempDir {
   fs::path path;
@@ -66,7 +43,7 @@ void tune(db::Database& db, const std::string& kernel, const Workload& w, std::i
   cuda::TimingOptions to;
   to.samples = 7;
   to.warmup = 1;
-  DbCache cache(db);
+  cli::DbBinaryCache cache(db);
   cuda::CudaBackend backend(adapter, to, &cache);
   session::Options opt;
   opt.strategy = "random_sample";

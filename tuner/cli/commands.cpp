@@ -1,5 +1,6 @@
 #include "tuner/cli/commands.hpp"
 #include "tuner/cli/problem_flags.hpp"
+#include "tuner/cli/shared.hpp"
 
 #include <unistd.h>
 
@@ -27,14 +28,6 @@ namespace autotune::cli {
 
 namespace {
 
-
-std::string fmt_time(double ns) {
-  char buf[64];
-  if (ns >= 1e6) std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
-  else std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
-  return buf;
-}
-
 std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
@@ -58,30 +51,6 @@ DeviceInfo device_for_planning(bool* assumed) {
   return d;
 }
 
-/// Binary cache over the database's binaries table.
-class DbBinaryCache : public cuda::BinaryCache {
- public:
-  explicit DbBinaryCache(db::Database& db) : db_(db) {}
-  std::optional<cuda::CompileResult> get(const std::string& key) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto b = db_.binary(key);
-    if (!b) return std::nullopt;
-    cuda::CompileResult r;
-    r.ok = b->ok;
-    r.log = b->log;
-    r.cubin = b->image;
-    r.cached = true;
-    return r;
-  }
-  void put(const std::string& key, const cuda::CompileResult& r) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    db_.put_binary({key, r.ok, r.log, r.cubin});
-  }
-
- private:
-  db::Database& db_;
-  std::mutex mu_;
-};
 
 void print_progress(const session::Progress& p, bool tty) {
   static auto last = std::chrono::steady_clock::now() - std::chrono::hours(1);

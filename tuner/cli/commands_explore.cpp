@@ -12,6 +12,7 @@
 #include "db/database.hpp"
 #include "tuner/cli/commands.hpp"
 #include "tuner/cli/problem_flags.hpp"
+#include "tuner/cli/shared.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/explore/explore.hpp"
@@ -22,32 +23,6 @@
 namespace autotune::cli {
 
 namespace {
-
-
-/// Binary cache over the database's binaries table (the same keys as `tune` uses).
-class ExploreBinaryCache : public cuda::BinaryCache {
- public:
-  explicit ExploreBinaryCache(db::Database& db) : db_(db) {}
-  std::optional<cuda::CompileResult> get(const std::string& key) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto b = db_.binary(key);
-    if (!b) return std::nullopt;
-    cuda::CompileResult r;
-    r.ok = b->ok;
-    r.log = b->log;
-    r.cubin = b->image;
-    r.cached = true;
-    return r;
-  }
-  void put(const std::string& key, const cuda::CompileResult& r) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    db_.put_binary({key, r.ok, r.log, r.cubin});
-  }
-
- private:
-  db::Database& db_;
-  std::mutex mu_;
-};
 
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -125,7 +100,7 @@ void register_explore_commands(CLI::App& app, Globals& g) {
 
       std::unique_ptr<db::Database> from_db, db;
       std::unique_ptr<Backend> backend;
-      std::unique_ptr<ExploreBinaryCache> cache;
+      std::unique_ptr<DbBinaryCache> cache;
       std::int64_t replay_device_id = 0;
       if (ea->simulate) {
         std::string from = ea->from.empty() ? g.db_path : ea->from;
@@ -157,7 +132,7 @@ void register_explore_commands(CLI::App& app, Globals& g) {
         to.warmup = ea->warmup;
         to.flush_l2 = !ea->no_flush;
         to.device = ea->gpu;
-        cache = std::make_unique<ExploreBinaryCache>(*db);
+        cache = std::make_unique<DbBinaryCache>(*db);
         backend = std::make_unique<cuda::CudaBackend>(adapter, to, cache.get());
         dev = backend->device();
       }
@@ -196,7 +171,7 @@ void register_explore_commands(CLI::App& app, Globals& g) {
       if (!ea->simulate && !ea->plan_only) {
         // Occupancy from the driver for the binary the session compiled (taken from the binary cache).
         const std::string arch = "sm_" + std::to_string(dev.cc);
-        ExploreBinaryCache* bc = cache.get();
+        DbBinaryCache* bc = cache.get();
         int ordinal = ea->gpu;
         opt.driver_occupancy = [adapter, w, arch, bc, ordinal](const explore::SweepPoint& pt) -> std::optional<int> {
           std::vector<std::string> o = adapter->compile_options(w);

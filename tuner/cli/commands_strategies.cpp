@@ -9,6 +9,7 @@
 #include "search/strategy.hpp"
 #include "tuner/cli/commands.hpp"
 #include "tuner/cli/problem_flags.hpp"
+#include "tuner/cli/shared.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/registry.hpp"
 #include "tuner/session/compare.hpp"
@@ -17,14 +18,6 @@
 namespace autotune::cli {
 
 namespace {
-
-
-std::string fmt_time(double ns) {
-  char buf[64];
-  if (ns >= 1e6) std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
-  else std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
-  return buf;
-}
 
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;

@@ -1,0 +1,47 @@
+// Small pieces the CLI's sub-commands (and the GPU tests that tune like the CLI) share.
+#pragma once
+#include <cstdio>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "db/database.hpp"
+#include "tuner/cuda/runtime.hpp"
+
+namespace autotune::cli {
+
+/// "72.67 us" or "1.234 ms".
+inline std::string fmt_time(double ns) {
+  char buf[64];
+  if (ns >= 1e6) std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
+  else std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
+  return buf;
+}
+
+/// Binary cache over the database's binaries table: what `tune` fills and the launch API reads.
+/// Thread-safe (compile threads call it); the Database must outlive it.
+class DbBinaryCache : public cuda::BinaryCache {
+ public:
+  explicit DbBinaryCache(db::Database& db) : db_(db) {}
+  std::optional<cuda::CompileResult> get(const std::string& key) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto b = db_.binary(key);
+    if (!b) return std::nullopt;
+    cuda::CompileResult r;
+    r.ok = b->ok;
+    r.log = b->log;
+    r.cubin = b->image;
+    r.cached = true;
+    return r;
+  }
+  void put(const std::string& key, const cuda::CompileResult& r) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    db_.put_binary({key, r.ok, r.log, r.cubin});
+  }
+
+ private:
+  db::Database& db_;
+  std::mutex mu_;
+};
+
+}  // namespace autotune::cli
