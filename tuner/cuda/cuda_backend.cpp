@@ -13,7 +13,9 @@
 #include <exception>
 #include <functional>
 #include <future>
+#include <cstring>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <thread>
@@ -145,6 +147,8 @@ struct CudaBackend::Impl {
   ProblemKey problem;
   std::uint64_t seed = 0;
   HostBuffers expected;
+  HostBuffers outputs;            // verification outputs, reused (no allocation per trial)
+  detail::SharedRegion region;    // where the executor leaves them
   std::optional<double> copy_gbps;
 
   Impl(std::shared_ptr<const KernelAdapter> a, TimingOptions o, BinaryCache* c)
@@ -152,6 +156,7 @@ struct CudaBackend::Impl {
     if (!adapter) throw UsageError("CudaBackend needs a kernel adapter");
     if (opt.samples < 1) opt.samples = 1;
     if (opt.warmup < 0) opt.warmup = 0;
+    region.create();
     if (opt.isolate) {
       try {
         start_worker();
@@ -193,7 +198,7 @@ struct CudaBackend::Impl {
   /// Starts a worker process and initialises it; if a problem is prepared, uploads its inputs again
   /// (regenerated from the seed).
   void start_worker() {
-    worker = detail::spawn_worker();
+    worker = detail::spawn_worker(region.fd());
     ++workers_started;
     info = init_executor();
     if (prepared) upload_inputs(adapter->make_inputs(workload, problem, seed));
@@ -309,10 +314,14 @@ struct CudaBackend::Impl {
     }
   }
 
-  void check_fits(std::size_t needed) {
+  std::uint64_t free_memory() {
     Reply r = call_ok(simple(Op::mem_info), "querying free device memory failed");
     Reader rd(r.payload, 1);
-    const std::uint64_t free_bytes = rd.u64();
+    return rd.u64();
+  }
+
+  void check_fits(std::size_t needed) {
+    const std::uint64_t free_bytes = free_memory();
     if (needed + kMemoryReserve > free_bytes) {
       throw UsageError(problem.key() + " needs " + gib_text(static_cast<double>(needed)) + " GiB but the GPU has " +
                        gib_text(static_cast<double>(free_bytes)) + " GiB free");
@@ -376,22 +385,48 @@ struct CudaBackend::Impl {
       throw SpecError("/reference", "the reference kernel of '" + spec.name + "' does not compile for " + arch +
                                         ":\n" + excerpt(cr.log, kLogExcerpt));
     }
-    Writer w;
-    w.u8(static_cast<std::uint8_t>(Op::load_run));
-    detail::write_plan(w, *plan);
-    w.bytes(cr.cubin.data(), cr.cubin.size());
-    Reply r = call(w.buffer(), opt.timeout_seconds);
+    Reply r = load_run(*plan, cr);
     if (r.kind != Reply::Kind::ok) {
       throw UsageError("the reference kernel of '" + spec.name + "' failed: " + r.message);
     }
-    Reader rd(r.payload, 1);
-    HostBuffers out;
-    for (std::uint64_t n = rd.u64(); n > 0; --n) {
-      std::string name = rd.str();
-      out[name] = rd.bytes();
-    }
+    HostBuffers out = outputs;
     call_ok(simple(Op::unload), "unloading the reference kernel failed");
     return out;
+  }
+
+  /// Loads the binary, runs the plan once on poisoned outputs and synchronises; on success the outputs are in
+  /// `outputs` (copied out of the shared region into buffers reused from trial to trial).
+  Reply load_run(const LaunchPlan& plan, const CompileResult& cr) {
+    const std::size_t region_bytes = detail::output_region_bytes(plan);
+    region.reserve(region_bytes);
+    Writer w;
+    w.u8(static_cast<std::uint8_t>(Op::load_run));
+    detail::write_plan(w, plan);
+    w.bytes(cr.cubin.data(), cr.cubin.size());
+    w.i32(local ? region.fd() : detail::kWorkerRegionFd);
+    w.u64(region_bytes);
+    Reply r = call(w.buffer(), opt.timeout_seconds);
+    if (r.kind != Reply::Kind::ok) return r;
+    Reader rd(r.payload, 1);
+    const unsigned char* base = region.map(region.fd(), region_bytes);
+    std::set<std::string> seen;
+    for (std::uint64_t n = rd.u64(); n > 0; --n) {
+      std::string name = rd.str();
+      const std::uint64_t offset = rd.u64();
+      const std::uint64_t bytes = rd.u64();
+      if (offset > region_bytes || bytes > region_bytes - offset) {
+        throw EnvironmentError("the GPU executor placed output '" + name + "' outside the shared region");
+      }
+      std::vector<unsigned char>& host = outputs[name];
+      host.resize(bytes);  // keeps its capacity from earlier trials: no allocation, no page faults
+      if (bytes != 0) std::memcpy(host.data(), base + offset, bytes);
+      seen.insert(std::move(name));
+    }
+    for (auto it = outputs.begin(); it != outputs.end();) {
+      it = seen.count(it->first) != 0 ? std::next(it) : outputs.erase(it);
+    }
+    r.payload.clear();
+    return r;
   }
 
   // ---- evaluation ------------------------------------------------------------------------------------
@@ -479,20 +514,9 @@ struct CudaBackend::Impl {
 
     // Verification run on poisoned outputs.
     const auto verify_start = std::chrono::steady_clock::now();
-    Writer w;
-    w.u8(static_cast<std::uint8_t>(Op::load_run));
-    detail::write_plan(w, plan);
-    w.bytes(cr.cubin.data(), cr.cubin.size());
-    Reply r = call(w.buffer(), opt.timeout_seconds);
+    Reply r = load_run(plan, cr);
     if (failed(r, m)) return m;
     const double run_seconds = seconds_since(verify_start);
-    Reader rd(r.payload, 1);
-    HostBuffers outputs;
-    for (std::uint64_t n = rd.u64(); n > 0; --n) {
-      std::string buffer = rd.str();
-      outputs[buffer] = rd.bytes();
-    }
-    r.payload.clear();
     const std::string mismatch = adapter->verify(outputs, expected, workload, problem);
     m.verify_ms = seconds_since(verify_start) * 1e3;
     if (!mismatch.empty()) {
@@ -554,6 +578,8 @@ void CudaBackend::prepare(const Workload& w, const ProblemKey& p, std::uint64_t 
 }
 
 double CudaBackend::copy_bandwidth_gbps() { return impl_->copy_bandwidth(); }
+
+std::uint64_t CudaBackend::free_device_memory_bytes() { return impl_->free_memory(); }
 
 std::vector<Measurement> CudaBackend::evaluate(const std::vector<Config>& configs) {
   return impl_->evaluate(configs);

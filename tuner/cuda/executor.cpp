@@ -4,6 +4,7 @@
 
 #include <poll.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -189,6 +190,7 @@ struct Executor::State {
   DeviceInfo info;
   bool lost = false;
 
+  SharedRegion region;                         // where verification outputs go
   HostBuffers inputs_host;                     // for restore_inputs
   std::map<std::string, DeviceBuffer> inputs;  // exact sizes
   std::map<std::string, DeviceBuffer> work;    // outputs and scratch, reused while large enough
@@ -397,6 +399,10 @@ struct Executor::State {
     unload();
     plan = read_plan(r);
     const std::vector<unsigned char> cubin = r.bytes();
+    const int region_fd = r.i32();
+    const std::uint64_t region_bytes = r.u64();
+    if (region_bytes < output_region_bytes(plan)) throw UsageError("the shared output region is too small");
+    unsigned char* base = region.map(region_fd, region_bytes);
     load(cubin);
     for (const auto& b : plan.buffers) {
       if (b.role == BufferRole::input || b.bytes == 0) continue;
@@ -409,12 +415,13 @@ struct Executor::State {
       if (b.role == BufferRole::output) outputs.push_back(&b);
     }
     out.u64(outputs.size());
-    std::vector<unsigned char> host;
+    std::size_t offset = 0;
     for (const BufferDecl* b : outputs) {
-      host.resize(b->bytes);
-      if (b->bytes != 0) check(d->memcpy_dtoh(host.data(), work.at(b->name).ptr, b->bytes), "cuMemcpyDtoH");
+      if (b->bytes != 0) check(d->memcpy_dtoh(base + offset, work.at(b->name).ptr, b->bytes), "cuMemcpyDtoH");
       out.str(b->name);
-      out.bytes(host.data(), host.size());
+      out.u64(offset);
+      out.u64(b->bytes);
+      offset += (b->bytes + 63) / 64 * 64;
     }
   }
 
@@ -583,6 +590,51 @@ std::string Executor::handle(const std::string& request) {
   }
 }
 
+// ---- shared output region --------------------------------------------------------------------------
+
+SharedRegion::~SharedRegion() {
+  if (base_ != nullptr) ::munmap(base_, mapped_bytes_);
+  if (owned_ && fd_ >= 0) ::close(fd_);
+}
+
+void SharedRegion::create() {
+  if (fd_ >= 0) return;
+  fd_ = ::memfd_create("autotune-outputs", MFD_CLOEXEC);
+  if (fd_ < 0) throw EnvironmentError(std::string("memfd_create for the output region failed: ") + std::strerror(errno));
+  owned_ = true;
+}
+
+void SharedRegion::reserve(std::size_t bytes) {
+  if (!owned_) throw EnvironmentError("SharedRegion::reserve on a region this process does not own");
+  if (bytes <= file_bytes_) return;
+  if (::ftruncate(fd_, static_cast<off_t>(bytes)) != 0) {
+    throw EnvironmentError("cannot grow the output region to " + std::to_string(bytes) + " bytes: " + std::strerror(errno));
+  }
+  file_bytes_ = bytes;
+}
+
+unsigned char* SharedRegion::map(int fd, std::size_t bytes) {
+  bytes = std::max<std::size_t>(bytes, 1);
+  if (base_ != nullptr && fd == mapped_fd_ && bytes <= mapped_bytes_) return static_cast<unsigned char*>(base_);
+  if (base_ != nullptr) ::munmap(base_, mapped_bytes_);
+  base_ = nullptr;
+  mapped_bytes_ = 0;
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) throw EnvironmentError(std::string("cannot map the output region: ") + std::strerror(errno));
+  base_ = p;
+  mapped_bytes_ = bytes;
+  mapped_fd_ = fd;
+  return static_cast<unsigned char*>(base_);
+}
+
+std::size_t output_region_bytes(const LaunchPlan& plan) {
+  std::size_t total = 0;
+  for (const auto& b : plan.buffers) {
+    if (b.role == BufferRole::output) total += (b.bytes + 63) / 64 * 64;
+  }
+  return std::max<std::size_t>(total, 64);
+}
+
 // ---- framing and the worker process --------------------------------------------------------------------
 
 bool send_frame(int fd, const std::string& payload) {
@@ -645,7 +697,7 @@ int worker_main(int fd) {
   }
 }
 
-WorkerProcess spawn_worker() {
+WorkerProcess spawn_worker(int region_fd) {
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
     throw EnvironmentError(std::string("cannot start the GPU worker: socketpair failed: ") + std::strerror(errno));
@@ -657,9 +709,17 @@ WorkerProcess spawn_worker() {
     ::close(sv[0]);
     throw EnvironmentError(std::string("cannot start the GPU worker: fcntl failed: ") + std::strerror(errno));
   }
+  // Likewise the region's copy lies above both targets (kWorkerRegionFd < kWorkerFd < child_end).
+  int region_copy = ::fcntl(region_fd, F_DUPFD_CLOEXEC, kWorkerFd + 1);
+  if (region_copy < 0) {
+    ::close(sv[0]);
+    ::close(child_end);
+    throw EnvironmentError(std::string("cannot start the GPU worker: fcntl failed: ") + std::strerror(errno));
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, child_end, kWorkerFd);  // dup2 clears FD_CLOEXEC
+  posix_spawn_file_actions_adddup2(&actions, region_copy, kWorkerRegionFd);
 
   std::vector<std::string> env_store;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
@@ -676,6 +736,7 @@ WorkerProcess spawn_worker() {
   int rc = ::posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv, envp.data());
   posix_spawn_file_actions_destroy(&actions);
   ::close(child_end);
+  ::close(region_copy);
   if (rc != 0) {
     ::close(sv[0]);
     throw EnvironmentError(std::string("cannot start the GPU worker (/proc/self/exe): ") + std::strerror(rc) +

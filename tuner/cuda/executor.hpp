@@ -34,7 +34,8 @@ enum class Op : std::uint8_t {
   release,         // frees inputs, outputs, scratch and the loaded module
   upload,          // str name, bytes data: an input buffer (kept on the host too, for restore_inputs)
   restore_inputs,  // uploads every input again from the host copies
-  load_run,        // plan, bytes cubin: load, poison outputs/scratch, run once, sync -> u64 n, n x (str, bytes)
+  load_run,        // plan, bytes cubin, i32 fd, u64 capacity: load, poison outputs/scratch, run once, sync,
+                   // copy the outputs into the shared region fd -> u64 n, n x (str name, u64 offset, u64 bytes)
   time,            // i32 warmup, i32 samples, u8 flush_l2, f64 max_seconds -> u64 n, n x f64 ms; unloads
   unload,          // unloads the module of load_run
   copy_bandwidth,  // -> f64 GB/s (bytes read + written)
@@ -149,8 +150,41 @@ struct WorkerProcess {
   int fd = -1;
 };
 
-/// Starts /proc/self/exe as a GPU worker. Throws EnvironmentError if it cannot be started.
-WorkerProcess spawn_worker();
+/// The number under which a worker sees the backend's shared output region (see SharedRegion).
+constexpr int kWorkerRegionFd = 199;
+
+/// Starts /proc/self/exe as a GPU worker; region_fd (a SharedRegion's fd) becomes kWorkerRegionFd there.
+/// Throws EnvironmentError if it cannot be started.
+WorkerProcess spawn_worker(int region_fd);
+
+/// Host memory shared between the backend and its executor (a memfd): verification outputs travel through
+/// it instead of the socket, so a 256 MB output costs one device-to-host copy and no allocation per trial.
+/// The backend owns the file (create(), grows it with reserve()); both sides map it with map().
+class SharedRegion {
+ public:
+  SharedRegion() = default;
+  ~SharedRegion();
+  SharedRegion(const SharedRegion&) = delete;
+  SharedRegion& operator=(const SharedRegion&) = delete;
+  /// A new anonymous file owned by this object. Throws EnvironmentError.
+  void create();
+  /// Owner: grows the file to at least bytes. Throws EnvironmentError.
+  void reserve(std::size_t bytes);
+  /// Maps fd (not owned unless created here) with at least bytes; remaps when larger. Throws EnvironmentError.
+  unsigned char* map(int fd, std::size_t bytes);
+  int fd() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+  bool owned_ = false;
+  std::size_t file_bytes_ = 0;
+  int mapped_fd_ = -1;
+  void* base_ = nullptr;
+  std::size_t mapped_bytes_ = 0;
+};
+
+/// Bytes of a shared region that holds every output buffer of plan (each at a 64-byte aligned offset).
+std::size_t output_region_bytes(const LaunchPlan& plan);
 
 /// Sends one framed message (u64 length + payload). False if the peer is gone. Never raises SIGPIPE.
 bool send_frame(int fd, const std::string& payload);

@@ -97,6 +97,9 @@ class CudaBackend : public Backend {
   void prepare(const Workload& w, const ProblemKey& p, std::uint64_t seed) override;
   double copy_bandwidth_gbps() override;
   std::vector<Measurement> evaluate(const std::vector<Config>& configs) override;
+  /// Free memory of the GPU (cuMemGetInfo) as seen by the context that runs the trials (the worker's with
+  /// isolate); used to check that long sessions leak neither device memory nor modules.
+  std::uint64_t free_device_memory_bytes();
 
  private:
   struct Impl;
