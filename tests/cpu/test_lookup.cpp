@@ -444,19 +444,18 @@ TEST_CASE("lookup: 16 threads x 10000 lookups give consistent answers", "[cpu][l
   lk.add_spec(fx.spec());
   constexpr int kThreads = 16, kLookups = 10000;
   std::atomic<int> wrong{0};
-  std::vector<std::set<const lookup::Answer*>> seen(questions.size());
-  std::vector<std::vector<const lookup::Answer*>> per_thread(kThreads);
+  std::vector<std::vector<Lookup::AnswerPtr>> per_thread(kThreads);  // kept alive past the threads' end
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
-      std::vector<const lookup::Answer*> first(questions.size(), nullptr);
+      std::vector<Lookup::AnswerPtr> first(questions.size());
       for (int i = 0; i < kLookups; ++i) {
         const std::size_t qi = static_cast<std::size_t>(i + t) % questions.size();
         const Q& q = questions[qi];
         auto a = lk.best("fixture_kernel", kF32, q.device, n_of(q.n));
         if (a->match != q.match || a->config != q.config) ++wrong;
-        if (first[qi] == nullptr) first[qi] = a.get();
-        else if (first[qi] != a.get()) ++wrong;  // a cached answer never changes identity
+        if (first[qi] == nullptr) first[qi] = a;
+        else if (first[qi] != a) ++wrong;  // within a thread a cached answer keeps its identity
       }
       per_thread[t] = first;
     });
@@ -464,10 +463,23 @@ TEST_CASE("lookup: 16 threads x 10000 lookups give consistent answers", "[cpu][l
   for (auto& th : threads) th.join();
   CHECK(wrong.load() == 0);
   for (std::size_t qi = 0; qi < questions.size(); ++qi) {
+    // Each thread holds its own copy (no shared reference count on the fast path); the copies agree.
     std::set<const lookup::Answer*> ids;
-    for (const auto& v : per_thread) ids.insert(v[qi]);
-    CHECK(ids.size() == 1);  // every thread got the one cached answer
+    for (const auto& v : per_thread) {
+      ids.insert(v[qi].get());
+      REQUIRE(v[qi] != nullptr);
+      CHECK(v[qi]->config == questions[qi].config);
+      CHECK(v[qi]->match == questions[qi].match);
+      CHECK(v[qi]->session_id == per_thread[0][qi]->session_id);
+    }
+    CHECK(ids.size() == static_cast<std::size_t>(kThreads));
   }
+  // reload() drops every thread's copies: the next answer is a new object with the same content.
+  auto before = lk.best("fixture_kernel", kF32, questions[0].device, n_of(questions[0].n));
+  lk.reload();
+  auto after = lk.best("fixture_kernel", kF32, questions[0].device, n_of(questions[0].n));
+  CHECK(after.get() != before.get());
+  CHECK(after->config == before->config);
 }
 
 TEST_CASE("lookup: a missing or unreadable database gives the spec default and one warning", "[cpu][lookup]") {

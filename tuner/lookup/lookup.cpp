@@ -9,6 +9,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <atomic>
 #include <mutex>
 #include <set>
 #include <shared_mutex>
@@ -502,6 +503,17 @@ void warn_stderr(const std::string& message) {
 
 thread_local std::string t_key;  // scratch for cache keys: no allocation once it has grown
 
+// A per-thread copy of the answers a thread has asked for, in front of the shared cache: a repeated lookup
+// then touches no cache line that other threads write (the shared_mutex's counter, a shared_ptr's reference
+// count), so concurrent threads do not slow each other down. Each copy has its own control block. Entries
+// are keyed by the Lookup's id (never reused) and dropped when the Lookup's generation changes.
+struct ThreadAnswers {
+  std::uint64_t generation = 0;
+  std::unordered_map<std::string, std::shared_ptr<const lookup::Answer>> answers;
+};
+thread_local std::unordered_map<std::uint64_t, ThreadAnswers> t_answers;
+std::atomic<std::uint64_t> g_next_lookup_id{1};
+
 }  // namespace
 
 struct Lookup::Impl {
@@ -516,9 +528,18 @@ struct Lookup::Impl {
   std::map<std::string, std::shared_ptr<const TuningSpec>> specs;         // by name
   std::map<std::string, std::shared_ptr<lookup::Prepared>> prepared;      // by spec identity + workload
 
-  // Fast path: answers by question.
+  // Fast path: answers by question (and each thread's copy, t_answers).
   mutable std::shared_mutex cache_mu;
   std::unordered_map<std::string, AnswerPtr> answers;
+  const std::uint64_t id = g_next_lookup_id.fetch_add(1);
+  std::atomic<std::uint64_t> generation{1};  // bumped whenever `answers` is cleared
+
+  /// Clears the shared answers and invalidates every thread's copies.
+  void clear_answers() {
+    std::unique_lock<std::shared_mutex> lock(cache_mu);
+    answers.clear();
+    generation.fetch_add(1, std::memory_order_release);
+  }
 
   void open() {
     db.reset();
@@ -539,9 +560,24 @@ struct Lookup::Impl {
   }
 
   AnswerPtr cached(const std::string& key) const {
-    std::shared_lock<std::shared_mutex> lock(cache_mu);
-    auto it = answers.find(key);
-    return it == answers.end() ? nullptr : it->second;
+    ThreadAnswers& mine = t_answers[id];
+    const std::uint64_t gen = generation.load(std::memory_order_acquire);
+    if (mine.generation != gen) {
+      mine.answers.clear();
+      mine.generation = gen;
+    }
+    auto own = mine.answers.find(key);
+    if (own != mine.answers.end()) return own->second;
+    AnswerPtr shared;
+    {
+      std::shared_lock<std::shared_mutex> lock(cache_mu);
+      auto it = answers.find(key);
+      if (it == answers.end()) return nullptr;
+      shared = it->second;
+    }
+    auto copy = std::make_shared<const lookup::Answer>(*shared);
+    mine.answers.emplace(key, copy);
+    return copy;
   }
 
   std::shared_ptr<const TuningSpec> spec_named(const std::string& name) {
@@ -550,6 +586,13 @@ struct Lookup::Impl {
     auto s = std::make_shared<const TuningSpec>(kernels::load_spec(name));
     specs.emplace(name, s);
     return s;
+  }
+
+  /// The calling thread's copy of a cached answer (so that it keeps one identity in this thread), or `a`
+  /// itself when it was not cached.
+  AnswerPtr own(const std::string& key, AnswerPtr a) const {
+    AnswerPtr mine = cached(key);
+    return mine ? mine : a;
   }
 
   /// Computes (and caches unless the database failed) the answer; called with the cache key in `key`.
@@ -662,7 +705,7 @@ Lookup::AnswerPtr Lookup::best(const std::string& kernel, const Workload& w, con
   if (auto hit = impl_->cached(k)) return hit;
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto spec = impl_->spec_named(kernel);
-  return impl_->compute(k, *spec, w, device, nullptr, problem);
+  return impl_->own(k, impl_->compute(k, *spec, w, device, nullptr, problem));
 }
 
 Lookup::AnswerPtr Lookup::best_on(const std::string& kernel, const Workload& w, const DeviceInfo& device,
@@ -675,7 +718,7 @@ Lookup::AnswerPtr Lookup::best_on(const std::string& kernel, const Workload& w, 
   if (auto hit = impl_->cached(k)) return hit;
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto spec = impl_->spec_named(kernel);
-  return impl_->compute(k, *spec, w, DeviceKey::of(device), &device, problem);
+  return impl_->own(k, impl_->compute(k, *spec, w, DeviceKey::of(device), &device, problem));
 }
 
 Lookup::AnswerPtr Lookup::best(const TuningSpec& spec, const Workload& w, const DeviceKey& device,
@@ -685,7 +728,7 @@ Lookup::AnswerPtr Lookup::best(const TuningSpec& spec, const Workload& w, const 
   append_question(k, w, problem);
   if (auto hit = impl_->cached(k)) return hit;
   std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->compute(k, spec, w, device, nullptr, problem);
+  return impl_->own(k, impl_->compute(k, spec, w, device, nullptr, problem));
 }
 
 Lookup::AnswerPtr Lookup::best_on(const TuningSpec& spec, const Workload& w, const DeviceInfo& device,
@@ -695,7 +738,7 @@ Lookup::AnswerPtr Lookup::best_on(const TuningSpec& spec, const Workload& w, con
   append_question(k, w, problem);
   if (auto hit = impl_->cached(k)) return hit;
   std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->compute(k, spec, w, DeviceKey::of(device), &device, problem);
+  return impl_->own(k, impl_->compute(k, spec, w, DeviceKey::of(device), &device, problem));
 }
 
 void Lookup::add_spec(TuningSpec spec) {
@@ -703,8 +746,7 @@ void Lookup::add_spec(TuningSpec spec) {
   const std::string name = spec.name;
   impl_->specs[name] = std::make_shared<const TuningSpec>(std::move(spec));
   impl_->prepared.clear();  // a spec edited in memory keeps its spec_text: do not trust its identity
-  std::unique_lock<std::shared_mutex> cache_lock(impl_->cache_mu);
-  impl_->answers.clear();
+  impl_->clear_answers();
 }
 
 std::vector<DeviceInfo> Lookup::devices() const {
@@ -733,10 +775,7 @@ const std::string& Lookup::path() const { return impl_->path; }
 
 void Lookup::reload() {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  {
-    std::unique_lock<std::shared_mutex> cache_lock(impl_->cache_mu);
-    impl_->answers.clear();
-  }
+  impl_->clear_answers();
   impl_->prepared.clear();
   impl_->open();
 }
