@@ -6,7 +6,11 @@
 //    with one of four block-level algorithms and writes the tile totals; the host plan scans the totals
 //    with the same kernel (recursively) and scan_add adds the scanned totals back.
 //  * single pass (VARIANT 4): scan_single_pass, a chained scan with decoupled look-back and dynamic tile
-//    ids, after a memset step that clears the tile counter and the tile status words.
+//    ids, after a memset step that clears the tile counter and the tile status words. The tile goes through
+//    shared memory (striped coalesced loads, three-phase block scan, striped stores).
+//  * single pass in registers (VARIANT 5): the same kernel and look-back, but each thread loads its
+//    ITEMS_PER_THREAD consecutive elements straight into registers with VEC-wide loads, scans them there and
+//    stores them the same way; shared memory holds only the warp totals, so it does not limit occupancy.
 //
 // Workload macros (set by the host adapter, numbered like the reduction family's):
 //   DTYPE_ID 0 int32, 1 float32, 2 float64;  OP_ID 0 sum, 2 max.
@@ -58,7 +62,7 @@
 
 struct ScanPolicy {
   static constexpr int variant = VARIANT;       // 0 kogge_stone, 1 kogge_stone_double_buffer, 2 brent_kung,
-                                                // 3 three_phase, 4 single_pass
+                                                // 3 three_phase, 4 single_pass, 5 single_pass_registers
   static constexpr int block = BLOCK_SIZE;      // threads per block
   static constexpr int items = ITEMS_PER_THREAD;
   static constexpr int vec = VEC;               // elements per global load/store instruction
@@ -91,7 +95,7 @@ constexpr unsigned kFullMask = 0xffffffffu;
 __host__ __device__ constexpr bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
 static_assert(ScanPolicy::op == 0 || ScanPolicy::op == 2, "OP_ID must be 0 (sum) or 2 (max)");
-static_assert(ScanPolicy::variant >= 0 && ScanPolicy::variant <= 4, "VARIANT must be 0..4");
+static_assert(ScanPolicy::variant >= 0 && ScanPolicy::variant <= 5, "VARIANT must be 0..5");
 static_assert(kBlock % kWarp == 0 && kBlock >= 64 && kBlock <= 1024, "BLOCK_SIZE: a multiple of 32 in [64, 1024]");
 static_assert(kItems >= 1 && kItems <= 64, "ITEMS_PER_THREAD must be in [1, 64]");
 static_assert(kVec == 1 || kVec == 2 || kVec == 4, "VEC must be 1, 2 or 4");
@@ -184,6 +188,57 @@ __device__ __forceinline__ void store_tile(value_t* __restrict__ out, long long 
     for (int r = 0; r < kItems; ++r) {
       const int i = r * kBlock + tid;
       if (base + i < n) out[base + i] = value_at(i);
+    }
+  }
+}
+
+// ---- register-blocked tile (VARIANT 5): thread t owns elements [t * kItems, (t + 1) * kItems) -----------
+
+/// Loads this thread's kItems consecutive elements of the tile at base; elements at or beyond n become the
+/// identity. A full tile uses kItems / kVec aligned vector loads per thread.
+__device__ __forceinline__ void load_blocked(const value_t* __restrict__ in, long long base, long long n,
+                                             value_t (&r)[kItems]) {
+  const long long first = base + static_cast<long long>(threadIdx.x) * kItems;
+  if (base + kTile <= n) {
+    const vec_t* v = reinterpret_cast<const vec_t*>(in + first);
+#pragma unroll
+    for (int k = 0; k < kItems / kVec; ++k) {
+      const vec_t x = v[k];
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) r[k * kVec + j] = x.v[j];
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) r[k] = first + k < n ? in[first + k] : identity();
+  }
+}
+
+/// Stores prefix combined with this thread's inclusive scan r (exclusive: shifted by one, prefix first).
+__device__ __forceinline__ void store_blocked(value_t* __restrict__ out, long long base, long long n,
+                                              const value_t (&r)[kItems], value_t prefix, bool exclusive) {
+  const long long first = base + static_cast<long long>(threadIdx.x) * kItems;
+  value_t o[kItems];
+  if (exclusive) {
+    o[0] = prefix;
+#pragma unroll
+    for (int k = 1; k < kItems; ++k) o[k] = combine(prefix, r[k - 1]);
+  } else {
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) o[k] = combine(prefix, r[k]);
+  }
+  if (base + kTile <= n) {
+    vec_t* v = reinterpret_cast<vec_t*>(out + first);
+#pragma unroll
+    for (int k = 0; k < kItems / kVec; ++k) {
+      vec_t x;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) x.v[j] = o[k * kVec + j];
+      v[k] = x;
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      if (first + k < n) out[first + k] = o[k];
     }
   }
 }
@@ -443,15 +498,20 @@ extern "C" __global__ void __launch_bounds__(ScanPolicy::block)
 scan_tiles(const scan_value_t* __restrict__ in, scan_value_t* __restrict__ out, long long n,
            scan_value_t* __restrict__ tile_sums, int exclusive) {
   using namespace scan_detail;
-  __shared__ value_t s[kTileSmem];
+  // Part of every binary, but never launched with VARIANT 5, whose tiles may exceed shared memory: then it
+  // keeps no tile (and does nothing).
+  constexpr int kSmem = ScanPolicy::variant == 5 ? 1 : kTileSmem;
+  __shared__ value_t s[kSmem];
   __shared__ value_t s2[ScanPolicy::variant == 1 ? kTileSmem : 1];
   __shared__ value_t warp_tot[kWarp];
-  const long long base = static_cast<long long>(blockIdx.x) * kTile;
-  load_tile(in, base, n, s);
-  __syncthreads();
-  const value_t* res = block_scan(s, s2, warp_tot);
-  if (threadIdx.x == 0) tile_sums[blockIdx.x] = res[pad(kTile - 1)];
-  store_tile(out, base, n, res, identity(), exclusive != 0);
+  if constexpr (ScanPolicy::variant != 5) {
+    const long long base = static_cast<long long>(blockIdx.x) * kTile;
+    load_tile(in, base, n, s);
+    __syncthreads();
+    const value_t* res = block_scan(s, s2, warp_tot);
+    if (threadIdx.x == 0) tile_sums[blockIdx.x] = res[pad(kTile - 1)];
+    store_tile(out, base, n, res, identity(), exclusive != 0);
+  }
 }
 
 /// data[i] = offsets[t] combined with data[i] for every element i of tile t >= 1 (block b handles tile
@@ -487,7 +547,6 @@ extern "C" __global__ void __launch_bounds__(ScanPolicy::block)
 scan_single_pass(const scan_value_t* __restrict__ in, scan_value_t* __restrict__ out, long long n,
                  int exclusive, unsigned char* __restrict__ state) {
   using namespace scan_detail;
-  __shared__ value_t s[kTileSmem];
   __shared__ value_t warp_tot[kWarp];
   __shared__ unsigned s_tile;
   __shared__ value_t s_prefix;
@@ -496,13 +555,29 @@ scan_single_pass(const scan_value_t* __restrict__ in, scan_value_t* __restrict__
   const long long tile = s_tile;
   const long long base = tile * kTile;
   const TileStatus st{state, (n + kTile - 1) / kTile};
-  load_tile(in, base, n, s);
-  __syncthreads();
-  three_phase(s, warp_tot);
-  if (threadIdx.x < kWarp) {
-    const value_t prefix = look_back(st, tile, s[pad(kTile - 1)]);
-    if (threadIdx.x == 0) s_prefix = prefix;
+  if constexpr (ScanPolicy::variant == 5) {
+    value_t r[kItems];
+    load_blocked(in, base, n, r);
+#pragma unroll
+    for (int k = 1; k < kItems; ++k) r[k] = combine(r[k - 1], r[k]);
+    value_t total;
+    const value_t thread_prefix = block_exclusive(r[kItems - 1], warp_tot, &total);  // identity for thread 0
+    if (threadIdx.x < kWarp) {
+      const value_t prefix = look_back(st, tile, total);
+      if (threadIdx.x == 0) s_prefix = prefix;
+    }
+    __syncthreads();
+    store_blocked(out, base, n, r, threadIdx.x == 0 ? s_prefix : combine(s_prefix, thread_prefix), exclusive != 0);
+  } else {
+    __shared__ value_t s[ScanPolicy::variant == 5 ? 1 : kTileSmem];
+    load_tile(in, base, n, s);
+    __syncthreads();
+    three_phase(s, warp_tot);
+    if (threadIdx.x < kWarp) {
+      const value_t prefix = look_back(st, tile, s[pad(kTile - 1)]);
+      if (threadIdx.x == 0) s_prefix = prefix;
+    }
+    __syncthreads();
+    store_tile(out, base, n, s, s_prefix, exclusive != 0);
   }
-  __syncthreads();
-  store_tile(out, base, n, s, s_prefix, exclusive != 0);
 }

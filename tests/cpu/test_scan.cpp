@@ -217,10 +217,10 @@ TEST_CASE("scan spec is embedded and its spaces have a few hundred configuration
     INFO(w.key());
     const ParameterSpace space = s.space(s.problem_sizes.front(), d, w);
     CHECK(space.size() >= 100);
-    CHECK(space.size() <= 500);
+    CHECK(space.size() <= 700);
     CHECK(space.default_index() >= 0);  // the default is valid for every element type
     // Every variant has configurations.
-    for (Value v = 0; v <= 4; ++v) {
+    for (Value v = 0; v <= 5; ++v) {
       bool found = false;
       for (std::size_t i = 0; i < space.size() && !found; ++i) found = space.config(i).at("VARIANT") == v;
       CHECK(found);
@@ -387,7 +387,7 @@ TEST_CASE("scan reference for n = 1 and known inputs", "[cpu][scan]") {
   r = a->reference(in, Workload::parse("int32/inclusive_sum"), two);
   CHECK(get<std::int32_t>(r->at("out"), 1) == std::numeric_limits<std::int32_t>::min());
 
-  // Float sums: reference and a tolerance of 2 * eps * (ceil(log2 n) + 16) * prefix of |x|.
+  // Float sums: reference and a tolerance of 2 * eps * (ceil(log2 n) + 32) * prefix of |x|.
   in["in"] = std::vector<unsigned char>(8);
   put<float>(in["in"], 0, 1.5f);
   put<float>(in["in"], 1, -0.5f);
@@ -395,7 +395,7 @@ TEST_CASE("scan reference for n = 1 and known inputs", "[cpu][scan]") {
   CHECK(get<double>(r->at("reference"), 0) == 1.5);
   CHECK(get<double>(r->at("reference"), 1) == 1.0);
   const double eps = std::numeric_limits<float>::epsilon();
-  CHECK(get<double>(r->at("tolerance"), 1) == Approx(2 * eps * 17 * 2.0));
+  CHECK(get<double>(r->at("tolerance"), 1) == Approx(2 * eps * 33 * 2.0));
   r = a->reference(in, Workload::parse("float32/exclusive_sum"), two);
   CHECK(get<double>(r->at("reference"), 0) == 0.0);
   CHECK(get<double>(r->at("tolerance"), 0) == 0.0);
