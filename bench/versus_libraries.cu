@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -70,6 +71,35 @@ void check_cublas(cublasStatus_t s, const char* call, int line) {
 
 #define CK(call) check_cuda((call), #call, __LINE__)
 #define CKB(call) check_cublas((call), #call, __LINE__)
+
+// A kernel that never finishes (a deadlocked look-back, say) cannot be stopped inside this process, and
+// destructors would wait for it too: after kHangSeconds main's handler prints what was measured and exits.
+constexpr double kHangSeconds = 30;
+std::function<void(const std::string&)> g_on_hang;
+
+/// Waits for `query` (cudaStreamQuery / cudaEventQuery) to stop answering cudaErrorNotReady.
+template <class Query>
+void wait_until_done(Query query, const char* what) {
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    const cudaError_t e = query();
+    if (e != cudaErrorNotReady) {
+      check_cuda(e, what, __LINE__);
+      return;
+    }
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > kHangSeconds) {
+      const std::string msg = std::string(what) + ": the GPU work did not finish within " +
+                              std::to_string(static_cast<int>(kHangSeconds)) + " s (a hang)";
+      if (g_on_hang) g_on_hang(msg);
+      throw ContextLost(msg);
+    }
+    std::this_thread::yield();
+  }
+}
+
+void wait_stream(cudaStream_t s) {
+  wait_until_done([s] { return cudaStreamQuery(s); }, "waiting for the stream");
+}
 
 // ---- options --------------------------------------------------------------------------------------------------
 
@@ -403,7 +433,7 @@ class Bench {
     flush_ = DevBuf(flush_bytes_);
     sink_ = DevBuf(16);
     CK(cudaMemsetAsync(flush_.as(), 0, flush_bytes_, stream_));
-    CK(cudaStreamSynchronize(stream_));
+    wait_stream(stream_);
     autotune::RuntimeOptions ro;
     ro.device = o.device;
     runtime_ = ro;
@@ -441,7 +471,7 @@ class Bench {
       CK(cudaEventRecord(start_, stream_));
       op();
       CK(cudaEventRecord(stop_, stream_));
-      CK(cudaEventSynchronize(stop_));
+      wait_until_done([this] { return cudaEventQuery(stop_); }, "waiting for a sample");
       float t = 0;
       CK(cudaEventElapsedTime(&t, start_, stop_));
       ms.push_back(t);
@@ -463,7 +493,7 @@ class Bench {
       if (prepare) prepare();
       if (poison) poison();
       op();
-      CK(cudaStreamSynchronize(stream_));
+      wait_stream(stream_);
       CK(cudaGetLastError());
       if (verify) {
         const std::string wrong = verify();
@@ -482,6 +512,8 @@ class Bench {
       impl.status = "ok";
       std::fprintf(stderr, "  %s: %.4f ms (min %.4f), %.1f GB/s\n", impl.name.c_str(), impl.ms, impl.min_ms,
                    impl.gbps);
+    } catch (const ContextLost&) {
+      throw;
     } catch (const std::exception& e) {
       impl.ok = false;
       impl.status = std::string("error: ") + e.what();
@@ -493,6 +525,11 @@ class Bench {
   /// After an error: clears a non-sticky one; throws ContextLost if the context no longer works.
   void ensure_context(const std::string& who) {
     (void)cudaGetLastError();
+    try {
+      wait_stream(stream_);  // a hang throws ContextLost
+    } catch (const CudaFailure&) {
+      // examined below
+    }
     cudaError_t e = cudaDeviceSynchronize();
     if (e == cudaSuccess) e = cudaGetLastError();
     if (e == cudaSuccess) {
@@ -556,15 +593,19 @@ class Bench {
   std::unique_ptr<autotune::Transpose<float>> transpose_;
 };
 
+// Copies go through the benchmark's stream and wait for it: the stream does not synchronise with the legacy
+// default stream (cudaStreamNonBlocking), and a pageable cudaMemcpy may return before its DMA is done.
 template <class T>
-void upload(DevBuf& d, const std::vector<T>& h) {
-  CK(cudaMemcpy(d.as(), h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+void upload(DevBuf& d, const std::vector<T>& h, cudaStream_t s) {
+  CK(cudaMemcpyAsync(d.as(), h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice, s));
+  wait_stream(s);
 }
 
 template <class T>
-std::vector<T> download(const void* d, std::size_t count) {
+std::vector<T> download(const void* d, std::size_t count, cudaStream_t s) {
   std::vector<T> h(count);
-  if (count != 0) CK(cudaMemcpy(h.data(), d, count * sizeof(T), cudaMemcpyDeviceToHost));
+  if (count != 0) CK(cudaMemcpyAsync(h.data(), d, count * sizeof(T), cudaMemcpyDeviceToHost, s));
+  wait_stream(s);
   return h;
 }
 
@@ -688,14 +729,14 @@ Row run_reduction(Bench& b, std::int64_t n64) {
   const double tol = 4.0 * FLT_EPSILON * std::sqrt(static_cast<double>(n)) * max_abs;
 
   DevBuf d_in(n * sizeof(T)), d_out(sizeof(T)), d_copy(n * sizeof(T));
-  upload(d_in, h);
+  upload(d_in, h, s);
   std::vector<T>().swap(h);
   const T* in = d_in.as<const T>();
   T* out = d_out.as<T>();
 
   auto poison = [&] { CK(cudaMemsetAsync(out, poison_byte<T>(), sizeof(T), s)); };
   auto verify = [&]() -> std::string {
-    const T got = download<T>(out, 1)[0];
+    const T got = download<T>(out, 1, s)[0];
     if constexpr (std::is_same_v<T, std::int32_t>) {
       const auto want = static_cast<std::int32_t>(iref);
       return got == want ? "" : "sum " + value_text(got) + ", expected " + value_text(want);
@@ -790,12 +831,12 @@ Row run_scan(Bench& b, std::int64_t n64) {
   cudaStream_t s = b.stream();
   std::vector<T> h = sum_inputs<T>(b.opt().seed, row);
   DevBuf d_in(n * sizeof(T)), d_out(n * sizeof(T));
-  upload(d_in, h);
+  upload(d_in, h, s);
   const T* in = d_in.as<const T>();
   T* out = d_out.as<T>();
 
   auto poison = [&] { CK(cudaMemsetAsync(out, poison_byte<T>(), n * sizeof(T), s)); };
-  auto verify = [&]() { return check_inclusive_sum(h, download<T>(out, n)); };
+  auto verify = [&]() { return check_inclusive_sum(h, download<T>(out, n, s)); };
 
   b.run(
       row.ours, row.bytes, [&] { record_choice(row, b.scan<T>().choice(n, "inclusive_sum")); }, poison,
@@ -874,8 +915,8 @@ Row run_compaction(Bench& b, std::int64_t n64, int pct, bool flagged) {
               static_cast<double>(selected) * sizeof(T);
 
   DevBuf d_in(n * sizeof(T)), d_flags(flagged ? n : 0), d_out(n * sizeof(T)), d_count(sizeof(std::int32_t));
-  upload(d_in, h);
-  if (flagged) upload(d_flags, flags);
+  upload(d_in, h, s);
+  if (flagged) upload(d_flags, flags, s);
   const T* in = d_in.as<const T>();
   const unsigned char* fl = d_flags.as<const unsigned char>();
   T* out = d_out.as<T>();
@@ -886,10 +927,10 @@ Row run_compaction(Bench& b, std::int64_t n64, int pct, bool flagged) {
     CK(cudaMemsetAsync(count, 0xA5, sizeof(std::int32_t), s));
   };
   auto verify = [&]() -> std::string {
-    const std::int32_t got_count = download<std::int32_t>(count, 1)[0];
+    const std::int32_t got_count = download<std::int32_t>(count, 1, s)[0];
     if (got_count != static_cast<std::int64_t>(selected))
       return "count " + std::to_string(got_count) + ", expected " + std::to_string(selected);
-    return check_compaction(h, flags, counts, download<T>(out, selected));
+    return check_compaction(h, flags, counts, download<T>(out, selected, s));
   };
 
   if (flagged) {
@@ -960,13 +1001,13 @@ Row run_transpose(Bench& b, std::int64_t rows64, std::int64_t cols64) {
     }
   });
   DevBuf d_in(n * sizeof(float)), d_out(n * sizeof(float));
-  upload(d_in, h);
+  upload(d_in, h, s);
   const float* in = d_in.as<const float>();
   float* out = d_out.as<float>();
 
   // A finite poison (not NaN): cublasSgeam is called with beta = 0 and B = C, so 0 * poison must stay 0.
   auto poison = [&] { CK(cudaMemsetAsync(out, 0xA5, n * sizeof(float), s)); };
-  auto verify = [&]() { return check_transpose(h, rows, cols, download<float>(out, n)); };
+  auto verify = [&]() { return check_transpose(h, rows, cols, download<float>(out, n, s)); };
 
   b.run(
       row.ours, row.bytes, [&] { record_choice(row, b.transpose().choice(rows, cols)); }, poison,
@@ -1085,6 +1126,17 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   std::string fatal;
   std::string device_text;
+  // After a hang nothing may wait for the GPU again (destructors would): report and leave at once.
+  g_on_hang = [&](const std::string& msg) {
+    print_table(rows);
+    std::printf("\nstopped early: %s\n", msg.c_str());
+    std::fprintf(stderr, "versus_libraries: stopped early: %s\n", msg.c_str());
+    if (!opt.csv.empty() && !write_csv(opt.csv, rows, device_text))
+      std::fprintf(stderr, "versus_libraries: cannot write %s\n", opt.csv.c_str());
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(1);
+  };
   try {
     CK(cudaSetDevice(opt.device));
     CK(cudaFree(nullptr));  // creates the primary context, which the launch API shares
