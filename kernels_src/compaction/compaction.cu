@@ -8,7 +8,11 @@
 //    tile, ranks its selected elements and writes them at the tile's offset.
 //  * single_pass (VARIANT 1): compact_single_pass ranks a tile and gets its offset from the tiles before it
 //    by decoupled look-back (dynamic tile ids), after a memset step that clears the tile state.
-// Within a tile, elements are ranked with warp ballots and population counts (stable).
+//    Within a tile, elements are ranked with warp ballots and population counts (stable).
+//  * single_pass_blocked (VARIANT 2): the same kernel and look-back, but each thread owns ITEMS_PER_THREAD
+//    consecutive elements, loads their flags as 32-bit words and their values with 16-byte loads (always:
+//    no load depends on a flag), counts its selection, and the block ranks the threads with one exclusive
+//    scan of the counts. ITEMS_PER_THREAD must be a multiple of 4.
 //
 // Workload macros (set by the host adapter): DTYPE_ID 0 int32, 1 float32, 2 float64 (the numbering of the
 // reduction and scan families); SELECT_IF 0 = flagged (flags array, one byte per element), 1 = x > threshold.
@@ -52,7 +56,7 @@
 #endif
 
 struct CompactPolicy {
-  static constexpr int variant = VARIANT;        // 0 three_phase, 1 single_pass
+  static constexpr int variant = VARIANT;        // 0 three_phase, 1 single_pass, 2 single_pass_blocked
   static constexpr int block = BLOCK_SIZE;       // threads per block
   static constexpr int items = ITEMS_PER_THREAD; // elements per thread; tile = block * items
   static constexpr bool stage_output = STAGE_OUTPUT != 0;  // write a tile's selection through shared memory
@@ -79,7 +83,8 @@ constexpr int kWarps = kBlock / kWarp;
 constexpr int kCounts = kItems * kWarps;  // one selection count per (item round, warp)
 constexpr unsigned kFullMask = 0xffffffffu;
 
-static_assert(CompactPolicy::variant == 0 || CompactPolicy::variant == 1, "VARIANT must be 0 or 1");
+static_assert(CompactPolicy::variant >= 0 && CompactPolicy::variant <= 2, "VARIANT must be 0, 1 or 2");
+static_assert(CompactPolicy::variant != 2 || kItems % 4 == 0, "single_pass_blocked: ITEMS_PER_THREAD % 4 == 0");
 static_assert(kBlock % kWarp == 0 && kBlock >= 32 && kBlock <= 1024, "BLOCK_SIZE: a multiple of 32 in [32, 1024]");
 static_assert(kItems >= 1 && kItems <= 64, "ITEMS_PER_THREAD must be in [1, 64]");
 
@@ -175,6 +180,98 @@ __device__ __forceinline__ void scatter(const bool (&sel)[kItems], const value_t
 #pragma unroll
     for (int r = 0; r < kItems; ++r)
       if (sel[r]) out[offset + rank[r]] = x[r];
+  }
+}
+
+// ---- blocked selection (VARIANT 2): thread t owns tile elements [t * kItems, (t + 1) * kItems) -----------
+
+template <class V, int N> struct alignas(sizeof(V) * N) VecOf { V v[N]; };
+// Values per load: as many as fit in 16 bytes (VARIANT 2 only; 1 elsewhere, where it is unused).
+constexpr int kValVec = CompactPolicy::variant != 2 ? 1
+                        : (16 / static_cast<int>(sizeof(value_t)) < kItems ? 16 / static_cast<int>(sizeof(value_t)) : kItems);
+static_assert(kItems % kValVec == 0, "ITEMS_PER_THREAD must be a multiple of the values per 16-byte load");
+
+/// Loads this thread's elements and decides which are selected (unselected or out-of-range: sel false).
+__device__ __forceinline__ void load_blocked(const value_t* __restrict__ in, const unsigned char* __restrict__ flags,
+                                             value_t threshold, long long base, long long n,
+                                             bool (&sel)[kItems], value_t (&x)[kItems]) {
+  const long long first = base + static_cast<long long>(threadIdx.x) * kItems;
+  if (base + kTile <= n) {
+    typedef VecOf<value_t, kValVec> vec_t;
+    const vec_t* vin = reinterpret_cast<const vec_t*>(in + first);
+#pragma unroll
+    for (int k = 0; k < kItems / kValVec; ++k) {
+      const vec_t v = vin[k];
+#pragma unroll
+      for (int j = 0; j < kValVec; ++j) x[k * kValVec + j] = v.v[j];
+    }
+    if constexpr (CompactPolicy::select_if) {
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) sel[k] = x[k] > threshold;
+    } else {
+      const unsigned* words = reinterpret_cast<const unsigned*>(flags + first);
+#pragma unroll
+      for (int k = 0; k < kItems / 4; ++k) {
+        const unsigned f = words[k];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) sel[4 * k + j] = ((f >> (8 * j)) & 0xffu) != 0;
+      }
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const long long i = first + k;
+      x[k] = i < n ? in[i] : value_t(0);
+      if constexpr (CompactPolicy::select_if) sel[k] = i < n && x[k] > threshold;
+      else sel[k] = i < n && flags[i] != 0;
+    }
+  }
+}
+
+/// Exclusive sum of one count per thread over the block; *total gets the sum. Two barriers; warp_tot needs
+/// kWarp entries.
+__device__ __forceinline__ unsigned block_exclusive_count(unsigned c, unsigned* warp_tot, unsigned* total) {
+  const int lane = threadIdx.x & (kWarp - 1);
+  const int w = threadIdx.x / kWarp;
+  unsigned inc = c;
+#pragma unroll
+  for (int o = 1; o < kWarp; o <<= 1) {
+    const unsigned y = __shfl_up_sync(kFullMask, inc, o);
+    if (lane >= o) inc += y;
+  }
+  if (lane == kWarp - 1) warp_tot[w] = inc;
+  __syncthreads();
+  if (w == 0) {
+    unsigned t = lane < kWarps ? warp_tot[lane] : 0u;
+#pragma unroll
+    for (int o = 1; o < kWarp; o <<= 1) {
+      const unsigned y = __shfl_up_sync(kFullMask, t, o);
+      if (lane >= o) t += y;
+    }
+    if (lane < kWarps) warp_tot[lane] = t;
+  }
+  __syncthreads();
+  *total = warp_tot[kWarps - 1];
+  return inc - c + (w > 0 ? warp_tot[w - 1] : 0u);
+}
+
+/// Writes this thread's selected elements, in order, to out[offset + mine + j] (STAGE_OUTPUT: through
+/// shared memory, so that the global writes of the tile are contiguous).
+__device__ __forceinline__ void scatter_blocked(const bool (&sel)[kItems], const value_t (&x)[kItems], unsigned mine,
+                                                unsigned total, unsigned long long offset,
+                                                value_t* __restrict__ out, value_t* stage) {
+  if constexpr (CompactPolicy::stage_output) {
+    unsigned j = mine;
+#pragma unroll
+    for (int k = 0; k < kItems; ++k)
+      if (sel[k]) stage[j++] = x[k];
+    __syncthreads();
+    for (unsigned e = threadIdx.x; e < total; e += kBlock) out[offset + e] = stage[e];
+  } else {
+    unsigned long long j = offset + mine;
+#pragma unroll
+    for (int k = 0; k < kItems; ++k)
+      if (sel[k]) out[j++] = x[k];
   }
 }
 
@@ -349,15 +446,32 @@ compact_single_pass(const compact_value_t* __restrict__ in, const unsigned char*
   const long long base = tile * kTile;
   bool sel[kItems];
   value_t x[kItems];
-  unsigned rank[kItems];
-  load_selection(in, flags, threshold, base, n, sel, x);
-  const unsigned total = block_rank(sel, rank, counts);
-  if (threadIdx.x < kWarp) {
-    const unsigned exclusive = look_back(reinterpret_cast<unsigned long long*>(state + 8), tile, total);
-    if (threadIdx.x == 0) s_offset = exclusive;
+  if constexpr (CompactPolicy::variant == 2) {
+    load_blocked(in, flags, threshold, base, n, sel, x);
+    unsigned c = 0;
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) c += sel[k] ? 1u : 0u;
+    unsigned total;
+    const unsigned mine = block_exclusive_count(c, counts, &total);
+    if (threadIdx.x < kWarp) {
+      const unsigned exclusive = look_back(reinterpret_cast<unsigned long long*>(state + 8), tile, total);
+      if (threadIdx.x == 0) s_offset = exclusive;
+    }
+    __syncthreads();
+    const unsigned offset = s_offset;
+    scatter_blocked(sel, x, mine, total, offset, out, stage);
+    if (threadIdx.x == 0 && tile == tiles - 1) *count = offset + total;
+  } else {
+    unsigned rank[kItems];
+    load_selection(in, flags, threshold, base, n, sel, x);
+    const unsigned total = block_rank(sel, rank, counts);
+    if (threadIdx.x < kWarp) {
+      const unsigned exclusive = look_back(reinterpret_cast<unsigned long long*>(state + 8), tile, total);
+      if (threadIdx.x == 0) s_offset = exclusive;
+    }
+    __syncthreads();
+    const unsigned offset = s_offset;
+    scatter(sel, x, rank, total, offset, out, stage);
+    if (threadIdx.x == 0 && tile == tiles - 1) *count = offset + total;
   }
-  __syncthreads();
-  const unsigned offset = s_offset;
-  scatter(sel, x, rank, total, offset, out, stage);
-  if (threadIdx.x == 0 && tile == tiles - 1) *count = offset + total;
 }

@@ -74,11 +74,12 @@ TEST_CASE("both compaction variants verify for every workload, size and selectio
   MemoryCache cache;
   cuda::CudaBackend backend(adapter, verify_only(), &cache);
   std::vector<Config> configs;
-  for (Value v : {0, 1}) {
+  for (Value v : {0, 1, 2}) {
     Config def = s.default_config();
     def.set("VARIANT", v);
-    for (const Config& c : {def, config(v, 64, 1, 0), config(v, 64, 1, 1), config(v, 1024, 16, 0),
-                            config(v, 1024, 8, 1), config(v, 192, 3, 1), config(v, 768, 12, 0)})
+    const Value i1 = v == 2 ? 4 : 1, i3 = v == 2 ? 4 : 3;  // the blocked variant: ITEMS_PER_THREAD % 4 == 0
+    for (const Config& c : {def, config(v, 64, i1, 0), config(v, 64, i1, 1), config(v, 1024, 16, 0),
+                            config(v, 1024, 8, 1), config(v, 192, i3, 1), config(v, 768, 12, 0)})
       configs.push_back(c);
   }
   for (const Workload& w : s.workloads) {
@@ -118,7 +119,8 @@ TEST_CASE("compaction variants on small sizes", "[.][gpu][compaction][sanitize]"
   MemoryCache cache;
   cuda::CudaBackend backend(adapter, verify_only(), &cache);
   const std::vector<Config> configs = {config(0, 64, 1, 0), config(0, 256, 8, 1), config(1, 64, 1, 0),
-                                       config(1, 256, 8, 1), config(1, 192, 3, 0)};
+                                       config(1, 256, 8, 1), config(1, 192, 3, 0), config(2, 64, 4, 0),
+                                       config(2, 256, 8, 1), config(2, 192, 12, 0)};
   for (const Workload& w : s.workloads)
     for (std::int64_t pct : {0, 50, 100}) {
       const ProblemKey p = problem(70001, pct);
@@ -143,7 +145,7 @@ TEST_CASE("compaction timings are sane against the copy bandwidth", "[gpu][compa
     const Workload w = Workload::parse(wk);
     for (const ProblemKey& p : {s.problem_sizes[0], s.problem_sizes[1]}) {
       std::vector<Config> configs;
-      for (Value v : {0, 1})
+      for (Value v : {0, 1, 2})
         for (const auto& [block, items, stage] : {std::tuple<Value, Value, Value>{256, 8, 1}, {128, 8, 1}, {256, 16, 0},
                                                   {512, 4, 1}, {256, 4, 0}, {512, 12, 1}})
           configs.push_back(config(v, block, items, stage));

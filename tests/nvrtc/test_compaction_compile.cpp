@@ -45,12 +45,14 @@ TEST_CASE("compaction compiles for every workload, variant and corner in strict 
   std::vector<Job> jobs;
   for (const auto& w : s.workloads) {
     const ParameterSpace space = s.space(s.problem_sizes.front(), sim::SyntheticBackend::fake_device(), w);
-    for (Value v : {0, 1}) {
+    for (Value v : {0, 1, 2}) {
       Config def = s.default_config();
       def.set("VARIANT", v);
-      // Default, smallest tile, largest tile (direct and the largest staged one), odd shapes.
-      for (const Config& c : {def, config(v, 64, 1, 0), config(v, 64, 1, 1), config(v, 1024, 16, 0),
-                              config(v, 1024, 8, 1), config(v, 192, 3, 1), config(v, 768, 12, 0)}) {
+      // Default, smallest tile, largest tile (direct and the largest staged one), odd shapes; the blocked
+      // variant needs ITEMS_PER_THREAD % 4 == 0.
+      const Value i1 = v == 2 ? 4 : 1, i3 = v == 2 ? 4 : 3;
+      for (const Config& c : {def, config(v, 64, i1, 0), config(v, 64, i1, 1), config(v, 1024, 16, 0),
+                              config(v, 1024, 8, 1), config(v, 192, i3, 1), config(v, 768, 12, 0)}) {
         REQUIRE(space.is_valid(c));
         for (const char* arch : {"sm_80", "sm_90"})
           jobs.push_back({w.key() + " " + c.str(&s.params), all_options(*a, c, w), arch});

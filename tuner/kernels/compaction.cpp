@@ -18,6 +18,7 @@ namespace {
 enum class Elem { int32 = 0, float32 = 1, float64 = 2 };
 
 constexpr int kSinglePass = 1;             // VARIANT of compact_single_pass; 0 is three_phase
+constexpr int kSinglePassBlocked = 2;      // the same kernel, blocked vector loads
 constexpr std::size_t kRegionAlign = 256;  // bytes between scratch regions
 constexpr std::int64_t kIntRange = 1000000000;
 
@@ -73,7 +74,7 @@ class CompactionAdapter : public KernelAdapter {
     const std::int64_t variant = c.at("VARIANT");
     const std::int64_t block = c.at("BLOCK_SIZE");
     const std::int64_t items = c.at("ITEMS_PER_THREAD");
-    if (variant < 0 || variant > kSinglePass) throw UsageError("compaction: VARIANT must be 0 or 1");
+    if (variant < 0 || variant > kSinglePassBlocked) throw UsageError("compaction: VARIANT must be 0, 1 or 2");
     if (block < 32 || block > 1024 || block % 32 != 0 || items < 1)
       throw UsageError("compaction: BLOCK_SIZE must be a multiple of 32 in [32, 1024] and ITEMS_PER_THREAD >= 1");
     const std::int64_t tile = block * items;
@@ -89,7 +90,7 @@ class CompactionAdapter : public KernelAdapter {
     std::vector<KernelArg> head = {KernelArg::buf("in"), k.select_if ? KernelArg::u64(0) : KernelArg::buf("flags"),
                                    threshold_arg(k), KernelArg::i64(n)};
 
-    if (variant == kSinglePass) {
+    if (variant == kSinglePass || variant == kSinglePassBlocked) {
       // Layout of tile_state: see "decoupled look-back" in compaction.cu; all of it is cleared.
       const std::size_t state_bytes = 8 + 8 * static_cast<std::size_t>(tiles);
       plan.buffers.push_back({"tile_state", state_bytes, BufferRole::scratch});
