@@ -214,7 +214,7 @@ TEST_CASE("CudaBackend verifies, times and classifies failures", "[gpu]") {
   CHECK(r[0].spread >= 0);
   CHECK(r[0].compile_ms > 0);
   CHECK(r[0].verify_ms > 0);
-  CHECK(r[0].protocol == "events;warmup=2;samples=9;l2=flush");
+  CHECK(r[0].protocol == "events;warmup=2;samples=9;l2=flush-read");
 
   CHECK(r[1].status == TrialStatus::wrong_result);  // poisoned output left unwritten
   CHECK_FALSE(r[1].log.empty());

@@ -137,6 +137,7 @@ struct CudaBackend::Impl {
   BinaryCache* cache = nullptr;
   DeviceInfo info;
   std::string arch;  // "sm_90"
+  std::vector<unsigned char> flush_cubin;  // the L2 flush kernel for arch
 
   std::unique_ptr<detail::Executor> local;  // opt.isolate == false
   detail::WorkerProcess worker;             // opt.isolate == true; pid < 0 when none runs
@@ -167,8 +168,8 @@ struct CudaBackend::Impl {
     } else {
       local = std::make_unique<detail::Executor>();
       info = init_executor();
+      install_flush_kernel();
     }
-    arch = "sm_" + std::to_string(info.cc);
   }
 
   ~Impl() {
@@ -195,12 +196,32 @@ struct CudaBackend::Impl {
     return detail::read_device(rd);
   }
 
+  /// Compiles the L2 flush kernel for this GPU (once) and hands it to the executor, which then flushes the
+  /// L2 before each timed run by reading a 2x L2 buffer instead of writing it (see l2_flush_source()).
+  void install_flush_kernel() {
+    arch = "sm_" + std::to_string(info.cc);
+    if (!opt.flush_l2) return;
+    if (flush_cubin.empty()) {
+      CompileResult r = compile(detail::l2_flush_source(), "autotune_l2_flush.cu", {}, arch);
+      if (!r.ok) {
+        throw EnvironmentError("the L2 flush kernel does not compile for " + arch + ":\n" + excerpt(r.log, kLogExcerpt));
+      }
+      flush_cubin = std::move(r.cubin);
+    }
+    Writer w;
+    w.u8(static_cast<std::uint8_t>(Op::flush_kernel));
+    w.bytes(flush_cubin.data(), flush_cubin.size());
+    Reply r = raw_call(w.buffer(), kInitTimeoutS);
+    if (r.kind != Reply::Kind::ok) throw EnvironmentError("loading the L2 flush kernel failed: " + r.message);
+  }
+
   /// Starts a worker process and initialises it; if a problem is prepared, uploads its inputs again
   /// (regenerated from the seed).
   void start_worker() {
     worker = detail::spawn_worker(region.fd());
     ++workers_started;
     info = init_executor();
+    install_flush_kernel();
     if (prepared) upload_inputs(adapter->make_inputs(workload, problem, seed));
   }
 
@@ -433,7 +454,7 @@ struct CudaBackend::Impl {
 
   std::string protocol() const {
     return "events;warmup=" + std::to_string(opt.warmup) + ";samples=" + std::to_string(opt.samples) +
-           ";l2=" + (flush_bytes() != 0 ? "flush" : "warm");
+           ";l2=" + (flush_bytes() != 0 ? "flush-read" : "warm");
   }
 
   std::vector<Measurement> evaluate(const std::vector<Config>& configs) {

@@ -40,7 +40,16 @@ enum class Op : std::uint8_t {
   unload,          // unloads the module of load_run
   copy_bandwidth,  // -> f64 GB/s (bytes read + written)
   quit,            // worker exits after replying
+  flush_kernel,    // bytes cubin with kL2FlushKernel: time flushes L2 by reading (not writing) a 2x L2 buffer
 };
+
+/// Entry point of the L2 flush kernel (source: l2_flush_source()).
+constexpr const char* kL2FlushKernel = "autotune_l2_flush";
+/// CUDA source of a kernel that reads words [0, n) of a buffer (16-byte loads that are cached in L2 only)
+/// and never writes in practice: it evicts whatever the L2 held, dirty lines included (their write-back
+/// happens during the flush, not in the next timed run), and leaves no dirty line of its own, unlike a
+/// memset. Arguments: const uint4* buffer, unsigned long long n (uint4 count), unsigned* sink.
+const char* l2_flush_source();
 
 /// First byte of a reply.
 enum class ReplyStatus : std::uint8_t {
