@@ -16,6 +16,8 @@
 
 #include "tuner/core/adapter.hpp"
 #include "tuner/core/error.hpp"
+#include "tuner/cuda/executor.hpp"
+#include "tuner/cuda/launcher.hpp"
 #include "tuner/cuda/runtime.hpp"
 
 using namespace autotune;
@@ -213,7 +215,8 @@ TEST_CASE("CudaBackend verifies, times and classifies failures", "[gpu]") {
   CHECK(r[0].spread >= 0);
   CHECK(r[0].compile_ms > 0);
   CHECK(r[0].verify_ms > 0);
-  CHECK(r[0].protocol == "events;warmup=2;samples=9;l2=flush");
+  CHECK(r[0].samples <= 9);
+  CHECK(r[0].protocol == "events;warmup=2;samples=7..9;stop=ci95<=2%|2s;l2=flush");
 
   CHECK(r[1].status == TrialStatus::wrong_result);  // poisoned output left unwritten
   CHECK_FALSE(r[1].log.empty());
@@ -317,6 +320,75 @@ TEST_CASE("CudaBackend stops a kernel that never finishes and goes on", "[gpu]")
   CHECK(r[0].status == TrialStatus::timeout);
   INFO(r[1].log);
   CHECK(r[1].status == TrialStatus::ok);
+}
+
+TEST_CASE("GPU executor: trials of one problem load and unload modules without leaking device memory", "[gpu]") {
+  using namespace autotune::cuda::detail;
+  Executor ex;  // in-process, so that its memory is what cuMemGetInfo sees change
+  auto call = [&](const std::string& request) {
+    std::string reply = ex.handle(request);
+    REQUIRE_FALSE(reply.empty());
+    INFO(reply.substr(1));
+    REQUIRE(static_cast<ReplyStatus>(reply[0]) == ReplyStatus::ok);
+    return reply;
+  };
+  auto op = [](Op o) {
+    Writer w;
+    w.u8(static_cast<std::uint8_t>(o));
+    return w;
+  };
+  Writer init = op(Op::init);
+  init.i32(0);
+  std::string reply = call(init.buffer());
+  Reader rd(reply, 1);
+  const DeviceInfo d = read_device(rd);
+
+  ScaleAdapter adapter;
+  const Workload w{"float32", ""};
+  const ProblemKey p = problem(1 << 20);
+  for (const auto& [name, data] : adapter.make_inputs(w, p, 3)) {
+    Writer up = op(Op::upload);
+    up.str(name);
+    up.bytes(data.data(), data.size());
+    call(up.buffer());
+  }
+  auto free_bytes = [&] {
+    std::string r = call(op(Op::mem_info).buffer());
+    Reader m(r, 1);
+    return m.u64();
+  };
+  const std::string arch = "sm_" + std::to_string(d.cc);
+  std::vector<CompileResult> binaries;
+  for (Value block : {128, 256, 512}) {
+    binaries.push_back(compile(adapter.spec().source_text, "scale_test.cu",
+                               build_options(adapter.compile_options(w), cfg(block, 0), adapter.spec().defines), arch));
+    REQUIRE(binaries.back().ok);
+  }
+  auto trial = [&](std::size_t i) {
+    Writer run = op(Op::load_run);
+    write_plan(run, adapter.plan(cfg(128 << (i % 3), 0), w, p, d));
+    const CompileResult& b = binaries[i % 3];
+    run.bytes(b.cubin.data(), b.cubin.size());
+    call(run.buffer());
+    Writer time = op(Op::time);
+    time.i32(1);     // warm-up
+    time.i32(7);     // samples
+    time.u8(1);      // flush L2
+    time.f64(2.0);   // budget
+    time.i32(7);     // min samples
+    time.f64(0.02);  // stable median
+    std::string t = call(time.buffer());
+    Reader tr(t, 1);
+    CHECK(tr.u64() == 7);
+  };
+  for (std::size_t i = 0; i < 3; ++i) trial(i);  // buffers, flush buffer and lazily loaded driver state in place
+  const std::uint64_t before = free_bytes();
+  for (std::size_t i = 0; i < 300; ++i) trial(i);
+  const std::uint64_t after = free_bytes();
+  INFO("free device memory before " << before << " B, after 300 trials " << after << " B");
+  // A leaked module or buffer per trial would lose far more than this over 300 trials.
+  CHECK(after + (std::uint64_t{4} << 20) >= before);
+  call(op(Op::release).buffer());
 }
 
 TEST_CASE("CudaBackend in-process: verifies, times, and refuses to go on after a fault", "[gpu]") {

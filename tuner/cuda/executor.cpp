@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "tuner/core/sampling.hpp"
 #include "tuner/cuda/driver.hpp"
 
 extern char** environ;
@@ -196,6 +197,8 @@ struct Executor::State {
   CUmodule module = nullptr;
   LaunchPlan plan;                             // of the loaded module
   std::vector<ResolvedStep> steps;
+  std::vector<unsigned char> host_out;         // staging for the outputs of a verification run, reused
+  std::vector<double> samples_ms;              // of the timing request, reused
 
   ~State() {
     if (ctx == nullptr || lost) return;  // after a fault the context is unusable; the process ends soon
@@ -409,12 +412,11 @@ struct Executor::State {
       if (b.role == BufferRole::output) outputs.push_back(&b);
     }
     out.u64(outputs.size());
-    std::vector<unsigned char> host;
     for (const BufferDecl* b : outputs) {
-      host.resize(b->bytes);
-      if (b->bytes != 0) check(d->memcpy_dtoh(host.data(), work.at(b->name).ptr, b->bytes), "cuMemcpyDtoH");
+      host_out.resize(b->bytes);
+      if (b->bytes != 0) check(d->memcpy_dtoh(host_out.data(), work.at(b->name).ptr, b->bytes), "cuMemcpyDtoH");
       out.str(b->name);
-      out.bytes(host.data(), host.size());
+      out.bytes(host_out.data(), b->bytes);
     }
   }
 
@@ -423,21 +425,22 @@ struct Executor::State {
     return (2 * static_cast<std::size_t>(info.l2_bytes) + 3) / 4 * 4;
   }
 
-  /// Warm-up, then samples between events, each after an L2 flush. Stops early once max_seconds of GPU
-  /// time is spent and at least min(7, samples) samples exist.
+  /// Warm-up, then samples between events, each after an L2 flush, until the SamplingRule says enough: a
+  /// stable median, the GPU-time budget spent, or the most samples taken.
   void time(Reader& r, Writer& out) {
     const int warmup = std::max(0, r.i32());
-    const int samples = std::max(1, r.i32());
+    SamplingRule rule;
+    rule.max_samples = std::max(1, r.i32());
     const bool flush_l2 = r.u8() != 0;
-    const double max_seconds = r.f64();
+    rule.max_seconds = r.f64();
+    rule.min_samples = r.i32();
+    rule.stable_ci = r.f64();
     if (module == nullptr) throw EnvironmentError("GPU executor: time requested without a loaded module");
     if (flush_l2 && flush.ptr == 0 && flush_bytes() != 0) flush = allocate(flush_bytes());
     for (int i = 0; i < warmup; ++i) run_steps();
-    std::vector<double> ms;
-    ms.reserve(static_cast<std::size_t>(samples));
-    const std::size_t min_samples = static_cast<std::size_t>(std::min(samples, 7));
-    double total_ms = 0;
-    for (int i = 0; i < samples; ++i) {
+    std::vector<double>& ms = samples_ms;
+    ms.clear();
+    for (int i = 0; !rule.done(ms); ++i) {
       if (flush_l2 && flush.ptr != 0) {
         check(d->memset_d32_async(flush.ptr, 0x9e3779b9u + static_cast<unsigned>(i), flush.bytes / 4, stream),
               "cuMemsetD32Async(L2 flush)");
@@ -449,8 +452,6 @@ struct Executor::State {
       float t = 0;
       check(d->event_elapsed_time(&t, ev_start, ev_end), "cuEventElapsedTime");
       ms.push_back(t);
-      total_ms += t;
-      if (ms.size() >= min_samples && total_ms > max_seconds * 1e3) break;
     }
     unload();
     out.u64(ms.size());
