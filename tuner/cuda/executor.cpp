@@ -199,6 +199,7 @@ struct Executor::State {
   std::vector<ResolvedStep> steps;
   std::vector<unsigned char> host_out;         // staging for the outputs of a verification run, reused
   std::vector<double> samples_ms;              // of the timing request, reused
+  std::vector<std::pair<CUevent, CUevent>> sample_events;  // start and end of each sample, created on demand
 
   ~State() {
     if (ctx == nullptr || lost) return;  // after a fault the context is unusable; the process ends soon
@@ -207,6 +208,10 @@ struct Executor::State {
     for (auto& [name, b] : inputs) free_quietly(b);
     for (auto& [name, b] : work) free_quietly(b);
     free_quietly(flush);
+    for (auto& [start, end] : sample_events) {
+      d->event_destroy(start);
+      d->event_destroy(end);
+    }
     if (ev_start) d->event_destroy(ev_start);
     if (ev_end) d->event_destroy(ev_end);
     if (stream) d->stream_destroy(stream);
@@ -420,6 +425,18 @@ struct Executor::State {
     }
   }
 
+  void ensure_sample_events(std::size_t n) {
+    while (sample_events.size() < n) {
+      CUevent start = nullptr, end = nullptr;
+      check(d->event_create(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+      if (CUresult res = d->event_create(&end, CU_EVENT_DEFAULT); res != CUDA_SUCCESS) {
+        d->event_destroy(start);
+        throw_call_error(res, "cuEventCreate");
+      }
+      sample_events.emplace_back(start, end);
+    }
+  }
+
   std::size_t flush_bytes() const {
     if (info.l2_bytes <= 0) return 0;
     return (2 * static_cast<std::size_t>(info.l2_bytes) + 3) / 4 * 4;
@@ -438,20 +455,34 @@ struct Executor::State {
     if (module == nullptr) throw EnvironmentError("GPU executor: time requested without a loaded module");
     if (flush_l2 && flush.ptr == 0 && flush_bytes() != 0) flush = allocate(flush_bytes());
     for (int i = 0; i < warmup; ++i) run_steps();
+    // The first min_samples samples are queued back to back with one synchronisation; after that one at a
+    // time, since each further sample depends on whether the rule is satisfied.
     std::vector<double>& ms = samples_ms;
     ms.clear();
-    for (int i = 0; !rule.done(ms); ++i) {
+    const int first = std::max(1, std::min(rule.min_samples, rule.max_samples));
+    auto queue_sample = [&](int i) {
+      ensure_sample_events(static_cast<std::size_t>(i) + 1);
       if (flush_l2 && flush.ptr != 0) {
         check(d->memset_d32_async(flush.ptr, 0x9e3779b9u + static_cast<unsigned>(i), flush.bytes / 4, stream),
               "cuMemsetD32Async(L2 flush)");
       }
-      check(d->event_record(ev_start, stream), "cuEventRecord");
+      check(d->event_record(sample_events[i].first, stream), "cuEventRecord");
       run_steps();
-      check(d->event_record(ev_end, stream), "cuEventRecord");
-      check(d->event_synchronize(ev_end), "cuEventSynchronize");
-      float t = 0;
-      check(d->event_elapsed_time(&t, ev_start, ev_end), "cuEventElapsedTime");
-      ms.push_back(t);
+      check(d->event_record(sample_events[i].second, stream), "cuEventRecord");
+    };
+    auto collect = [&](int from, int to) {
+      check(d->event_synchronize(sample_events[to - 1].second), "cuEventSynchronize");
+      for (int i = from; i < to; ++i) {
+        float t = 0;
+        check(d->event_elapsed_time(&t, sample_events[i].first, sample_events[i].second), "cuEventElapsedTime");
+        ms.push_back(t);
+      }
+    };
+    for (int i = 0; i < first; ++i) queue_sample(i);
+    collect(0, first);
+    for (int i = first; !rule.done(ms); ++i) {
+      queue_sample(i);
+      collect(i, i + 1);
     }
     unload();
     out.u64(ms.size());
