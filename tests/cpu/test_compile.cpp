@@ -13,6 +13,7 @@
 #include "tuner/core/error.hpp"
 #include "tuner/session/session.hpp"
 #include "tuner/sim/synthetic.hpp"
+#include "synthetic_session.hpp"
 
 using namespace autotune;
 
@@ -71,32 +72,7 @@ CompilePipeline::Task instant(const std::string& key, std::atomic<int>* runs = n
   };
 }
 
-TuningSpec small_spec() {
-  return TuningSpec::from_json_text(R"J({
-    "name": "synthetic_kernel", "family": "synthetic", "source": "none.cu", "kernels": ["k"],
-    "parameters": [
-      {"name": "BLOCK_SIZE", "values": [32, 64, 128, 256, 512, 1024], "default": 256},
-      {"name": "ITEMS", "values": [1, 2, 4, 8], "default": 1},
-      {"name": "VEC", "values": [1, 2, 4], "default": 1}
-    ],
-    "constraints": ["BLOCK_SIZE * ITEMS * VEC <= 4096"],
-    "problem": {"dims": ["n"], "sizes": [{"n": 1048576}]},
-    "workloads": ["float32/sum"]
-  })J", ".", false);
-}
-
-struct Fixture {
-  TuningSpec spec = small_spec();
-  std::unique_ptr<db::Database> db = db::Database::open(":memory:");
-  Workload w = Workload::parse("float32/sum");
-  ProblemKey p = ProblemKey::parse("n=1048576");
-  std::size_t valid() const { return spec.space(p, sim::SyntheticBackend::fake_device(), w).size(); }
-  std::vector<db::TrialRow> trials(std::int64_t session_id) const {
-    db::TrialFilter tf;
-    tf.session_id = session_id;
-    return db->trials(tf);
-  }
-};
+using Fixture = autotune_test::SessionFixture;
 
 sim::CompileStage stage(int jobs, BinaryCache* cache = nullptr, double compile_ms = 0) {
   sim::CompileStage s;
