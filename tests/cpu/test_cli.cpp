@@ -215,7 +215,7 @@ TEST_CASE("cli: corrupt, truncated and read-only databases get a clear error, ex
   std::remove(good.c_str());
 }
 
-TEST_CASE("cli: tune prints a time split and writes it as JSON; --values and --drop-constraint narrow the space",
+TEST_CASE("cli: tune prints a time split and writes it as JSON, and --values and --drop-constraint narrow the space",
           "[cpu][cli]") {
   const std::string narrow =
       " --n 67108864 --dtype float32 --op sum --values VARIANT=grid_stride --values FINAL=second_pass --values KAHAN=0"

@@ -212,7 +212,7 @@ TEST_CASE("a task's exception reaches take() and is not cached", "[cpu][compile]
   CHECK(cache.size() == 0);
 }
 
-TEST_CASE("the cache answers first; fresh results and failures are stored when taken", "[cpu][compile]") {
+TEST_CASE("the cache answers first, and fresh results and failures are stored when taken", "[cpu][compile]") {
   MemoryBinaryCache cache;
   Gate gate;
   gate.open();
