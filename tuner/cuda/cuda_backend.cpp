@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -458,10 +459,15 @@ struct CudaBackend::Impl {
     if (failed(r, m)) return m;
     const double run_seconds = seconds_since(verify_start);
     Reader rd(r.payload, 1);
-    for (auto& [name, data] : outputs) data.clear();
+    std::set<std::string> returned;
     for (std::uint64_t n = rd.u64(); n > 0; --n) {
       std::string buffer = rd.str();
       rd.bytes_into(outputs[buffer]);
+      returned.insert(std::move(buffer));
+    }
+    for (auto it = outputs.begin(); it != outputs.end();) {  // only this run's buffers
+      if (returned.count(it->first)) ++it;
+      else it = outputs.erase(it);
     }
     r.payload.clear();
     const std::string mismatch = adapter->verify(outputs, expected, workload, problem);
