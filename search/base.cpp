@@ -368,6 +368,20 @@ std::vector<std::size_t> StrategyBase::propose(std::size_t n) {
   return out;
 }
 
+std::vector<std::size_t> StrategyBase::upcoming(std::size_t n) const {
+  std::vector<std::size_t> out;
+  for (std::size_t c : queue_) {
+    if (out.size() >= n) return out;
+    if (c < size() && !known_[c] && !pending_[c] && std::find(out.begin(), out.end(), c) == out.end())
+      out.push_back(c);
+  }
+  if (out.size() < n && independent_steps()) {
+    for (std::size_t c : peek(n - out.size()))
+      if (!known_[c] && !pending_[c] && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  }
+  return out;
+}
+
 void StrategyBase::observe(const std::vector<Observation>& results) {
   for (const Observation& r : results) {
     if (r.index >= size()) {

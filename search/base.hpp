@@ -92,6 +92,9 @@ class StrategyBase : public Strategy {
   std::string name() const override { return name_; }
   std::vector<std::size_t> propose(std::size_t n) final;
   void observe(const std::vector<Observation>& results) final;
+  /// What propose() would hand out next from candidates already generated (the rest of a generation), then,
+  /// for independent steps, what peek() names.
+  std::vector<std::size_t> upcoming(std::size_t n) const final;
 
  protected:
   static constexpr int kMaxIdleSteps = 200;
@@ -104,6 +107,13 @@ class StrategyBase : public Strategy {
   /// True if the algorithm's steps do not depend on each other's results (brute force, random): then a
   /// single propose() may call step() several times to fill a batch.
   virtual bool independent_steps() const { return false; }
+
+  /// Up to n fresh candidates that the next step() calls would produce, without changing any state (used by
+  /// upcoming() for independent steps). Default: none (steps that draw random numbers cannot say).
+  virtual std::vector<std::size_t> peek(std::size_t n) const {
+    (void)n;
+    return {};
+  }
 
   bool known(std::size_t i) const { return known_[i] != 0; }
   bool pending(std::size_t i) const { return pending_[i] != 0; }

@@ -27,6 +27,13 @@ class BruteForce final : public StrategyBase {
     return out;
   }
 
+  std::vector<std::size_t> peek(std::size_t n) const override {
+    std::vector<std::size_t> out;
+    for (std::size_t i = cursor_; i < size() && out.size() < n; ++i)
+      if (!known(i) && !pending(i)) out.push_back(i);
+    return out;
+  }
+
  private:
   std::size_t cursor_ = 0;
 };

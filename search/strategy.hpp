@@ -30,6 +30,12 @@ class Strategy {
   virtual std::vector<std::size_t> propose(std::size_t n) = 0;
   /// Results for proposed indices (any order, possibly a subset when a budget ends).
   virtual void observe(const std::vector<Observation>& results) = 0;
+  /// Up to n indices the strategy expects to propose next, without proposing them or changing any state: a
+  /// hint for speculative compilation that may turn out wrong. Default: none.
+  virtual std::vector<std::size_t> upcoming(std::size_t n) const {
+    (void)n;
+    return {};
+  }
 };
 
 struct OptionInfo {

@@ -214,3 +214,31 @@ TEST_CASE("cli: corrupt, truncated and read-only databases get a clear error, ex
   }
   std::remove(good.c_str());
 }
+
+TEST_CASE("cli: tune prints a time split and writes it as JSON, and --values and --drop-constraint narrow the space",
+          "[cpu][cli]") {
+  const std::string narrow =
+      " --n 67108864 --dtype float32 --op sum --values VARIANT=grid_stride --values FINAL=second_pass --values KAHAN=0"
+      " --values BLOCKS_PER_SM=1,2,4,8,16,32 --values ITEMS_PER_THREAD=1,2,4";
+  Run sp = run("space reduction" + narrow + " --drop-constraint 'BLOCKS_PER_SM * BLOCK_SIZE <= 2048'");
+  CHECK(sp.code == 0);
+  CHECK_THAT(sp.out, Catch::Contains("valid:       270"));
+  Run bad = run("space reduction --values VEC=3");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.out, Catch::Contains("'3' is not a value of VEC"));
+
+  const std::string db = tmp_path("stats.db"), json = tmp_path("stats.json");
+  std::remove(db.c_str());
+  Run r = run("--db " + db + " tune reduction" + narrow + " --simulate --from " + kData +
+              "/recorded_h200.db --stats-json " + json);
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("time split: wall") && Catch::Contains("configs/s") &&
+                        Catch::Contains("database"));
+  const std::string text = slurp(json);
+  CHECK_THAT(text, Catch::Contains("\"configs\": 180") && Catch::Contains("\"ok\": 180") &&
+                       Catch::Contains("\"idle_gpu_s\"") && Catch::Contains("\"best\"") &&
+                       Catch::Contains("VARIANT=grid_stride"));
+  std::remove(db.c_str());
+  std::remove(json.c_str());
+}

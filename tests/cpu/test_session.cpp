@@ -3,32 +3,13 @@
 #include "tuner/core/error.hpp"
 #include "tuner/session/session.hpp"
 #include "tuner/sim/synthetic.hpp"
+#include "synthetic_session.hpp"
 
 using namespace autotune;
 
 namespace {
 
-TuningSpec small_spec() {
-  return TuningSpec::from_json_text(R"J({
-    "name": "synthetic_kernel", "family": "synthetic", "source": "none.cu", "kernels": ["k"],
-    "parameters": [
-      {"name": "BLOCK_SIZE", "values": [32, 64, 128, 256, 512, 1024], "default": 256},
-      {"name": "ITEMS", "values": [1, 2, 4, 8], "default": 1},
-      {"name": "VEC", "values": [1, 2, 4], "default": 1}
-    ],
-    "constraints": ["BLOCK_SIZE * ITEMS * VEC <= 4096"],
-    "problem": {"dims": ["n"], "sizes": [{"n": 1048576}]},
-    "workloads": ["float32/sum"]
-  })J", ".", false);
-}
-
-struct Fixture {
-  TuningSpec spec = small_spec();
-  std::unique_ptr<db::Database> db = db::Database::open(":memory:");
-  Workload w = Workload::parse("float32/sum");
-  ProblemKey p = ProblemKey::parse("n=1048576");
-  std::size_t valid() const { return spec.space(p, sim::SyntheticBackend::fake_device(), w).size(); }
-};
+using Fixture = autotune_test::SessionFixture;
 
 }  // namespace
 

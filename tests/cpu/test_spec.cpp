@@ -139,3 +139,35 @@ TEST_CASE("inputs found by fuzz_spec: huge numbers, ranges at the int64 limits, 
                                                 ", \"tolerance\"")),
              Catch::Contains("nested deeper"));
 }
+
+TEST_CASE("a run can narrow the space: values, extra constraints, dropped constraints", "[cpu][spec]") {
+  TuningSpec s = parse(kGood);
+  const DeviceInfo dev = sim::SyntheticBackend::fake_device();
+  const ProblemKey p = ProblemKey::parse("n=1000");
+  const Workload w = Workload::parse("float32");
+  const std::size_t full = s.space(p, dev, w).size();
+
+  s.restrict_values("VARIANT", {"fancy", "0"});  // a label and a number, kept in the spec's order
+  CHECK(s.find_param("VARIANT")->values == std::vector<Value>{0, 2});
+  s.restrict_values("BLOCK_SIZE", {"256", "64"});
+  CHECK(s.find_param("BLOCK_SIZE")->values == std::vector<Value>{64, 256});
+  CHECK(s.find_param("BLOCK_SIZE")->default_value == 64);  // 128 is gone: the first kept value
+  CHECK(s.space(p, dev, w).size() == 4);
+
+  s.add_constraint("BLOCK_SIZE * (VARIANT + 1) >= 192");
+  CHECK(s.space(p, dev, w).size() == 3);
+  s.drop_constraint("BLOCK_SIZE*(VARIANT+1)   >= 192");  // white space does not matter
+  CHECK(s.space(p, dev, w).size() == 4);
+
+  TuningSpec t = parse(kGood);
+  t.drop_constraint("BLOCK_SIZE <= max_threads_per_block");
+  CHECK(t.space(p, dev, w).size() > full);  // 2048 is back
+  CHECK(t.spec_hash() == parse(kGood).spec_hash());
+
+  CHECK_THROWS_WITH(s.restrict_values("NOPE", {"1"}), Catch::Contains("no parameter 'NOPE'"));
+  CHECK_THROWS_WITH(s.restrict_values("VARIANT", {"1"}), Catch::Contains("not a value of VARIANT"));
+  CHECK_THROWS_WITH(s.restrict_values("VARIANT", {"x1"}), Catch::Contains("values: plain, fancy"));
+  CHECK_THROWS_AS(s.restrict_values("VARIANT", {}), UsageError);
+  CHECK_THROWS_AS(s.add_constraint("BLOCK_SIZE <"), UsageError);
+  CHECK_THROWS_WITH(s.drop_constraint("VARIANT == 7"), Catch::Contains("VARIANT != 1 || BLOCK_SIZE >= 128"));
+}

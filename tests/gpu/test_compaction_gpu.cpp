@@ -12,25 +12,13 @@
 #include <tuple>
 #include <vector>
 
+#include "tuner/core/compile.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
 
 using namespace autotune;
 
 namespace {
-
-class MemoryCache : public cuda::BinaryCache {
- public:
-  std::optional<cuda::CompileResult> get(const std::string& key) override {
-    auto it = binaries_.find(key);
-    if (it == binaries_.end()) return std::nullopt;
-    return it->second;
-  }
-  void put(const std::string& key, const cuda::CompileResult& r) override { binaries_[key] = r; }
-
- private:
-  std::map<std::string, cuda::CompileResult> binaries_;
-};
 
 ProblemKey problem(std::int64_t n, std::int64_t pct) {
   ProblemKey p;
@@ -71,7 +59,7 @@ TEST_CASE("both compaction variants verify for every workload, size and selectio
   require_gpu();
   const TuningSpec s = kernels::builtin_spec("compaction");
   auto adapter = kernels::make_compaction_adapter(s);
-  MemoryCache cache;
+  MemoryBinaryCache cache;
   cuda::CudaBackend backend(adapter, verify_only(), &cache);
   std::vector<Config> configs;
   for (Value v : {0, 1, 2}) {
@@ -98,7 +86,7 @@ TEST_CASE("every valid compaction configuration verifies", "[gpu][compaction]") 
   require_gpu();
   const TuningSpec s = kernels::builtin_spec("compaction");
   auto adapter = kernels::make_compaction_adapter(s);
-  MemoryCache cache;
+  MemoryBinaryCache cache;
   cuda::CudaBackend backend(adapter, verify_only(), &cache);
   for (const char* wk : {"float32/flagged", "int32/if"}) {
     const Workload w = Workload::parse(wk);
@@ -116,7 +104,7 @@ TEST_CASE("compaction variants on small sizes", "[.][gpu][compaction][sanitize]"
   require_gpu();
   const TuningSpec s = kernels::builtin_spec("compaction");
   auto adapter = kernels::make_compaction_adapter(s);
-  MemoryCache cache;
+  MemoryBinaryCache cache;
   cuda::CudaBackend backend(adapter, verify_only(), &cache);
   const std::vector<Config> configs = {config(0, 64, 1, 0), config(0, 256, 8, 1), config(1, 64, 1, 0),
                                        config(1, 256, 8, 1), config(1, 192, 3, 0), config(2, 64, 4, 0),

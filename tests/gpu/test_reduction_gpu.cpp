@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tuner/core/error.hpp"
+#include "tuner/core/compile.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/embedded.hpp"
 #include "tuner/kernels/registry.hpp"
@@ -22,19 +23,6 @@ using namespace autotune::cuda;
 namespace {
 
 const std::int64_t kSizes[] = {1, 1000, (std::int64_t{1} << 20) + 3, 3 * (std::int64_t{1} << 20) + 7};
-
-class MemoryCache : public BinaryCache {
- public:
-  std::optional<CompileResult> get(const std::string& key) override {
-    auto it = store_.find(key);
-    if (it == store_.end()) return std::nullopt;
-    return it->second;
-  }
-  void put(const std::string& key, const CompileResult& r) override { store_[key] = r; }
-
- private:
-  std::map<std::string, CompileResult> store_;
-};
 
 TimingOptions quick_options(bool isolate = true) {
   TimingOptions o;
@@ -103,7 +91,7 @@ std::vector<Config> configs_for(const TuningSpec& s, const ParameterSpace& space
 /// Runs every config of every workload on every size; returns one line per failure.
 std::vector<std::string> run_all(const TuningSpec& spec, const std::vector<Workload>& workloads) {
   auto adapter = kernels::make_adapter(spec);
-  MemoryCache cache;
+  MemoryBinaryCache cache;
   CudaBackend backend(adapter, quick_options(), &cache);
   const DeviceInfo d = backend.device();
   std::vector<std::string> failures;

@@ -12,26 +12,13 @@
 #include <tuple>
 #include <vector>
 
+#include "tuner/core/compile.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
 
 using namespace autotune;
 
 namespace {
-
-// Compiled binaries kept in memory, so that each configuration compiles once per test case.
-class MemoryCache : public cuda::BinaryCache {
- public:
-  std::optional<cuda::CompileResult> get(const std::string& key) override {
-    auto it = binaries_.find(key);
-    if (it == binaries_.end()) return std::nullopt;
-    return it->second;
-  }
-  void put(const std::string& key, const cuda::CompileResult& r) override { binaries_[key] = r; }
-
- private:
-  std::map<std::string, cuda::CompileResult> binaries_;
-};
 
 ProblemKey size_n(std::int64_t n) {
   ProblemKey p;
@@ -95,7 +82,7 @@ TEST_CASE("every scan variant verifies for every workload on odd sizes", "[gpu][
   require_gpu();
   const TuningSpec s = kernels::builtin_spec("scan");
   auto adapter = kernels::make_scan_adapter(s);
-  MemoryCache cache;
+  MemoryBinaryCache cache;
   cuda::CudaBackend backend(adapter, verify_only(), &cache);
   for (const Workload& w : s.workloads) {
     for (std::int64_t n : {std::int64_t{1}, std::int64_t{1000}, (std::int64_t{1} << 20) + 3,
@@ -112,7 +99,7 @@ TEST_CASE("every valid scan configuration verifies", "[gpu][scan]") {
   require_gpu();
   const TuningSpec s = kernels::builtin_spec("scan");
   auto adapter = kernels::make_scan_adapter(s);
-  MemoryCache cache;
+  MemoryBinaryCache cache;
   cuda::CudaBackend backend(adapter, verify_only(), &cache);
   for (const char* wk : {"float32/inclusive_sum", "float64/exclusive_sum", "int32/exclusive_max"}) {
     const Workload w = Workload::parse(wk);
@@ -129,7 +116,7 @@ TEST_CASE("every scan variant handles 2^28 + 5 elements", "[gpu][scan][large]") 
   require_gpu();
   const TuningSpec s = kernels::builtin_spec("scan");
   auto adapter = kernels::make_scan_adapter(s);
-  MemoryCache cache;
+  MemoryBinaryCache cache;
   cuda::CudaBackend backend(adapter, verify_only(), &cache);
   const ProblemKey p = size_n((std::int64_t{1} << 28) + 5);
   for (const char* wk : {"int32/inclusive_sum", "float32/exclusive_sum"}) {
@@ -154,7 +141,7 @@ TEST_CASE("scan variants on small sizes", "[.][gpu][scan][sanitize]") {
   require_gpu();
   const TuningSpec s = kernels::builtin_spec("scan");
   auto adapter = kernels::make_scan_adapter(s);
-  MemoryCache cache;
+  MemoryBinaryCache cache;
   cuda::CudaBackend backend(adapter, verify_only(), &cache);
   for (const char* wk : {"float32/inclusive_sum", "int32/exclusive_sum", "float64/inclusive_sum"}) {
     const Workload w = Workload::parse(wk);

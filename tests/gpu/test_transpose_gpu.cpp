@@ -12,26 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "tuner/core/compile.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
 
 using namespace autotune;
 
 namespace {
-
-// Compiled binaries kept in memory, so that each configuration compiles once per test case.
-class MemoryCache : public cuda::BinaryCache {
- public:
-  std::optional<cuda::CompileResult> get(const std::string& key) override {
-    auto it = binaries_.find(key);
-    if (it == binaries_.end()) return std::nullopt;
-    return it->second;
-  }
-  void put(const std::string& key, const cuda::CompileResult& r) override { binaries_[key] = r; }
-
- private:
-  std::map<std::string, cuda::CompileResult> binaries_;
-};
 
 ProblemKey dims(std::int64_t rows, std::int64_t cols) {
   ProblemKey p;
@@ -60,7 +47,7 @@ void check_all_configs(const std::vector<ProblemKey>& problems) {
     opt.warmup = 0;
     opt.samples = 1;
     opt.flush_l2 = false;
-    MemoryCache cache;
+    MemoryBinaryCache cache;
     cuda::CudaBackend backend(adapter, opt, &cache);
     for (const Workload& w : s.workloads) {
       for (const ProblemKey& p : problems) {

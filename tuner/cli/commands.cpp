@@ -82,6 +82,72 @@ void print_table(const TuningSpec& spec, const std::vector<db::TrialRow>& rows, 
   }
 }
 
+/// One line: where the session's time went.
+std::string time_split_line(const session::Result& r) {
+  const session::TimeSplit& t = r.timing;
+  std::string line = "time split: wall " + fmt("%.2f s", t.wall_s);
+  if (t.wall_s > 0) line += fmt(" (%.1f configs/s)", static_cast<double>(r.evaluated) / t.wall_s);
+  line += " | setup " + fmt("%.2f s", t.setup_s);
+  if (t.compile_jobs > 0)
+    line += " | compile " + fmt("%.2f s", t.compile_s) + " on " + std::to_string(t.compile_jobs) + " threads" +
+            " (idle GPU " + fmt("%.2f s)", t.idle_gpu_s);
+  line += " | verify " + fmt("%.2f s", t.verify_s) + " | benchmark " + fmt("%.2f s", t.benchmark_s) + " | database " +
+          fmt("%.2f s", t.database_s) + " | other " + fmt("%.2f s", t.other_s);
+  if (t.compile_jobs > 0)
+    line += " | " + std::to_string(t.compiled) + " compiled, " + std::to_string(t.cache_hits) + " cache hits, " +
+            std::to_string(t.compile_failures) + " compile failures";
+  return line;
+}
+
+/// The session's figures for --stats-json: the time split, counts by status, the best configurations.
+nlohmann::json stats_json(const TuningSpec& spec, const Workload& w, const ProblemKey& p, const DeviceInfo& dev,
+                          const std::string& strategy, const session::Result& r, db::Database& db) {
+  const session::TimeSplit& t = r.timing;
+  nlohmann::json j;
+  j["kernel"] = spec.name;
+  j["workload"] = w.key();
+  j["problem"] = p.key();
+  j["device"] = dev.name;
+  j["strategy"] = strategy;
+  j["session"] = r.session_id;
+  j["space_size"] = r.space_size;
+  j["configs"] = r.evaluated;
+  j["reused"] = r.reused;
+  j["failed"] = r.failed;
+  j["configs_per_s"] = t.wall_s > 0 ? static_cast<double>(r.evaluated) / t.wall_s : 0.0;
+  j["wall_s"] = t.wall_s;
+  j["setup_s"] = t.setup_s;
+  j["compile_s"] = t.compile_s;
+  j["idle_gpu_s"] = t.idle_gpu_s;
+  j["verify_s"] = t.verify_s;
+  j["benchmark_s"] = t.benchmark_s;
+  j["database_s"] = t.database_s;
+  j["other_s"] = t.other_s;
+  j["compile_jobs"] = t.compile_jobs;
+  j["compiled"] = t.compiled;
+  j["cache_hits"] = t.cache_hits;
+  j["compile_failures"] = t.compile_failures;
+  j["unused_compiles"] = t.unused_compiles;
+  db::TrialFilter f;
+  f.session_id = r.session_id;
+  nlohmann::json statuses = nlohmann::json::object();
+  for (const auto& row : db.trials(f)) {
+    const std::string st = to_string(row.m.status);
+    statuses[st] = statuses.value(st, 0) + 1;
+  }
+  j["statuses"] = statuses;
+  nlohmann::json top = nlohmann::json::array();
+  for (const auto& row : r.top)
+    top.push_back({{"config", nlohmann::json::parse(row.config_json)},
+                   {"label", Config::from_json(row.config_json).str(&spec.params)},
+                   {"median_ns", row.m.median_ns},
+                   {"samples", row.m.samples},
+                   {"protocol", row.m.protocol}});
+  j["top"] = top;
+  j["best"] = top.empty() ? nlohmann::json() : top.front();
+  return j;
+}
+
 std::map<std::string, std::string> parse_options(const std::vector<std::string>& kv) {
   std::map<std::string, std::string> out;
   for (const auto& s : kv) {
@@ -136,12 +202,15 @@ void register_commands(CLI::App& app, Globals& g) {
   auto space_kernel = std::make_shared<std::string>();
   auto space_flags = std::make_shared<ProblemFlags>();
   auto space_list = std::make_shared<bool>(false);
+  auto space_narrow = std::make_shared<SpaceFlags>();
   space->add_option("kernel", *space_kernel, "built-in kernel name or path to a .json spec")->required();
   space_flags->add(space);
+  space_narrow->add(space);
   space->add_flag("--list", *space_list, "print every valid configuration");
-  space->callback([&g, space_kernel, space_flags, space_list] {
+  space->callback([&g, space_kernel, space_flags, space_list, space_narrow] {
     g.run = [=] {
       TuningSpec s = kernels::load_spec(*space_kernel);
+      space_narrow->apply(s);
       ProblemKey p = space_flags->problem_key(s);
       Workload w = space_flags->workload(s);
       bool assumed = false;
@@ -188,8 +257,10 @@ void register_commands(CLI::App& app, Globals& g) {
     double time_limit = 0;
     std::uint64_t seed = 1;
     int samples = 15, warmup = 3, jobs = 0, device = 0, top = 10;
+    double median_ci = 2, max_seconds = 2;
     bool no_flush = false, simulate = false;
-    std::string from, device_name;
+    std::string from, device_name, stats_json, binary_cache;
+    SpaceFlags narrow;
   };
   auto ta = std::make_shared<TuneArgs>();
   auto* tune = app.add_subcommand("tune", "tune a kernel on the GPU (or replay recorded trials with --simulate)");
@@ -200,10 +271,24 @@ void register_commands(CLI::App& app, Globals& g) {
   tune->add_option("--budget", ta->budget, "maximum new evaluations (default: no limit)");
   tune->add_option("--time-limit", ta->time_limit, "stop after this many seconds");
   tune->add_option("--seed", ta->seed, "seed for inputs and the strategy")->capture_default_str();
-  tune->add_option("--samples", ta->samples, "timed runs per configuration (>= 7)")->capture_default_str()->check(CLI::Range(7, 100000));
+  ta->narrow.add(tune);
+  tune->add_option("--samples", ta->samples, "most timed runs per configuration (>= 7)")->capture_default_str()->check(CLI::Range(7, 100000));
+  tune->add_option("--median-ci", ta->median_ci,
+                   "after 7 samples, stop once the 95% confidence interval of the median is within this many percent "
+                   "of it (0: always take --samples)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
+  tune->add_option("--max-seconds-per-config", ta->max_seconds,
+                   "after 7 samples, stop once the samples add up to this much GPU time")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   tune->add_option("--warmup", ta->warmup, "untimed runs before sampling")->capture_default_str()->check(CLI::Range(0, 1000));
   tune->add_flag("--no-flush-l2", ta->no_flush, "do not flush the L2 cache before each sample");
-  tune->add_option("--jobs", ta->jobs, "compile threads (default: all cores)");
+  tune->add_option("--jobs", ta->jobs, "compile threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  tune->add_option("--binary-cache", ta->binary_cache,
+                   "database whose binaries table caches the compiled kernels (default: --db itself)");
+  tune->add_option("--stats-json", ta->stats_json,
+                   "write the time split, counts and best configurations of the session to this JSON file");
   tune->add_option("--gpu", ta->device, "GPU ordinal")->capture_default_str();
   tune->add_option("--top", ta->top, "rows in the final table")->capture_default_str();
   tune->add_flag("--simulate", ta->simulate, "answer every evaluation from recorded trials instead of the GPU");
@@ -212,6 +297,7 @@ void register_commands(CLI::App& app, Globals& g) {
   tune->callback([&g, ta] {
     g.run = [&g, ta] {
       TuningSpec spec = kernels::load_spec(ta->kernel);
+      ta->narrow.apply(spec);
       auto adapter = kernels::make_adapter(spec);
       ProblemKey p = ta->pf.problem_key(spec);
       Workload w = ta->pf.workload(spec);
@@ -219,7 +305,7 @@ void register_commands(CLI::App& app, Globals& g) {
 
       std::unique_ptr<db::Database> from_db;
       std::unique_ptr<Backend> backend;
-      std::unique_ptr<db::Database> db;
+      std::unique_ptr<db::Database> db, cache_db;
       std::unique_ptr<DbBinaryCache> cache;
       if (ta->simulate) {
         std::string from = ta->from.empty() ? g.db_path : ta->from;
@@ -236,11 +322,14 @@ void register_commands(CLI::App& app, Globals& g) {
       if (!ta->simulate) {
         cuda::TimingOptions to;
         to.samples = ta->samples;
+        to.stable_ci = ta->median_ci / 100;
+        to.max_seconds_per_config = ta->max_seconds;
         to.warmup = ta->warmup;
         to.flush_l2 = !ta->no_flush;
         to.jobs = ta->jobs;
         to.device = ta->device;
-        cache = std::make_unique<DbBinaryCache>(*db);
+        if (!ta->binary_cache.empty()) cache_db = db::Database::open(ta->binary_cache);
+        cache = std::make_unique<DbBinaryCache>(cache_db ? *cache_db : *db);
         backend = std::make_unique<cuda::CudaBackend>(adapter, to, cache.get());
       }
       DeviceInfo dev = backend->device();
@@ -265,6 +354,9 @@ void register_commands(CLI::App& app, Globals& g) {
                   r.cartesian_size, r.evaluated, r.reused, r.failed);
       if (r.copy_gbps > 0)
         std::printf("device-to-device copy: %.1f GB/s (bytes read + written), measured in this run\n", r.copy_gbps);
+      std::printf("%s\n", time_split_line(r).c_str());
+      if (!ta->stats_json.empty())
+        write_file(ta->stats_json, stats_json(spec, w, p, dev, ta->strategy, r, *db).dump(2) + "\n");
       if (r.top.empty()) {
         std::printf("no configuration verified: see the failures with `sqlite3 %s \"select status, log from trials "
                     "where session_id=%lld\"`\n", g.db_path.c_str(), static_cast<long long>(r.session_id));

@@ -24,14 +24,6 @@ namespace autotune::cli {
 
 namespace {
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw UsageError("cannot write " + path);
-  out << text;
-  out.close();
-  if (!out) throw UsageError("cannot write " + path + " (disk full?)");
-}
-
 std::string utc_now() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};

@@ -38,13 +38,6 @@ bool is_builtin(const std::string& name) {
   return false;
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw UsageError("cannot write " + path);
-  out << text;
-  if (!out) throw UsageError("cannot write " + path);
-}
-
 }  // namespace
 
 void register_strategy_commands(CLI::App& app, Globals& g) {

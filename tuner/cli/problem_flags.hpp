@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tuner/core/error.hpp"
 #include "tuner/core/spec.hpp"
@@ -61,6 +62,39 @@ struct ProblemFlags {
     Workload want{d.empty() ? s.workloads.front().dtype : d, o};
     s.check_workload(want);  // throws with the supported list
     return want;
+  }
+};
+
+/// Flags that narrow a spec's space for one run (tune, space): --values, --restrict, --drop-constraint.
+struct SpaceFlags {
+  std::vector<std::string> values, restrict, drop;
+
+  void add(CLI::App* c) {
+    c->add_option("--values", values,
+                  "keep only these values of a parameter: NAME=v1,v2,... (numbers or labels; repeatable)");
+    c->add_option("--restrict", restrict, "an extra constraint, e.g. 'BLOCK_SIZE >= 128' (repeatable)");
+    c->add_option("--drop-constraint", drop, "leave out the spec's constraint with this text (repeatable)");
+  }
+
+  /// Applies the flags to s. Throws UsageError for an unknown parameter, value or constraint.
+  void apply(TuningSpec& s) const {
+    for (const std::string& v : values) {
+      const auto eq = v.find('=');
+      if (eq == std::string::npos || eq == 0) throw UsageError("--values expects NAME=v1,v2,..., got '" + v + "'");
+      std::vector<std::string> list;
+      std::string item;
+      for (std::size_t i = eq + 1; i <= v.size(); ++i) {
+        if (i == v.size() || v[i] == ',') {
+          if (!item.empty()) list.push_back(item);
+          item.clear();
+        } else {
+          item += v[i];
+        }
+      }
+      s.restrict_values(v.substr(0, eq), list);
+    }
+    for (const std::string& c : drop) s.drop_constraint(c);
+    for (const std::string& c : restrict) s.add_constraint(c);
   }
 };
 

@@ -1,11 +1,13 @@
 // Small pieces the CLI's sub-commands (and the GPU tests that tune like the CLI) share.
 #pragma once
 #include <cstdio>
+#include <fstream>
 #include <mutex>
 #include <optional>
 #include <string>
 
 #include "db/database.hpp"
+#include "tuner/core/error.hpp"
 #include "tuner/cuda/runtime.hpp"
 
 namespace autotune::cli {
@@ -16,6 +18,15 @@ inline std::string fmt_time(double ns) {
   if (ns >= 1e6) std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
   else std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
   return buf;
+}
+
+/// Writes (replaces) a file; UsageError when it cannot be written completely.
+inline void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw UsageError("cannot write " + path);
+  out << text;
+  out.close();
+  if (!out) throw UsageError("cannot write " + path + " (disk full?)");
 }
 
 /// Binary cache over the database's binaries table: what `tune` fills and the launch API reads.

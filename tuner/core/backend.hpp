@@ -5,11 +5,26 @@
 #include <string>
 #include <vector>
 
+#include "tuner/core/compile.hpp"
 #include "tuner/core/config.hpp"
 #include "tuner/core/keys.hpp"
 #include "tuner/core/trial.hpp"
 
 namespace autotune {
+
+/// Counters of a backend; times in milliseconds of wall time on the thread that calls evaluate(), except
+/// compile.thread_ms (summed over the compile threads). Subtracting two snapshots gives the figures of the
+/// work in between.
+struct BackendStats {
+  CompileStats compile;
+  int compile_jobs = 0;      // compile threads (0 = no compile stage)
+  double verify_ms = 0;      // verification runs on poisoned outputs and the comparison with the reference
+  double benchmark_ms = 0;   // warm-up and timed samples
+  std::size_t verified = 0;  // configurations that reached verification
+  std::size_t timed = 0;     // configurations that were timed
+
+  BackendStats operator-(const BackendStats& o) const;
+};
 
 class Backend {
  public:
@@ -27,6 +42,13 @@ class Backend {
   virtual double copy_bandwidth_gbps() = 0;
   /// Evaluates configurations (may compile in parallel); results in the same order.
   virtual std::vector<Measurement> evaluate(const std::vector<Config>& configs) = 0;
+  /// A hint: these configurations will probably be evaluated soon, in this order (the session names the
+  /// current batch and what the strategy expects to propose next). A backend with a compile stage starts
+  /// compiling them so that its GPU does not wait for the compiler at the next batch; results never change.
+  /// Default: ignored.
+  virtual void prefetch(const std::vector<Config>& configs) { (void)configs; }
+  /// Where the backend's time went since it was made (all zero for backends that do not measure it).
+  virtual BackendStats stats() const { return {}; }
 };
 
 }  // namespace autotune

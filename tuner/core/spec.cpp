@@ -1,6 +1,10 @@
 #include "tuner/core/spec.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -378,6 +382,61 @@ std::string TuningSpec::source_hash() const {
 }
 
 std::string TuningSpec::spec_hash() const { return content_hash(spec_text); }
+
+void TuningSpec::restrict_values(const std::string& name, const std::vector<std::string>& values) {
+  auto it = std::find_if(params.begin(), params.end(), [&](const Param& p) { return p.name == name; });
+  if (it == params.end()) throw UsageError("kernel " + this->name + " has no parameter '" + name + "'");
+  Param& p = *it;
+  std::vector<Value> keep;
+  for (const std::string& text : values) {
+    std::optional<Value> v;
+    for (const auto& [value, label] : p.labels)
+      if (label == text) v = value;
+    if (!v) {
+      char* end = nullptr;
+      errno = 0;
+      const long long n = std::strtoll(text.c_str(), &end, 10);
+      if (!text.empty() && end != nullptr && *end == '\0' && errno == 0) v = n;
+    }
+    if (!v || p.index_of(*v) < 0) {
+      std::string known;
+      for (Value k : p.values) known += (known.empty() ? "" : ", ") + p.label(k);
+      throw UsageError("'" + text + "' is not a value of " + name + " (values: " + known + ")");
+    }
+    keep.push_back(*v);
+  }
+  if (keep.empty()) throw UsageError("no values given for " + name);
+  std::vector<Value> kept;
+  for (Value v : p.values)
+    if (std::find(keep.begin(), keep.end(), v) != keep.end()) kept.push_back(v);
+  p.values = kept;
+  if (p.index_of(p.default_value) < 0) p.default_value = p.values.front();
+}
+
+void TuningSpec::add_constraint(const std::string& text) {
+  try {
+    constraints.push_back(Expr::parse(text));
+  } catch (const ExprError& e) {
+    throw UsageError(e.what());
+  }
+}
+
+void TuningSpec::drop_constraint(const std::string& text) {
+  auto squeeze = [](const std::string& t) {
+    std::string out;
+    for (char c : t)
+      if (!std::isspace(static_cast<unsigned char>(c))) out += c;
+    return out;
+  };
+  const std::string want = squeeze(text);
+  auto it = std::find_if(constraints.begin(), constraints.end(), [&](const Expr& e) { return squeeze(e.text()) == want; });
+  if (it == constraints.end()) {
+    std::string known;
+    for (const Expr& e : constraints) known += "\n  " + e.text();
+    throw UsageError("kernel " + name + " has no constraint \"" + text + "\"; its constraints:" + known);
+  }
+  constraints.erase(it);
+}
 
 const Param* TuningSpec::find_param(const std::string& name) const {
   for (const auto& p : params)

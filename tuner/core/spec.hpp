@@ -81,6 +81,16 @@ struct TuningSpec {
   /// Throws UsageError naming the supported workloads if w is not one of them.
   void check_workload(const Workload& w) const;
 
+  /// Narrowing the space for one run (the CLI's --values, --restrict, --drop-constraint). Each throws UsageError
+  /// naming what is wrong; source, spec_text and so the hashes stay those of the spec.
+  /// Keeps only `values` of parameter `name` (numbers or labels, each one of its values, in the spec's order);
+  /// the default moves to the first kept value when it is not kept.
+  void restrict_values(const std::string& name, const std::vector<std::string>& values);
+  /// Adds a constraint (expression syntax of docs/spec-format.md).
+  void add_constraint(const std::string& text);
+  /// Removes the constraint whose text equals `text` apart from white space.
+  void drop_constraint(const std::string& text);
+
   /// Builds the valid space for this problem, device and workload (constraints see dims, device
   /// variables and the workload variables of workload_bindings()).
   ParameterSpace space(const ProblemKey& problem, const DeviceInfo& device, const Workload& w) const;

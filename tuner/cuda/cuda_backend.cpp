@@ -12,16 +12,18 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
-#include <future>
 #include <cstring>
 #include <map>
-#include <set>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "tuner/core/compile.hpp"
 #include "tuner/core/error.hpp"
+#include "tuner/core/sampling.hpp"
+#include "tuner/core/timer.hpp"
 #include "tuner/cuda/driver.hpp"
 #include "tuner/cuda/executor.hpp"
 #include "tuner/cuda/runtime.hpp"
@@ -77,48 +79,6 @@ std::string wait_status_text(int status) {
   return "status " + std::to_string(status);
 }
 
-// Runs compile tasks on a fixed number of threads; results are picked up in order with get().
-// The destructor skips tasks not yet started and joins the threads.
-class CompilePool {
- public:
-  CompilePool(std::vector<std::function<CompileResult()>> tasks, int threads) : tasks_(std::move(tasks)) {
-    promises_.resize(tasks_.size());
-    for (auto& p : promises_) futures_.push_back(p.get_future());
-    const int n = std::min<int>(threads, static_cast<int>(tasks_.size()));
-    for (int t = 0; t < n; ++t) threads_.emplace_back([this] { work(); });
-  }
-  ~CompilePool() {
-    cancel_ = true;
-    for (auto& t : threads_) t.join();
-  }
-  CompilePool(const CompilePool&) = delete;
-  CompilePool& operator=(const CompilePool&) = delete;
-
-  /// Blocks until task i is compiled; rethrows its exception.
-  CompileResult get(std::size_t i) { return futures_.at(i).get(); }
-
- private:
-  void work() {
-    for (;;) {
-      if (cancel_) return;
-      const std::size_t i = next_++;
-      if (i >= tasks_.size()) return;
-      try {
-        promises_[i].set_value(tasks_[i]());
-      } catch (...) {
-        promises_[i].set_exception(std::current_exception());
-      }
-    }
-  }
-
-  std::vector<std::function<CompileResult()>> tasks_;
-  std::vector<std::promise<CompileResult>> promises_;
-  std::vector<std::future<CompileResult>> futures_;
-  std::vector<std::thread> threads_;
-  std::atomic<std::size_t> next_{0};
-  std::atomic<bool> cancel_{false};
-};
-
 /// Outcome of one request to the executor.
 struct Reply {
   enum class Kind { ok, cuda_error, timeout, died };
@@ -152,8 +112,11 @@ struct CudaBackend::Impl {
   detail::SharedRegion region;    // where the executor leaves them
   std::optional<double> copy_gbps;
 
+  CompilePipeline pipeline;
+  BackendStats counters;  // verify and benchmark parts; the compile part comes from the pipeline
+
   Impl(std::shared_ptr<const KernelAdapter> a, TimingOptions o, BinaryCache* c)
-      : adapter(std::move(a)), opt(o), cache(c) {
+      : adapter(std::move(a)), opt(o), cache(c), pipeline(o.jobs, c) {
     if (!adapter) throw UsageError("CudaBackend needs a kernel adapter");
     if (opt.samples < 1) opt.samples = 1;
     if (opt.warmup < 0) opt.warmup = 0;
@@ -360,6 +323,7 @@ struct CudaBackend::Impl {
   }
 
   void prepare(const Workload& w, const ProblemKey& p, std::uint64_t s) {
+    pipeline.cancel();  // compile options depend on the workload: what was queued is of no use now
     prepared = false;
     expected.clear();
     workload = w;
@@ -452,57 +416,60 @@ struct CudaBackend::Impl {
 
   // ---- evaluation ------------------------------------------------------------------------------------
 
+  SamplingRule sampling() const {
+    SamplingRule rule;
+    rule.min_samples = opt.min_samples;
+    rule.max_samples = opt.samples;
+    rule.stable_ci = opt.stable_ci;
+    rule.max_seconds = opt.max_seconds_per_config;
+    return rule;
+  }
+
   std::string protocol() const {
-    return "events;warmup=" + std::to_string(opt.warmup) + ";samples=" + std::to_string(opt.samples) +
+    return "events;warmup=" + std::to_string(opt.warmup) + ";" + sampling().describe() +
            ";l2=" + (flush_bytes() != 0 ? "flush-read" : "warm");
+  }
+
+  /// The compile task of a configuration and its binary-cache key.
+  CompilePipeline::Item compile_item(const Config& c) const {
+    std::vector<std::string> options = options_for(c);
+    CompilePipeline::Item item;
+    item.key = binary_key(adapter->spec().source_text, options, arch);
+    item.task = [source = &adapter->spec().source_text, name = program_name(), options = std::move(options),
+                 a = arch] { return compile(*source, name, options, a); };
+    return item;
+  }
+
+  void prefetch(const std::vector<Config>& configs) {
+    if (!prepared) return;
+    std::vector<CompilePipeline::Item> items;
+    items.reserve(configs.size());
+    for (const Config& c : configs) items.push_back(compile_item(c));
+    pipeline.prefetch(std::move(items));
   }
 
   std::vector<Measurement> evaluate(const std::vector<Config>& configs) {
     if (!prepared) throw UsageError("CudaBackend::evaluate() called before prepare()");
-    const TuningSpec& spec = adapter->spec();
-    const std::string name = program_name();
-
-    struct Item {
-      LaunchPlan plan;
-      std::string key;
-      std::optional<CompileResult> cached;
-      std::size_t task = 0;
-    };
-    std::vector<Item> items(configs.size());
-    std::vector<std::function<CompileResult()>> tasks;
-    for (std::size_t i = 0; i < configs.size(); ++i) {
-      Item& it = items[i];
-      it.plan = adapter->plan(configs[i], workload, problem, info);
-      std::vector<std::string> options = options_for(configs[i]);
-      if (cache != nullptr) {
-        it.key = binary_key(spec.source_text, options, arch);
-        it.cached = cache->get(it.key);
-        if (it.cached) it.cached->cached = true;
-      }
-      if (!it.cached) {
-        it.task = tasks.size();
-        tasks.push_back([source = &spec.source_text, name, options = std::move(options), a = arch] {
-          return compile(*source, name, options, a);
-        });
-      }
-    }
-    const int threads = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::thread::hardware_concurrency());
-    CompilePool pool(std::move(tasks), std::max(threads, 1));
-
+    std::vector<LaunchPlan> plans;
+    plans.reserve(configs.size());
+    for (const Config& c : configs) plans.push_back(adapter->plan(c, workload, problem, info));
+    std::vector<CompilePipeline::Item> items;
+    items.reserve(configs.size());
+    for (const Config& c : configs) items.push_back(compile_item(c));
+    // The GPU measures configuration i while the compile threads work on the ones after it.
     std::vector<Measurement> out;
     out.reserve(configs.size());
-    for (std::size_t i = 0; i < configs.size(); ++i) {
-      Item& it = items[i];
-      CompileResult cr;
-      if (it.cached) {
-        cr = std::move(*it.cached);
-      } else {
-        cr = pool.get(it.task);
-        if (cache != nullptr) cache->put(it.key, cr);
-      }
-      out.push_back(measure(it.plan, cr));
-    }
+    pipeline.consume_in_order(std::move(items), [&](std::size_t i, const CompileResult& binary) {
+      out.push_back(measure(plans[i], binary));
+    });
     return out;
+  }
+
+  BackendStats stats() const {
+    BackendStats st = counters;
+    st.compile = pipeline.stats();
+    st.compile_jobs = pipeline.jobs();
+    return st;
   }
 
   /// Fills status and log from a failed reply; false if the reply was ok.
@@ -535,6 +502,9 @@ struct CudaBackend::Impl {
 
     // Verification run on poisoned outputs.
     const auto verify_start = std::chrono::steady_clock::now();
+    ++counters.verified;
+    std::optional<ScopedTimer> verify_time;
+    verify_time.emplace(counters.verify_ms);
     Reply r = load_run(plan, cr);
     if (failed(r, m)) return m;
     const double run_seconds = seconds_since(verify_start);
@@ -549,15 +519,21 @@ struct CudaBackend::Impl {
       return m;
     }
 
+    verify_time.reset();
+
     // Timing.
+    ++counters.timed;
+    ScopedTimer benchmark_time(counters.benchmark_ms);
     Writer t;
     t.u8(static_cast<std::uint8_t>(Op::time));
     t.i32(opt.warmup);
     t.i32(opt.samples);
     t.u8(opt.flush_l2 ? 1 : 0);
     t.f64(opt.max_seconds_per_config);
+    t.i32(opt.min_samples);
+    t.f64(opt.stable_ci);
     const double time_limit = opt.timeout_seconds + opt.max_seconds_per_config +
-                              2.0 * (opt.warmup + std::min(opt.samples, 7)) * run_seconds;
+                              2.0 * (opt.warmup + std::min(opt.samples, std::max(opt.min_samples, 1))) * run_seconds;
     r = call(t.buffer(), time_limit);
     if (failed(r, m)) return m;
     Reader samples(r.payload, 1);
@@ -605,5 +581,9 @@ std::uint64_t CudaBackend::free_device_memory_bytes() { return impl_->free_memor
 std::vector<Measurement> CudaBackend::evaluate(const std::vector<Config>& configs) {
   return impl_->evaluate(configs);
 }
+
+void CudaBackend::prefetch(const std::vector<Config>& configs) { impl_->prefetch(configs); }
+
+BackendStats CudaBackend::stats() const { return impl_->stats(); }
 
 }  // namespace autotune::cuda

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "tuner/core/sampling.hpp"
 #include "tuner/cuda/driver.hpp"
 
 extern char** environ;
@@ -201,6 +202,8 @@ struct Executor::State {
   CUmodule module = nullptr;
   LaunchPlan plan;                             // of the loaded module
   std::vector<ResolvedStep> steps;
+  std::vector<double> samples_ms;              // of the timing request, reused
+  std::vector<std::pair<CUevent, CUevent>> sample_events;  // start and end of each sample, created on demand
 
   ~State() {
     if (ctx == nullptr || lost) return;  // after a fault the context is unusable; the process ends soon
@@ -211,6 +214,10 @@ struct Executor::State {
     free_quietly(flush);
     free_quietly(flush_sink);
     if (flush_module != nullptr) d->module_unload(flush_module);
+    for (auto& [start, end] : sample_events) {
+      d->event_destroy(start);
+      d->event_destroy(end);
+    }
     if (ev_start) d->event_destroy(ev_start);
     if (ev_end) d->event_destroy(ev_end);
     if (stream) d->stream_destroy(stream);
@@ -430,39 +437,64 @@ struct Executor::State {
     }
   }
 
+  void ensure_sample_events(std::size_t n) {
+    while (sample_events.size() < n) {
+      CUevent start = nullptr, end = nullptr;
+      check(d->event_create(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+      if (CUresult res = d->event_create(&end, CU_EVENT_DEFAULT); res != CUDA_SUCCESS) {
+        d->event_destroy(start);
+        throw_call_error(res, "cuEventCreate");
+      }
+      sample_events.emplace_back(start, end);
+    }
+  }
+
   std::size_t flush_bytes() const {
     if (info.l2_bytes <= 0) return 0;
     return (2 * static_cast<std::size_t>(info.l2_bytes) + 3) / 4 * 4;
   }
 
-  /// Warm-up, then samples between events, each after an L2 flush. Stops early once max_seconds of GPU
-  /// time is spent and at least min(7, samples) samples exist.
+  /// Warm-up, then samples between events, each after an L2 flush, until the SamplingRule says enough: a
+  /// stable median, the GPU-time budget spent, or the most samples taken.
   void time(Reader& r, Writer& out) {
     const int warmup = std::max(0, r.i32());
-    const int samples = std::max(1, r.i32());
+    SamplingRule rule;
+    rule.max_samples = std::max(1, r.i32());
     const bool flush_l2 = r.u8() != 0;
-    const double max_seconds = r.f64();
+    rule.max_seconds = r.f64();
+    rule.min_samples = r.i32();
+    rule.stable_ci = r.f64();
     if (module == nullptr) throw EnvironmentError("GPU executor: time requested without a loaded module");
     if (flush_l2 && flush.ptr == 0 && flush_bytes() != 0) {
       flush = allocate(flush_bytes());
       check(d->memset_d32_async(flush.ptr, 0x3f800000u, flush.bytes / 4, stream), "cuMemsetD32Async");
     }
     for (int i = 0; i < warmup; ++i) run_steps();
-    std::vector<double> ms;
-    ms.reserve(static_cast<std::size_t>(samples));
-    const std::size_t min_samples = static_cast<std::size_t>(std::min(samples, 7));
-    double total_ms = 0;
-    for (int i = 0; i < samples; ++i) {
+    // The first min_samples samples are queued back to back with one synchronisation; after that one at a
+    // time, since each further sample depends on whether the rule is satisfied.
+    std::vector<double>& ms = samples_ms;
+    ms.clear();
+    const int first = std::max(1, std::min(rule.min_samples, rule.max_samples));
+    auto queue_sample = [&](int i) {
+      ensure_sample_events(static_cast<std::size_t>(i) + 1);
       if (flush_l2 && flush.ptr != 0) flush_l2_cache(static_cast<unsigned>(i));
-      check(d->event_record(ev_start, stream), "cuEventRecord");
+      check(d->event_record(sample_events[i].first, stream), "cuEventRecord");
       run_steps();
-      check(d->event_record(ev_end, stream), "cuEventRecord");
-      check(d->event_synchronize(ev_end), "cuEventSynchronize");
-      float t = 0;
-      check(d->event_elapsed_time(&t, ev_start, ev_end), "cuEventElapsedTime");
-      ms.push_back(t);
-      total_ms += t;
-      if (ms.size() >= min_samples && total_ms > max_seconds * 1e3) break;
+      check(d->event_record(sample_events[i].second, stream), "cuEventRecord");
+    };
+    auto collect = [&](int from, int to) {
+      check(d->event_synchronize(sample_events[to - 1].second), "cuEventSynchronize");
+      for (int i = from; i < to; ++i) {
+        float t = 0;
+        check(d->event_elapsed_time(&t, sample_events[i].first, sample_events[i].second), "cuEventElapsedTime");
+        ms.push_back(t);
+      }
+    };
+    for (int i = 0; i < first; ++i) queue_sample(i);
+    collect(0, first);
+    for (int i = first; !rule.done(ms); ++i) {
+      queue_sample(i);
+      collect(i, i + 1);
     }
     unload();
     out.u64(ms.size());

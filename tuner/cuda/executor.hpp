@@ -36,7 +36,8 @@ enum class Op : std::uint8_t {
   restore_inputs,  // uploads every input again from the host copies
   load_run,        // plan, bytes cubin, i32 fd, u64 capacity: load, poison outputs/scratch, run once, sync,
                    // copy the outputs into the shared region fd -> u64 n, n x (str name, u64 offset, u64 bytes)
-  time,            // i32 warmup, i32 samples, u8 flush_l2, f64 max_seconds -> u64 n, n x f64 ms; unloads
+  time,            // i32 warmup, i32 max samples, u8 flush_l2, f64 max_seconds, i32 min samples, f64 stable_ci
+                   // (SamplingRule) -> u64 n, n x f64 ms; unloads
   unload,          // unloads the module of load_run
   copy_bandwidth,  // -> f64 GB/s (bytes read + written)
   quit,            // worker exits after replying
@@ -110,12 +111,16 @@ class Reader {
     return s;
   }
   std::vector<unsigned char> bytes() {
+    std::vector<unsigned char> v;
+    bytes_into(v);
+    return v;
+  }
+  /// Like bytes(), into an existing vector (its capacity is reused).
+  void bytes_into(std::vector<unsigned char>& v) {
     const std::uint64_t n = u64();
     need(n);
-    std::vector<unsigned char> v(buf_.begin() + static_cast<std::ptrdiff_t>(pos_),
-                                 buf_.begin() + static_cast<std::ptrdiff_t>(pos_ + n));
+    v.assign(buf_.begin() + static_cast<std::ptrdiff_t>(pos_), buf_.begin() + static_cast<std::ptrdiff_t>(pos_ + n));
     pos_ += n;
-    return v;
   }
 
  private:

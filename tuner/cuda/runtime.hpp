@@ -22,13 +22,10 @@ std::vector<DeviceInfo> list_devices();
 /// NVRTC version, e.g. "13.0". Works without a GPU.
 std::string nvrtc_version();
 
-struct CompileResult {
-  bool ok = false;
-  std::vector<unsigned char> cubin;
-  std::string log;     // NVRTC log (always kept for failures)
-  double ms = 0;       // wall time of the compilation
-  bool cached = false; // true if taken from a BinaryCache
-};
+/// A compilation's outcome and the persistent store of binaries live in core (tuner/core/compile.hpp), where the
+/// compile pipeline uses them; cubin holds the CUBIN and log the NVRTC log.
+using CompileResult = autotune::CompileResult;
+using BinaryCache = autotune::BinaryCache;
 
 /// Compiles source to CUBIN for arch ("sm_90") with -std=c++17, the toolkit include path, and options
 /// (e.g. "-DBLOCK_SIZE=256"). Failure is a result, not an exception (EnvironmentError only if NVRTC itself
@@ -56,19 +53,15 @@ std::string binary_key(const std::string& source, const std::vector<std::string>
 int max_active_blocks_per_sm(const CompileResult& binary, const std::string& kernel, int block_threads,
                              std::size_t dynamic_shared_bytes, int device = 0);
 
-/// Optional persistent store of compiled binaries (implemented over the database by the caller).
-class BinaryCache {
- public:
-  virtual ~BinaryCache() = default;
-  virtual std::optional<CompileResult> get(const std::string& key) = 0;
-  virtual void put(const std::string& key, const CompileResult& r) = 0;
-};
-
 struct TimingOptions {
   int warmup = 3;            // untimed runs before sampling
-  int samples = 15;          // timed runs (>= 7 recommended); median, min and spread are stored
+  int samples = 15;          // most timed runs (>= 7 recommended); median, min, spread and the count are stored
+  int min_samples = 7;       // fewest timed runs (capped at samples)
+  /// Sampling stops after min_samples once the 95% confidence interval of the median is at most this fraction
+  /// of the median (SamplingRule in tuner/core/sampling.hpp); 0 = always take `samples`.
+  double stable_ci = 0.02;
   bool flush_l2 = true;      // overwrite a buffer of 2x the L2 size before each sample
-  double max_seconds_per_config = 2.0;  // sampling stops early after this much GPU time (>= 7 samples)
+  double max_seconds_per_config = 2.0;  // sampling stops early after this much GPU time (>= min_samples)
   int jobs = 0;              // compile threads (0 = hardware concurrency)
   int device = 0;            // ordinal
   /// Run GPU work in a worker process (this executable, restarted after a fault): a sticky fault such as an
@@ -100,6 +93,9 @@ class CudaBackend : public Backend {
   /// Free memory of the GPU (cuMemGetInfo) as seen by the context that runs the trials (the worker's with
   /// isolate); used to check that long sessions leak neither device memory nor modules.
   std::uint64_t free_device_memory_bytes();
+  /// Starts compiling these configurations on the compile threads (binary cache first).
+  void prefetch(const std::vector<Config>& configs) override;
+  BackendStats stats() const override;
 
  private:
   struct Impl;

@@ -1,11 +1,14 @@
 #include "tuner/session/session.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <unordered_map>
 
 #include "tuner/core/error.hpp"
+#include "tuner/core/timer.hpp"
 
 namespace autotune::session {
 
@@ -26,6 +29,10 @@ class ListStrategy : public search::Strategy {
     return out;
   }
   void observe(const std::vector<search::Observation>&) override {}
+  std::vector<std::size_t> upcoming(std::size_t n) const override {
+    const std::size_t end = std::min(order_.size(), next_ + n);
+    return {order_.begin() + static_cast<std::ptrdiff_t>(next_), order_.begin() + static_cast<std::ptrdiff_t>(end)};
+  }
 
  private:
   std::vector<std::size_t> order_;
@@ -43,6 +50,23 @@ std::unique_ptr<search::Strategy> list_strategy(const ParameterSpace& space, con
     if (!seen) order.push_back(static_cast<std::size_t>(i));
   }
   return std::make_unique<ListStrategy>(std::move(order));
+}
+
+/// Space indices the strategy expects next that still need an evaluation (not answered in this session, not
+/// in this batch, not in the database), as configurations for Backend::prefetch.
+std::vector<Config> upcoming_configs(const search::Strategy& strategy, std::size_t n, const ParameterSpace& space,
+                                     const std::unordered_map<std::size_t, double>& known,
+                                     const std::vector<std::size_t>& batch,
+                                     const std::function<bool(const Config&)>& recorded) {
+  std::vector<Config> out;
+  if (n == 0) return out;
+  for (std::size_t idx : strategy.upcoming(n)) {
+    if (idx >= space.size() || known.count(idx) || std::find(batch.begin(), batch.end(), idx) != batch.end())
+      continue;
+    Config c = space.config(idx);
+    if (!recorded(c)) out.push_back(std::move(c));
+  }
+  return out;
 }
 
 }  // namespace
@@ -65,10 +89,17 @@ Result run(const TuningSpec& spec, Backend& backend, db::Database& db, const Wor
   auto strategy = opt.configs.empty() ? search::make_strategy(opt.strategy, space, opt.seed, opt.strategy_options)
                                       : list_strategy(space, opt.configs, spec);
 
-  res.device_id = db.upsert_device(dev);
-  backend.prepare(w, p, opt.seed);
-  res.copy_gbps = backend.copy_bandwidth_gbps();
-  if (res.copy_gbps > 0) db.set_copy_bandwidth(res.device_id, res.copy_gbps);
+  const BackendStats stats_before = backend.stats();
+  double setup_ms = 0, db_ms = 0;
+  {
+    ScopedTimer timer(db_ms);
+    res.device_id = db.upsert_device(dev);
+  }
+  {
+    ScopedTimer timer(setup_ms);
+    backend.prepare(w, p, opt.seed);
+    res.copy_gbps = backend.copy_bandwidth_gbps();
+  }
 
   db::SessionRow srow;
   srow.kernel = spec.name;
@@ -81,9 +112,17 @@ Result run(const TuningSpec& spec, Backend& backend, db::Database& db, const Wor
   srow.problem = p.key();
   srow.device_id = res.device_id;
   srow.backend = backend.kind();
-  res.session_id = db.begin_session(srow);
+  {
+    ScopedTimer timer(db_ms);
+    if (res.copy_gbps > 0) db.set_copy_bandwidth(res.device_id, res.copy_gbps);
+    res.session_id = db.begin_session(srow);
+  }
 
   const std::string source_hash = srow.source_hash;
+  auto find_recorded = [&](const Config& c) {
+    ScopedTimer timer(db_ms);
+    return db.find_trial(spec.name, source_hash, res.device_id, w.key(), p.key(), c.hash());
+  };
   Progress prog;
   const std::size_t planned = opt.configs.empty() ? space.size() : std::min(opt.configs.size(), space.size());
   prog.total = opt.budget ? std::min(opt.budget, planned) : planned;
@@ -114,7 +153,7 @@ Result run(const TuningSpec& spec, Backend& backend, db::Database& db, const Wor
         for (std::size_t f : fresh) queued = queued || f == idx;
         if (queued) continue;
         Config c = space.config(idx);
-        auto row = db.find_trial(spec.name, source_hash, res.device_id, w.key(), p.key(), c.hash());
+        auto row = find_recorded(c);
         if (row) {
           double v = value_of(row->m);
           known[idx] = v;
@@ -134,8 +173,18 @@ Result run(const TuningSpec& spec, Backend& backend, db::Database& db, const Wor
 
       if (!fresh.empty()) {
         stalled_rounds = 0;
+        // This batch, then what the strategy expects next: the backend compiles ahead of its GPU.
+        std::size_t ahead = opt.batch ? opt.batch : 1;
+        if (opt.budget) ahead = std::min(ahead, opt.budget - res.evaluated - fresh.size());
+        std::vector<Config> hint = fresh_configs;
+        for (Config& c : upcoming_configs(*strategy, ahead, space, known, fresh,
+                                          [&](const Config& c) { return find_recorded(c).has_value(); }))
+          hint.push_back(std::move(c));
+        backend.prefetch(hint);
+
         std::vector<Measurement> ms = backend.evaluate(fresh_configs);
         if (ms.size() != fresh.size()) throw Error("backend returned a wrong number of measurements");
+        ScopedTimer timer(db_ms);
         db.transaction([&] {
           for (std::size_t i = 0; i < fresh.size(); ++i) {
             db::TrialRow t;
@@ -185,18 +234,37 @@ Result run(const TuningSpec& spec, Backend& backend, db::Database& db, const Wor
     }
     throw;
   }
-  db.finish_session(res.session_id, "finished");
 
-  db::TrialFilter f;
-  f.kernel = spec.name;
-  f.source_hash = source_hash;
-  f.device_id = res.device_id;
-  f.workload = w.key();
-  f.problem = p.key();
-  f.ok_only = true;
-  f.by_time = true;
-  f.limit = 10;
-  res.top = db.trials(f);
+  {
+    ScopedTimer timer(db_ms);
+    db.finish_session(res.session_id, "finished");
+    db::TrialFilter f;
+    f.kernel = spec.name;
+    f.source_hash = source_hash;
+    f.device_id = res.device_id;
+    f.workload = w.key();
+    f.problem = p.key();
+    f.ok_only = true;
+    f.by_time = true;
+    f.limit = 10;
+    res.top = db.trials(f);
+  }
+
+  const BackendStats d = backend.stats() - stats_before;
+  TimeSplit& t = res.timing;
+  t.wall_s = std::chrono::duration<double>(clock::now() - t0).count();
+  t.setup_s = setup_ms / 1e3;
+  t.compile_s = d.compile.thread_ms / 1e3;
+  t.idle_gpu_s = d.compile.wait_ms / 1e3;
+  t.verify_s = d.verify_ms / 1e3;
+  t.benchmark_s = d.benchmark_ms / 1e3;
+  t.database_s = (db_ms + d.compile.cache_ms) / 1e3;
+  t.other_s = std::max(0.0, t.wall_s - t.setup_s - t.idle_gpu_s - t.verify_s - t.benchmark_s - t.database_s);
+  t.compile_jobs = d.compile_jobs;
+  t.compiled = d.compile.compiled;
+  t.cache_hits = d.compile.cache_hits;
+  t.compile_failures = d.compile.failed;
+  t.unused_compiles = d.compile.unused;
   return res;
 }
 

@@ -41,6 +41,24 @@ struct Options {
   std::vector<Config> configs;
 };
 
+/// Where a session's wall time went, in seconds. setup + idle_gpu + verify + benchmark + database + other =
+/// wall; compile is the compile threads' time added up, which overlaps the rest.
+struct TimeSplit {
+  double wall_s = 0;
+  double setup_s = 0;      // Backend::prepare (inputs, reference, upload) and the copy-bandwidth measurement
+  double compile_s = 0;    // compilations, summed over the compile threads
+  double idle_gpu_s = 0;   // the evaluating thread (and so the GPU) waited for a compilation
+  double verify_s = 0;     // verification runs and comparisons with the reference
+  double benchmark_s = 0;  // warm-up and timed samples
+  double database_s = 0;   // trial lookups, inserts and session rows, and the binary cache
+  double other_s = 0;      // the rest: strategy, launch plans, messages to the GPU worker
+  int compile_jobs = 0;    // compile threads (0: the backend has no compile stage)
+  std::size_t compiled = 0;          // compilations run (speculative ones included)
+  std::size_t cache_hits = 0;        // binaries taken from the cache instead of compiling
+  std::size_t compile_failures = 0;  // configurations whose compilation failed (fresh or cached)
+  std::size_t unused_compiles = 0;   // speculative compilations never used
+};
+
 struct Result {
   std::int64_t session_id = 0;
   std::int64_t device_id = 0;
@@ -51,11 +69,14 @@ struct Result {
   std::size_t failed = 0;
   double copy_gbps = 0;
   std::vector<db::TrialRow> top;  // best ok trials of this kernel/device/workload/problem, fastest first
+  TimeSplit timing;
 };
 
 /// Runs a session. Throws UsageError (empty space, unknown strategy), EnvironmentError, DbError; each
 /// trial is committed as soon as it is measured, so an interrupted session loses nothing and a rerun
 /// measures only what is missing. The session row ends "finished", or "failed" when an exception escapes.
+/// Before each batch the backend gets a prefetch() of the batch and of what the strategy expects to propose
+/// next (Strategy::upcoming), minus what the database already answers, so that compilation runs ahead.
 Result run(const TuningSpec& spec, Backend& backend, db::Database& db, const Workload& w, const ProblemKey& p,
            const Options& opt);
 

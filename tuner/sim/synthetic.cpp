@@ -1,10 +1,21 @@
 #include "tuner/sim/synthetic.hpp"
 
+#include <chrono>
 #include <cmath>
+#include <thread>
 
 #include "tuner/core/error.hpp"
+#include "tuner/core/timer.hpp"
 
 namespace autotune::sim {
+
+namespace {
+
+void sleep_ms(double ms) {
+  if (ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+}
+
+}  // namespace
 
 SyntheticBackend::SyntheticBackend(DeviceInfo device, std::function<double(const Config&)> time_ns)
     : device_(std::move(device)), time_ns_(std::move(time_ns)) {
@@ -43,39 +54,119 @@ void SyntheticBackend::inject_failure_when(const std::string& name, Value value,
   failures_when_[{name, value}] = status;
 }
 
-void SyntheticBackend::prepare(const Workload&, const ProblemKey&, std::uint64_t) { prepared_ = true; }
+void SyntheticBackend::enable_compile_stage(const CompileStage& stage) {
+  pipeline_.reset();
+  stage_ = stage;
+  pipeline_ = std::make_unique<CompilePipeline>(stage.jobs, stage.cache);
+}
+
+std::string SyntheticBackend::binary_key(const Config& c) { return "synthetic:" + c.hash(); }
+
+void SyntheticBackend::prepare(const Workload&, const ProblemKey&, std::uint64_t) {
+  if (pipeline_) pipeline_->cancel();
+  prepared_ = true;
+}
+
+const std::string* SyntheticBackend::injected(const Config& c, TrialStatus status, std::string& storage) const {
+  if (auto it = failures_.find(c.hash()); it != failures_.end()) {
+    return it->second.first == status ? &it->second.second : nullptr;
+  }
+  for (const auto& [key, st] : failures_when_) {
+    if (c.get(key.first) != key.second) continue;
+    if (st != status) return nullptr;  // the first matching rule decides, as in measure()
+    storage = "injected failure for " + key.first + "=" + std::to_string(key.second);
+    return &storage;
+  }
+  return nullptr;
+}
+
+CompilePipeline::Item SyntheticBackend::compile_item(const Config& c) {
+  std::string storage;
+  const std::string* fail = injected(c, TrialStatus::compile_error, storage);
+  CompileResult r;
+  r.ok = fail == nullptr;
+  r.log = fail ? *fail : std::string();
+  if (r.ok) {
+    const std::string image = c.to_json();
+    r.cubin.assign(image.begin(), image.end());
+  }
+  r.ms = stage_.compile_ms;
+  return {binary_key(c), [r = std::move(r), count = &compilations_] {
+            sleep_ms(r.ms);
+            ++*count;
+            return r;
+          }};
+}
+
+void SyntheticBackend::prefetch(const std::vector<Config>& configs) {
+  if (!pipeline_ || !prepared_) return;
+  std::vector<CompilePipeline::Item> items;
+  for (const Config& c : configs) items.push_back(compile_item(c));
+  pipeline_->prefetch(std::move(items));
+}
+
+BackendStats SyntheticBackend::stats() const {
+  BackendStats st = counters_;
+  if (pipeline_) {
+    st.compile = pipeline_->stats();
+    st.compile_jobs = pipeline_->jobs();
+  }
+  return st;
+}
+
+Measurement SyntheticBackend::measure(const Config& c, const CompileResult* binary) {
+  if (evaluations_ >= env_fail_after_) throw EnvironmentError("synthetic environment failure");
+  ++evaluations_;
+  Measurement m;
+  m.protocol = "synthetic";
+  if (binary != nullptr) {
+    m.compile_ms = binary->cached ? 0.0 : stage_.compile_ms;
+    if (!binary->ok) {
+      m.status = TrialStatus::compile_error;
+      m.log = binary->log;
+      return m;
+    }
+    const std::string image = c.to_json();
+    if (binary->cubin != std::vector<unsigned char>(image.begin(), image.end()))
+      throw Error("synthetic backend: the binary handed out for " + c.to_json() + " belongs to another configuration");
+  }
+  if (auto it = failures_.find(c.hash()); it != failures_.end()) {
+    m.status = it->second.first;
+    m.log = it->second.second;
+    return m;
+  }
+  for (const auto& [key, st] : failures_when_)
+    if (c.get(key.first) == key.second) {
+      m.status = st;
+      m.log = "injected failure for " + key.first + "=" + std::to_string(key.second);
+      return m;
+    }
+  ++counters_.verified;
+  ++counters_.timed;
+  {
+    ScopedTimer timer(counters_.benchmark_ms);
+    sleep_ms(stage_.run_ms);
+  }
+  m.median_ns = time_ns_(c);
+  m.min_ns = m.median_ns * 0.98;
+  m.spread = 0.02;
+  m.samples = 7;
+  if (binary == nullptr) m.compile_ms = 1;
+  return m;
+}
 
 std::vector<Measurement> SyntheticBackend::evaluate(const std::vector<Config>& configs) {
   if (!prepared_) throw Error("SyntheticBackend::evaluate called before prepare");
   std::vector<Measurement> out;
-  for (const Config& c : configs) {
-    if (evaluations_ >= env_fail_after_) throw EnvironmentError("synthetic environment failure");
-    ++evaluations_;
-    Measurement m;
-    m.protocol = "synthetic";
-    if (auto it = failures_.find(c.hash()); it != failures_.end()) {
-      m.status = it->second.first;
-      m.log = it->second.second;
-      out.push_back(m);
-      continue;
-    }
-    bool failed = false;
-    for (const auto& [key, st] : failures_when_)
-      if (c.get(key.first) == key.second) {
-        m.status = st;
-        m.log = "injected failure for " + key.first + "=" + std::to_string(key.second);
-        failed = true;
-        break;
-      }
-    if (!failed) {
-      m.median_ns = time_ns_(c);
-      m.min_ns = m.median_ns * 0.98;
-      m.spread = 0.02;
-      m.samples = 7;
-      m.compile_ms = 1;
-    }
-    out.push_back(m);
+  if (!pipeline_) {
+    for (const Config& c : configs) out.push_back(measure(c, nullptr));
+    return out;
   }
+  std::vector<CompilePipeline::Item> items;
+  for (const Config& c : configs) items.push_back(compile_item(c));
+  pipeline_->consume_in_order(std::move(items), [&](std::size_t i, const CompileResult& binary) {
+    out.push_back(measure(configs[i], &binary));
+  });
   return out;
 }
 

@@ -1,13 +1,25 @@
 // A deterministic backend for tests: times are a smooth function of the configuration, and failures can
-// be injected for chosen configurations. No GPU, no clocks.
+// be injected for chosen configurations. No GPU. Optionally a simulated compile stage runs through the same
+// CompilePipeline as the CUDA backend (threads, binary cache, compile failures, prefetch).
 #pragma once
+#include <atomic>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "tuner/core/backend.hpp"
+#include "tuner/core/compile.hpp"
 
 namespace autotune::sim {
+
+/// A simulated compile stage (SyntheticBackend::enable_compile_stage).
+struct CompileStage {
+  int jobs = 1;             // compile threads (<= 0: all cores)
+  double compile_ms = 0;    // simulated latency of one compilation: a sleep on a compile thread
+  double run_ms = 0;        // simulated GPU time of one evaluation: a sleep on the evaluating thread
+  BinaryCache* cache = nullptr;  // optional; must outlive the backend
+};
 
 class SyntheticBackend : public Backend {
  public:
@@ -27,14 +39,31 @@ class SyntheticBackend : public Backend {
 
   std::size_t evaluations() const { return evaluations_; }
 
+  /// From now on every configuration is compiled (simulated) through a CompilePipeline before it is measured.
+  /// Injected failures with status compile_error then come from the compilation, so they are cached like
+  /// real ones; the "binary" of a configuration is its canonical JSON. Measurements stay deterministic:
+  /// compile_ms is the simulated latency (0 for a cached binary), whatever the number of threads.
+  void enable_compile_stage(const CompileStage& stage);
+  /// Compilations run so far (speculative ones included); 0 without a compile stage. Thread-safe.
+  std::size_t compilations() const { return compilations_; }
+  /// Key of a configuration's binary in the cache.
+  static std::string binary_key(const Config& c);
+
   DeviceInfo device() const override { return device_; }
   std::string kind() const override { return "synthetic"; }
   std::string compiler_version() const override { return "synthetic"; }
   void prepare(const Workload& w, const ProblemKey& p, std::uint64_t seed) override;
   double copy_bandwidth_gbps() override { return 1000.0; }
   std::vector<Measurement> evaluate(const std::vector<Config>& configs) override;
+  void prefetch(const std::vector<Config>& configs) override;
+  BackendStats stats() const override;
 
  private:
+  Measurement measure(const Config& c, const CompileResult* binary);
+  /// The log of an injected failure with this status for c, or nullptr.
+  const std::string* injected(const Config& c, TrialStatus status, std::string& storage) const;
+  CompilePipeline::Item compile_item(const Config& c);
+
   DeviceInfo device_;
   std::function<double(const Config&)> time_ns_;
   std::map<std::string, std::pair<TrialStatus, std::string>> failures_;
@@ -42,6 +71,10 @@ class SyntheticBackend : public Backend {
   std::size_t evaluations_ = 0;
   std::size_t env_fail_after_ = static_cast<std::size_t>(-1);
   bool prepared_ = false;
+  CompileStage stage_;
+  std::atomic<std::size_t> compilations_{0};  // declared before the pipeline: its tasks count here
+  BackendStats counters_;
+  std::unique_ptr<CompilePipeline> pipeline_;
 };
 
 }  // namespace autotune::sim

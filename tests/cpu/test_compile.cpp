@@ -1,0 +1,397 @@
+// The compile pipeline (tuner/core/compile.hpp), directly and through the synthetic backend's simulated
+// compile stage in full sessions.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "search/strategy.hpp"
+#include "tuner/core/compile.hpp"
+#include "tuner/core/error.hpp"
+#include "tuner/session/session.hpp"
+#include "tuner/sim/synthetic.hpp"
+#include "synthetic_session.hpp"
+
+using namespace autotune;
+
+namespace {
+
+/// Holds tasks until opened; records the order in which tasks started.
+class Gate {
+ public:
+  void open() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  void pass(const std::string& key) {
+    std::unique_lock<std::mutex> lock(mu_);
+    started_.push_back(key);
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return open_; });
+  }
+  /// Waits until n tasks have started (or a generous deadline passes).
+  bool started(std::size_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(20), [&] { return started_.size() >= n; });
+  }
+  std::vector<std::string> order() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return started_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+  std::vector<std::string> started_;
+};
+
+CompilePipeline::Task gated(Gate& gate, const std::string& key, bool ok = true) {
+  return [&gate, key, ok] {
+    gate.pass(key);
+    CompileResult r;
+    r.ok = ok;
+    r.log = key;
+    return r;
+  };
+}
+
+CompilePipeline::Task instant(const std::string& key, std::atomic<int>* runs = nullptr, int sleep_us = 0) {
+  return [key, runs, sleep_us] {
+    if (sleep_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
+    if (runs) ++*runs;
+    CompileResult r;
+    r.ok = true;
+    r.log = key;
+    r.cubin.assign(key.begin(), key.end());
+    return r;
+  };
+}
+
+using Fixture = autotune_test::SessionFixture;
+
+sim::CompileStage stage(int jobs, BinaryCache* cache = nullptr, double compile_ms = 0) {
+  sim::CompileStage s;
+  s.jobs = jobs;
+  s.cache = cache;
+  s.compile_ms = compile_ms;
+  return s;
+}
+
+/// Records the prefetch hints and evaluated batches the session hands to the backend.
+class RecordingBackend : public sim::SyntheticBackend {
+ public:
+  std::vector<std::vector<Config>> hints, batches;
+  void prefetch(const std::vector<Config>& configs) override {
+    hints.push_back(configs);
+    SyntheticBackend::prefetch(configs);
+  }
+  std::vector<Measurement> evaluate(const std::vector<Config>& configs) override {
+    batches.push_back(configs);
+    return SyntheticBackend::evaluate(configs);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("pipeline results come out in the order they are taken, whatever the thread count", "[cpu][compile]") {
+  for (int jobs : {1, 3, 8}) {
+    CompilePipeline pipe(jobs, nullptr);
+    CHECK(pipe.jobs() == jobs);
+    std::vector<CompilePipeline::Item> items;
+    for (int i = 0; i < 40; ++i) {
+      const std::string key = "k" + std::to_string(i);
+      items.push_back({key, instant(key, nullptr, (i * 37) % 5 * 200)});  // uneven durations
+    }
+    std::vector<std::string> got;
+    pipe.consume_in_order(items, [&](std::size_t i, const CompileResult& r) {
+      CHECK(r.log == items[i].key);
+      got.push_back(r.log);
+    });
+    REQUIRE(got.size() == 40);
+    CHECK(got.front() == "k0");
+    CHECK(got.back() == "k39");
+    CompileStats st = pipe.stats();
+    CHECK(st.compiled == 40);
+    CHECK(st.taken == 40);
+    CHECK(st.cache_hits == 0);
+  }
+}
+
+TEST_CASE("a key is compiled once however often it is submitted or prefetched", "[cpu][compile]") {
+  CompilePipeline pipe(4, nullptr);
+  std::atomic<int> runs{0};
+  pipe.prefetch({{"a", instant("a", &runs)}, {"b", instant("b", &runs)}});
+  pipe.submit("a", instant("a", &runs));
+  pipe.submit("a", instant("a", &runs));
+  CHECK(pipe.take("a").log == "a");
+  CHECK(pipe.take("a").log == "a");
+  CHECK_THROWS_AS(pipe.take("a"), Error);  // both submits are used up
+  pipe.submit("b", instant("b", &runs));
+  CHECK(pipe.take("b").log == "b");
+  CHECK(runs == 2);
+  CHECK(pipe.stats().compiled == 2);
+}
+
+TEST_CASE("submitted tasks run before speculative ones", "[cpu][compile]") {
+  Gate gate;
+  CompilePipeline pipe(1, nullptr);
+  pipe.prefetch({{"s0", gated(gate, "s0")}, {"s1", gated(gate, "s1")}, {"s2", gated(gate, "s2")}});
+  REQUIRE(gate.started(1));  // the only thread holds s0
+  pipe.submit("d0", gated(gate, "d0"));
+  pipe.submit("s2", gated(gate, "s2"));  // promoted ahead of s1
+  gate.open();
+  CHECK(pipe.take("d0").log == "d0");
+  CHECK(pipe.take("s2").log == "s2");
+  pipe.submit("s1", gated(gate, "s1"));
+  CHECK(pipe.take("s1").log == "s1");
+  CHECK(gate.order() == std::vector<std::string>{"s0", "d0", "s2", "s1"});
+}
+
+TEST_CASE("stale speculation is dropped: skipped if not started, discarded if running", "[cpu][compile]") {
+  Gate gate;
+  CompilePipeline pipe(1, nullptr);
+  pipe.prefetch({{"a0", gated(gate, "a0")}, {"a1", gated(gate, "a1")}, {"a2", gated(gate, "a2")}});
+  REQUIRE(gate.started(1));  // a0 running
+  pipe.prefetch({{"b0", gated(gate, "b0")}});
+  pipe.prefetch({{"c0", gated(gate, "c0")}, {"b0", gated(gate, "b0")}});  // the a's are named in neither call
+  CompileStats st = pipe.stats();
+  CHECK(st.cancelled == 2);  // a1, a2
+  gate.open();
+  pipe.submit("c0", gated(gate, "c0"));
+  pipe.submit("b0", gated(gate, "b0"));
+  CHECK(pipe.take("c0").ok);
+  CHECK(pipe.take("b0").ok);
+  st = pipe.stats();
+  CHECK(st.unused == 1);  // a0 finished after it was dropped
+  CHECK(st.compiled == 3);
+  const auto order = gate.order();
+  CHECK(std::find(order.begin(), order.end(), "a1") == order.end());
+}
+
+TEST_CASE("cancel and destruction skip tasks that have not started", "[cpu][compile]") {
+  std::atomic<int> runs{0};
+  Gate gate;
+  {
+    CompilePipeline pipe(1, nullptr);
+    for (int i = 0; i < 20; ++i) {
+      const std::string key = "k" + std::to_string(i);
+      pipe.submit(key, [&gate, &runs, key] {
+        ++runs;
+        gate.pass(key);
+        return CompileResult{};
+      });
+    }
+    REQUIRE(gate.started(1));
+    pipe.cancel();
+    CHECK_THROWS_WITH(pipe.take("k5"), Catch::Contains("never submitted, or cancelled"));
+    CHECK(pipe.stats().cancelled == 19);
+    gate.open();
+    // Still usable after a cancel.
+    pipe.submit("again", instant("again"));
+    CHECK(pipe.take("again").log == "again");
+  }
+  CHECK(runs == 1);
+  std::atomic<int> slow{0};
+  {
+    CompilePipeline pipe(2, nullptr);  // destroyed with queued work: joins without running it
+    for (int i = 0; i < 50; ++i) pipe.submit("s" + std::to_string(i), instant("s", &slow, 20000));
+  }
+  CHECK(slow <= 4);  // what the two threads had started (a slow machine may let them start a second one)
+}
+
+TEST_CASE("a task's exception reaches take() and is not cached", "[cpu][compile]") {
+  MemoryBinaryCache cache;
+  CompilePipeline pipe(2, &cache);
+  pipe.submit("bad", []() -> CompileResult { throw EnvironmentError("compiler unusable"); });
+  CHECK_THROWS_AS(pipe.take("bad"), EnvironmentError);
+  CHECK(cache.size() == 0);
+}
+
+TEST_CASE("the cache answers first, and fresh results and failures are stored when taken", "[cpu][compile]") {
+  MemoryBinaryCache cache;
+  Gate gate;
+  gate.open();
+  {
+    CompilePipeline pipe(2, &cache);
+    pipe.consume_in_order({{"ok", gated(gate, "ok")}, {"fails", gated(gate, "fails", false)}},
+                          [](std::size_t, const CompileResult& r) { CHECK_FALSE(r.cached); });
+    CHECK(cache.size() == 2);
+    CHECK(pipe.stats().failed == 1);
+  }
+  CompilePipeline pipe(2, &cache);
+  std::atomic<int> runs{0};
+  pipe.submit("ok", instant("ok", &runs));
+  pipe.submit("fails", instant("fails", &runs));
+  CompileResult a = pipe.take("ok"), b = pipe.take("fails");
+  CHECK(a.ok);
+  CHECK(a.cached);
+  CHECK_FALSE(b.ok);
+  CHECK(b.cached);
+  CHECK(b.log == "fails");
+  CHECK(runs == 0);
+  CompileStats st = pipe.stats();
+  CHECK(st.cache_hits == 2);
+  CHECK(st.compiled == 0);
+  CHECK(st.failed == 1);
+}
+
+TEST_CASE("a prefetched result is not compiled again and the consumer does not wait for it", "[cpu][compile]") {
+  CompilePipeline pipe(2, nullptr);
+  std::atomic<int> runs{0};
+  std::vector<CompilePipeline::Item> items;
+  for (int i = 0; i < 6; ++i) items.push_back({"p" + std::to_string(i), instant("p", &runs, 1000)});
+  pipe.prefetch(items);
+  for (int spin = 0; spin < 2000 && pipe.stats().compiled < 6; ++spin)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(pipe.stats().compiled == 6);
+  const CompileStats before = pipe.stats();
+  pipe.consume_in_order(items, [](std::size_t, const CompileResult& r) { CHECK(r.ok); });
+  const CompileStats d = pipe.stats() - before;
+  CHECK(d.compiled == 0);
+  CHECK(d.taken == 6);
+  CHECK(d.wait_ms == 0);
+  CHECK(runs == 6);
+}
+
+TEST_CASE("brute force names its next batch through upcoming()", "[cpu][compile]") {
+  Fixture f;
+  ParameterSpace space = f.spec.space(f.p, sim::SyntheticBackend::fake_device(), f.w);
+  auto s = search::make_strategy("brute_force", space, 1);
+  std::vector<std::size_t> next = s->upcoming(5);
+  CHECK(next == std::vector<std::size_t>{0, 1, 2, 3, 4});
+  CHECK(s->propose(5) == next);
+  CHECK(s->upcoming(3) == std::vector<std::size_t>{5, 6, 7});
+  CHECK(s->upcoming(3) == std::vector<std::size_t>{5, 6, 7});  // asking changes nothing
+  CHECK(search::make_strategy("random_sample", space, 1)->upcoming(4).empty());
+}
+
+TEST_CASE("sessions compile ahead across batches through prefetch", "[cpu][compile][session]") {
+  Fixture f;
+  RecordingBackend be;
+  be.enable_compile_stage(stage(4));
+  session::Options opt;
+  opt.batch = 8;
+  session::Result r = session::run(f.spec, be, *f.db, f.w, f.p, opt);
+  CHECK(r.evaluated == f.valid());
+  REQUIRE(be.batches.size() >= 3);
+  REQUIRE(be.hints.size() == be.batches.size());
+  for (std::size_t k = 0; k < be.batches.size(); ++k) {
+    const auto& hint = be.hints[k];
+    const auto& batch = be.batches[k];
+    // The hint names the batch first, then (except at the end) the next batch.
+    REQUIRE(hint.size() >= batch.size());
+    CHECK(std::vector<Config>(hint.begin(), hint.begin() + static_cast<std::ptrdiff_t>(batch.size())) == batch);
+    if (k + 1 < be.batches.size())
+      CHECK(std::vector<Config>(hint.begin() + static_cast<std::ptrdiff_t>(batch.size()), hint.end()) ==
+            be.batches[k + 1]);
+    else
+      CHECK(hint.size() == batch.size());
+  }
+  // Nothing compiled twice, nothing wasted.
+  CHECK(be.compilations() == f.valid());
+  CHECK(r.timing.compiled == f.valid());
+  CHECK(r.timing.unused_compiles == 0);
+  CHECK(r.timing.compile_jobs == 4);
+}
+
+TEST_CASE("jobs 1 and jobs 8 record identical trials", "[cpu][compile][session]") {
+  auto run_with = [](int jobs) {
+    Fixture f;
+    sim::SyntheticBackend be;
+    be.enable_compile_stage(stage(jobs, nullptr, 0.2));
+    be.inject_failure_when("VEC", 4, TrialStatus::compile_error);
+    be.inject_failure_when("ITEMS", 8, TrialStatus::wrong_result);
+    session::Options opt;
+    opt.batch = 7;
+    session::Result r = session::run(f.spec, be, *f.db, f.w, f.p, opt);
+    std::vector<std::string> rows;
+    for (const auto& t : f.trials(r.session_id))
+      rows.push_back(t.config_json + " " + to_string(t.m.status) + " " + std::to_string(t.m.median_ns) + " " +
+                     std::to_string(t.m.compile_ms) + " " + t.m.log);
+    return rows;
+  };
+  const auto one = run_with(1);
+  const auto eight = run_with(8);
+  CHECK(one.size() == Fixture().valid());
+  CHECK(one == eight);
+}
+
+TEST_CASE("binary cache: misses compile, hits do not, failures stay failures", "[cpu][compile][session]") {
+  MemoryBinaryCache cache;
+  Fixture f1;
+  sim::SyntheticBackend cold;
+  cold.enable_compile_stage(stage(3, &cache));
+  cold.inject_failure_when("VEC", 4, TrialStatus::compile_error);
+  session::Result r1 = session::run(f1.spec, cold, *f1.db, f1.w, f1.p, {});
+  CHECK(cold.compilations() == f1.valid());
+  CHECK(cache.size() == f1.valid());
+  CHECK(r1.timing.cache_hits == 0);
+  CHECK(r1.timing.compile_failures > 0);
+
+  // A fresh trial database with the same cache; the failure is no longer injected, yet the cached one stands.
+  Fixture f2;
+  sim::SyntheticBackend warm;
+  warm.enable_compile_stage(stage(3, &cache));
+  session::Result r2 = session::run(f2.spec, warm, *f2.db, f2.w, f2.p, {});
+  CHECK(warm.compilations() == 0);
+  CHECK(r2.timing.compiled == 0);
+  CHECK(r2.timing.cache_hits == f2.valid());
+  CHECK(r2.timing.compile_failures == r1.timing.compile_failures);
+  const auto t1 = f1.trials(r1.session_id), t2 = f2.trials(r2.session_id);
+  REQUIRE(t1.size() == t2.size());
+  for (std::size_t i = 0; i < t1.size(); ++i) {
+    CHECK(t1[i].config_hash == t2[i].config_hash);
+    CHECK(t1[i].m.status == t2[i].m.status);
+    CHECK(t1[i].m.log == t2[i].m.log);
+    if (t1[i].m.status == TrialStatus::compile_error) CHECK_THAT(t2[i].m.log, Catch::Contains("VEC=4"));
+    CHECK(t2[i].m.compile_ms == 0);
+  }
+}
+
+TEST_CASE("a rerun on the same database compiles nothing", "[cpu][compile][session]") {
+  Fixture f;
+  sim::SyntheticBackend first;
+  first.enable_compile_stage(stage(2));
+  session::run(f.spec, first, *f.db, f.w, f.p, {});
+  sim::SyntheticBackend again;
+  again.enable_compile_stage(stage(2));
+  session::Result r = session::run(f.spec, again, *f.db, f.w, f.p, {});
+  CHECK(r.reused == f.valid());
+  CHECK(again.compilations() == 0);
+  CHECK(again.evaluations() == 0);
+}
+
+TEST_CASE("an environment failure mid-batch cancels the queued compilations", "[cpu][compile][session]") {
+  Fixture f;
+  sim::SyntheticBackend be;
+  be.enable_compile_stage(stage(1, nullptr, 2));
+  be.fail_environment_after(5);
+  session::Options opt;
+  opt.batch = 16;
+  CHECK_THROWS_AS(session::run(f.spec, be, *f.db, f.w, f.p, opt), EnvironmentError);
+  const BackendStats st = be.stats();
+  CHECK(st.compile.cancelled > 0);
+  CHECK(be.compilations() < f.valid());
+}
+
+TEST_CASE("the time split adds up to the wall time", "[cpu][compile][session]") {
+  Fixture f;
+  sim::SyntheticBackend be;
+  sim::CompileStage s = stage(2, nullptr, 1);
+  s.run_ms = 1;
+  be.enable_compile_stage(s);
+  session::Result r = session::run(f.spec, be, *f.db, f.w, f.p, {});
+  const session::TimeSplit& t = r.timing;
+  CHECK(t.wall_s > 0);
+  CHECK(t.compile_s >= 0.9 * f.valid() * 1e-3);  // every compilation slept 1 ms on a compile thread
+  CHECK(t.benchmark_s >= 0.9 * f.valid() * 1e-3);
+  CHECK(t.database_s > 0);
+  const double parts = t.setup_s + t.idle_gpu_s + t.verify_s + t.benchmark_s + t.database_s + t.other_s;
+  CHECK(parts == Approx(t.wall_s).epsilon(1e-6));
+  CHECK(t.compiled == f.valid());
+}

@@ -1,0 +1,147 @@
+// The compile stage of a backend, without knowing what compiles: a CompilePipeline runs compile tasks on a
+// pool of threads ahead of their consumer, answers from a BinaryCache first, and hands results out in the
+// consumer's order. The CUDA backend feeds it NVRTC compilations; the synthetic backend feeds it simulated
+// ones, so that the cpu tests exercise the same code.
+#pragma once
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace autotune {
+
+/// Outcome of one compilation. A failure is a result (ok = false, log says why), not an exception.
+struct CompileResult {
+  bool ok = false;
+  std::vector<unsigned char> cubin;  // the compiled image (a CUBIN for the CUDA backend)
+  std::string log;                   // compiler log (always kept for failures)
+  double ms = 0;                     // wall time of the compilation
+  bool cached = false;               // true if taken from a BinaryCache
+};
+
+/// Persistent store of compiled images, failures included, by a key that covers everything the image depends
+/// on (source, options, compiler version, architecture). A CompilePipeline calls it only from its consumer's
+/// thread.
+class BinaryCache {
+ public:
+  virtual ~BinaryCache() = default;
+  virtual std::optional<CompileResult> get(const std::string& key) = 0;
+  virtual void put(const std::string& key, const CompileResult& r) = 0;
+};
+
+/// A BinaryCache in memory (tests, and sessions that want no persistence). Thread-safe.
+class MemoryBinaryCache : public BinaryCache {
+ public:
+  std::optional<CompileResult> get(const std::string& key) override;
+  void put(const std::string& key, const CompileResult& r) override;
+  std::size_t size() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, CompileResult> entries_;
+};
+
+/// Counters of a CompilePipeline; times in milliseconds. Subtracting two snapshots gives the figures of the
+/// work in between.
+struct CompileStats {
+  std::size_t compiled = 0;    // compilations run to completion (speculative ones that were never used too)
+  std::size_t taken = 0;       // results handed out by take()
+  std::size_t cache_hits = 0;  // of those, answered by the cache (never compiled)
+  std::size_t failed = 0;      // of those, compile failures (fresh or cached)
+  std::size_t unused = 0;      // speculative compilations that finished but were dropped before anyone took them
+  std::size_t cancelled = 0;   // tasks dropped before they started
+  double thread_ms = 0;        // sum of the compilations' wall times on the pool threads
+  double wait_ms = 0;          // wall time take() waited for an unfinished compilation (the consumer idled)
+  double cache_ms = 0;         // time spent in BinaryCache::get/put
+
+  CompileStats operator-(const CompileStats& o) const;
+};
+
+/// Runs compile tasks on a fixed pool of threads.
+/// - submit(key, task) asks for a result that take(key) will collect; results are collected in the order the
+///   consumer chooses (usually submission order) and are the same whatever the number of threads.
+/// - prefetch(items) names what will probably be submitted soon: those tasks run when no submitted task waits,
+///   so that compilation runs ahead of the consumer across its batches. Each call replaces the speculation of
+///   the call before the previous one: an entry named in neither of the last two calls and never submitted is
+///   dropped (skipped if not started, its result discarded otherwise).
+/// - One key is compiled at most once while an entry for it exists: a submit of a key that is queued, running
+///   or done (e.g. prefetched) waits for that entry instead of compiling again.
+/// - The cache is asked first (on the consumer's thread), so a hit never compiles; fresh results, failures
+///   included, are put into the cache when taken.
+/// - cancel() and the destructor skip every task not yet started and wait for the running ones.
+/// Thread-safety: submit, prefetch, take, cancel and stats are for one consumer thread; tasks run on the pool's
+/// threads and must be thread-safe.
+class CompilePipeline {
+ public:
+  using Task = std::function<CompileResult()>;
+  struct Item {
+    std::string key;
+    Task task;
+  };
+
+  /// jobs <= 0: std::thread::hardware_concurrency(). cache may be null; it must outlive the pipeline.
+  CompilePipeline(int jobs, BinaryCache* cache);
+  ~CompilePipeline();
+  CompilePipeline(const CompilePipeline&) = delete;
+  CompilePipeline& operator=(const CompilePipeline&) = delete;
+
+  int jobs() const { return static_cast<int>(threads_.size()); }
+
+  /// Demands the result for key (compiled by task unless cached or already in the pipeline). Each submit is
+  /// matched by one take.
+  void submit(const std::string& key, Task task);
+  /// Blocks until key's result is ready and returns it. Rethrows the exception of a task that threw; throws
+  /// Error if key was not submitted or was cancelled.
+  CompileResult take(const std::string& key);
+  /// Speculative tasks (see the class comment), in the order they should run.
+  void prefetch(std::vector<Item> items);
+  /// Drops every entry: tasks not yet started are skipped, running ones finish and are discarded.
+  void cancel();
+  /// Submits every item, then hands the results to consume(i, result) in the items' order, so that the consumer
+  /// works on item i while the threads compile the ones after it. If anything throws, cancel() and rethrow.
+  void consume_in_order(std::vector<Item> items, const std::function<void(std::size_t, CompileResult)>& consume);
+
+  CompileStats stats() const;
+
+ private:
+  enum class State { queued, running, done, dropped };
+  struct Entry {
+    State state = State::queued;
+    Task task;
+    std::optional<CompileResult> result;
+    std::exception_ptr error;
+    int demands = 0;          // submits not yet taken
+    std::uint64_t round = 0;  // last prefetch call that named it
+    bool from_cache = false;
+    bool stored = false;      // put into the cache already
+  };
+  using EntryPtr = std::shared_ptr<Entry>;
+
+  void work();
+  /// A new entry for key: done at once on a cache hit, else queued. Caller holds no lock.
+  EntryPtr make_entry(const std::string& key, Task task);
+  void drop(const EntryPtr& e);  // mu_ held
+
+  BinaryCache* cache_;
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_;  // a task was queued, or stop_
+  std::condition_variable done_cv_;  // a task finished
+  std::map<std::string, EntryPtr> entries_;
+  std::deque<EntryPtr> demanded_, speculative_;
+  std::uint64_t round_ = 0;
+  bool stop_ = false;
+  CompileStats stats_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace autotune

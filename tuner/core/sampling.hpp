@@ -1,0 +1,29 @@
+// When the timing of one configuration may stop: enough samples for a stable median, without spending
+// seconds on a kernel of microseconds. Used by the CUDA executor after every sample; no clocks here.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace autotune {
+
+struct SamplingRule {
+  int min_samples = 7;       // never fewer (capped at max_samples)
+  int max_samples = 15;      // never more
+  /// Stop once the 95% confidence interval of the median (median_ci_width) is at most this fraction of the
+  /// median; 0 = no such stop (max_samples are taken unless the budget ends first).
+  double stable_ci = 0.02;
+  double max_seconds = 2.0;  // stop once the samples add up to this much GPU time (after min_samples)
+
+  /// samples in milliseconds, in the order taken.
+  bool done(const std::vector<double>& samples_ms) const;
+  /// The rule as it goes into a measurement's protocol, e.g. "samples=7..15;stop=ci95<=2%|2s";
+  /// "samples=15" when every sample is always taken.
+  std::string describe() const;
+};
+
+/// Width of the distribution-free 95% confidence interval of the median (order statistics: ranks
+/// n/2 -+ 0.98 sqrt(n)) relative to the median; for n <= 9 this is the whole range. +infinity for fewer
+/// than 2 samples or a median <= 0.
+double median_ci_width(std::vector<double> samples);
+
+}  // namespace autotune
