@@ -23,6 +23,9 @@
 #   TRANSPOSE_STRATEGY [brute_force] (90 configurations)  TRANSPOSE_LIMIT [40]
 #   COMPACTION_DTYPES [int32 float32]  ONLY [reduction scan compaction transpose]
 #   BENCH_ARGS [] (extra arguments of versus_libraries, e.g. --reps 50)  BENCH_TIMEOUT [240]
+#   RESTRICT_28_SCAN ['VARIANT >= 4'], RESTRICT_28_COMPACTION ['VARIANT >= 1']: at 2^28, where each
+#     verification moves 1 GiB and the budget is small, sample only the single-pass variants (the hierarchical
+#     and three-phase ones move more bytes per element; docs/scan.md, docs/compaction.md); '' = whole space
 set -uo pipefail
 
 BIN=${1:-}
@@ -59,6 +62,8 @@ COMPACTION_DTYPES=${COMPACTION_DTYPES:-int32 float32}
 ONLY=${ONLY:-reduction scan compaction transpose}
 TUNE_SECONDS=${TUNE_SECONDS:-300}
 BENCH_TIMEOUT=${BENCH_TIMEOUT:-240}
+RESTRICT_28_SCAN=${RESTRICT_28_SCAN-VARIANT >= 4}
+RESTRICT_28_COMPACTION=${RESTRICT_28_COMPACTION-VARIANT >= 1}
 
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv > "$OUT/gpu.txt" 2>&1
@@ -127,7 +132,9 @@ if [ "${TUNE:-1}" != 0 ]; then
     if wants scan; then
       read -r budget limit <<< "$(budget_of $lg 1)"
       for dt in int32 float32; do
-        tune "scan_${dt}_2^$lg" "$limit" scan --n $n --dtype $dt --op inclusive_sum --strategy "$STRATEGY" --budget "$budget"
+        if [ $lg = 28 ] && [ -n "$RESTRICT_28_SCAN" ]; then r28=(--restrict "$RESTRICT_28_SCAN"); else r28=(); fi
+        tune "scan_${dt}_2^$lg" "$limit" scan --n $n --dtype $dt --op inclusive_sum --strategy "$STRATEGY" --budget "$budget" \
+          "${r28[@]}"
       done
     fi
     if wants compaction && [ $lg != 20 ]; then
@@ -135,8 +142,9 @@ if [ "${TUNE:-1}" != 0 ]; then
       for dt in $COMPACTION_DTYPES; do
         for op in flagged if; do
           for pct in 50 5; do
+            if [ $lg = 28 ] && [ -n "$RESTRICT_28_COMPACTION" ]; then r28=(--restrict "$RESTRICT_28_COMPACTION"); else r28=(); fi
             tune "compaction_${dt}_${op}_2^${lg}_${pct}pct" "$limit" compaction --problem "n=$n,select_pct=$pct" \
-              --dtype $dt --op $op --strategy "$STRATEGY" --budget "$budget"
+              --dtype $dt --op $op --strategy "$STRATEGY" --budget "$budget" "${r28[@]}"
           done
         done
       done

@@ -29,7 +29,7 @@ struct Measurement {
   double compile_ms = 0;  // 0 when the binary came from the cache
   double verify_ms = 0;
   std::string log;        // compile log excerpt or error text for failures
-  std::string protocol;   // how the numbers were taken, e.g. "events;warmup=3;l2=flush"
+  std::string protocol;   // how the numbers were taken, e.g. "events;warmup=3;samples=7..15;stop=ci95<=2%|2s;l2=flush-read"
   bool ok() const { return status == TrialStatus::ok; }
 };
 
