@@ -42,6 +42,12 @@
 #endif
 #define STAGE_OUTPUT 1
 #endif
+#ifndef LOOKBACK_DELAY
+#ifdef AUTOTUNE_STRICT
+#error "compaction.cu: LOOKBACK_DELAY is not defined (AUTOTUNE_STRICT)"
+#endif
+#define LOOKBACK_DELAY 0
+#endif
 #ifndef DTYPE_ID
 #ifdef AUTOTUNE_STRICT
 #error "compaction.cu: DTYPE_ID is not defined (AUTOTUNE_STRICT)"
@@ -60,6 +66,7 @@ struct CompactPolicy {
   static constexpr int block = BLOCK_SIZE;       // threads per block
   static constexpr int items = ITEMS_PER_THREAD; // elements per thread; tile = block * items
   static constexpr bool stage_output = STAGE_OUTPUT != 0;  // write a tile's selection through shared memory
+  static constexpr int lookback_delay = LOOKBACK_DELAY;     // ns of the first back-off of a look-back spin (0: none)
   static constexpr int dtype = DTYPE_ID;         // 0 int32, 1 float32, 2 float64
   static constexpr bool select_if = SELECT_IF != 0;
 };
@@ -309,9 +316,15 @@ __device__ unsigned look_back(unsigned long long* words, long long tile, unsigne
   for (;;) {
     const long long idx = end - (kWarp - 1 - lane);
     unsigned long long word;
-    do {
+    unsigned delay = CompactPolicy::lookback_delay;
+    for (;;) {
       word = idx >= 0 ? ld_relaxed(words + idx) : (static_cast<unsigned long long>(kFlagPrefix) << 32);
-    } while (__any_sync(kFullMask, static_cast<unsigned>(word >> 32) == kFlagNone));
+      if (!__any_sync(kFullMask, static_cast<unsigned>(word >> 32) == kFlagNone)) break;
+      if constexpr (CompactPolicy::lookback_delay > 0) {  // back off: fewer status reads compete with the data
+        __nanosleep(delay);
+        delay = delay < 16 * CompactPolicy::lookback_delay ? 2 * delay : delay;
+      }
+    }
     const unsigned flag = static_cast<unsigned>(word >> 32);
     const unsigned prefix_mask = __ballot_sync(kFullMask, flag == kFlagPrefix);
     const int first = prefix_mask ? kWarp - 1 - __clz(prefix_mask) : 0;

@@ -47,6 +47,12 @@
 #endif
 #define PADDING 1
 #endif
+#ifndef LOOKBACK_DELAY
+#ifdef AUTOTUNE_STRICT
+#error "scan.cu: LOOKBACK_DELAY is not defined (AUTOTUNE_STRICT)"
+#endif
+#define LOOKBACK_DELAY 0
+#endif
 #ifndef DTYPE_ID
 #ifdef AUTOTUNE_STRICT
 #error "scan.cu: DTYPE_ID is not defined (AUTOTUNE_STRICT)"
@@ -67,6 +73,7 @@ struct ScanPolicy {
   static constexpr int items = ITEMS_PER_THREAD;
   static constexpr int vec = VEC;               // elements per global load/store instruction
   static constexpr int padding = PADDING;       // 1: one shared-memory word of padding every 32 elements
+  static constexpr int lookback_delay = LOOKBACK_DELAY;  // ns of the first back-off of a look-back spin (0: none)
   static constexpr int dtype = DTYPE_ID;         // 0 int32, 1 float32, 2 float64
   static constexpr int op = OP_ID;               // 0 sum, 2 max (the numbering of the reduction family)
 };
@@ -466,14 +473,20 @@ __device__ value_t look_back(const TileStatus& st, long long tile, value_t aggre
     const long long idx = end - (kWarp - 1 - lane);
     unsigned flag;
     value_t v;
-    do {
+    unsigned delay = ScanPolicy::lookback_delay;
+    for (;;) {
       if (idx >= 0) {
         st.read(idx, flag, v);
       } else {
         flag = kFlagPrefix;
         v = identity();
       }
-    } while (__any_sync(kFullMask, flag == kFlagNone));
+      if (!__any_sync(kFullMask, flag == kFlagNone)) break;
+      if constexpr (ScanPolicy::lookback_delay > 0) {  // back off: fewer status reads compete with the data
+        __nanosleep(delay);
+        delay = delay < 16 * ScanPolicy::lookback_delay ? 2 * delay : delay;
+      }
+    }
     const unsigned prefix_mask = __ballot_sync(kFullMask, flag == kFlagPrefix);
     const int first = prefix_mask ? kWarp - 1 - __clz(prefix_mask) : 0;  // nearest inclusive prefix
     value_t c = lane >= first ? v : identity();

@@ -26,7 +26,8 @@ ProblemKey problem(std::int64_t n, std::int64_t pct) {
 }
 
 Config config(Value variant, Value block, Value items, Value stage = 0) {
-  return Config({{"VARIANT", variant}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"STAGE_OUTPUT", stage}});
+  return Config({{"VARIANT", variant}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"STAGE_OUTPUT", stage},
+                 {"LOOKBACK_DELAY", 0}});
 }
 
 std::shared_ptr<const KernelAdapter> adapter() {
@@ -207,9 +208,10 @@ TEST_CASE("compaction spec is embedded and its spaces have a few hundred configu
   for (const Workload& w : s.workloads) {
     INFO(w.key());
     const ParameterSpace space = s.space(s.problem_sizes.front(), d, w);
-    // 2 variants x 8 block sizes x 8 items x 2 output modes, less the 6 staged tiles over 48 KiB; and the
-    // blocked variant: 8 block sizes x 4 items (multiples of 4) x 2 output modes, less 3 staged tiles.
-    CHECK(space.size() == 250 + 61);
+    // three_phase and single_pass: 8 block sizes x 8 items x 2 output modes, less 3 staged tiles over 48 KiB
+    // each (125); single_pass_blocked: 8 block sizes x 4 items (multiples of 4) x 2 output modes, less 3 (61);
+    // the single-pass variants twice (LOOKBACK_DELAY 0 and 64).
+    CHECK(space.size() == 125 + 2 * 125 + 2 * 61);
     CHECK(space.default_index() >= 0);
   }
 }

@@ -27,7 +27,8 @@ ProblemKey problem(std::int64_t n, std::int64_t pct) {
 }
 
 Config config(Value variant, Value block, Value items, Value stage) {
-  return Config({{"VARIANT", variant}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"STAGE_OUTPUT", stage}});
+  return Config({{"VARIANT", variant}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"STAGE_OUTPUT", stage},
+                 {"LOOKBACK_DELAY", 0}});
 }
 
 void require_gpu() {

@@ -23,7 +23,8 @@ bool contains_bytes(const std::vector<unsigned char>& hay, const std::string& ne
 }
 
 Config config(Value variant, Value block, Value items, Value stage) {
-  return Config({{"VARIANT", variant}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"STAGE_OUTPUT", stage}});
+  return Config({{"VARIANT", variant}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"STAGE_OUTPUT", stage},
+                 {"LOOKBACK_DELAY", 0}});
 }
 
 std::vector<std::string> all_options(const KernelAdapter& a, const Config& c, const Workload& w) {
