@@ -23,7 +23,7 @@
 #   TRANSPOSE_STRATEGY [brute_force] (90 configurations)  TRANSPOSE_LIMIT [40]
 #   COMPACTION_DTYPES [int32 float32]  ONLY [reduction scan compaction transpose]
 #   BENCH_ARGS [] (extra arguments of versus_libraries, e.g. --reps 50)  BENCH_TIMEOUT [240]
-#   RESTRICT_28_SCAN ['VARIANT == 4'], RESTRICT_28_COMPACTION ['VARIANT == 2']: at 2^28, where each
+#   RESTRICT_28_SCAN ['VARIANT == 4'], RESTRICT_28_COMPACTION ['VARIANT == 2']: at 2^24 and 2^28, where each
 #     verification moves 1 GiB and the budget is small, sample only the variant that won the brute-force
 #     tunes at 2^26 (docs/scan.md, docs/compaction.md); '' = whole space
 set -uo pipefail
@@ -132,7 +132,7 @@ if [ "${TUNE:-1}" != 0 ]; then
     if wants scan; then
       read -r budget limit <<< "$(budget_of $lg 1)"
       for dt in int32 float32; do
-        if [ $lg = 28 ] && [ -n "$RESTRICT_28_SCAN" ]; then r28=(--restrict "$RESTRICT_28_SCAN"); else r28=(); fi
+        if [ $lg != 20 ] && [ -n "$RESTRICT_28_SCAN" ]; then r28=(--restrict "$RESTRICT_28_SCAN"); else r28=(); fi
         tune "scan_${dt}_2^$lg" "$limit" scan --n $n --dtype $dt --op inclusive_sum --strategy "$STRATEGY" --budget "$budget" \
           "${r28[@]}"
       done
@@ -142,7 +142,7 @@ if [ "${TUNE:-1}" != 0 ]; then
       for dt in $COMPACTION_DTYPES; do
         for op in flagged if; do
           for pct in 50 5; do
-            if [ $lg = 28 ] && [ -n "$RESTRICT_28_COMPACTION" ]; then r28=(--restrict "$RESTRICT_28_COMPACTION"); else r28=(); fi
+            if [ $lg != 20 ] && [ -n "$RESTRICT_28_COMPACTION" ]; then r28=(--restrict "$RESTRICT_28_COMPACTION"); else r28=(); fi
             tune "compaction_${dt}_${op}_2^${lg}_${pct}pct" "$limit" compaction --problem "n=$n,select_pct=$pct" \
               --dtype $dt --op $op --strategy "$STRATEGY" --budget "$budget" "${r28[@]}"
           done
