@@ -4,6 +4,7 @@
 
 #include "test_support.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -309,6 +310,23 @@ TEST_CASE("CudaBackend measures the device copy bandwidth once", "[gpu]") {
   CHECK(gbps > 0);
   CHECK(backend.copy_bandwidth_gbps() == gbps);  // cached
   WARN("device-to-device copy: " << gbps << " GB/s (read + write)");
+}
+
+TEST_CASE("CudaBackend's automatic timeout follows the fastest verification run", "[gpu][timeout]") {
+  TimingOptions o = quick_options();
+  REQUIRE(o.timeout_seconds == 0);  // automatic
+  CudaBackend backend(std::make_shared<ScaleAdapter>(), o);
+  backend.prepare(Workload{"float32", ""}, problem(5000), 11);
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<Measurement> r = backend.evaluate({cfg(256, 0), cfg(256, 5), cfg(128, 0)});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(r[1].log);
+  CHECK(r[0].status == TrialStatus::ok);
+  CHECK(r[1].status == TrialStatus::timeout);
+  CHECK(r[1].log.find(std::to_string(static_cast<int>(kAutoTimeoutFloor))) != std::string::npos);
+  CHECK(r[2].status == TrialStatus::ok);
+  WARN("a hang after a verified configuration was stopped by the automatic timeout; the batch took " << seconds << " s");
+  CHECK(seconds < kAutoTimeoutCeiling);
 }
 
 TEST_CASE("CudaBackend stops a kernel that never finishes and goes on", "[gpu]") {

@@ -75,6 +75,18 @@ TEST_CASE("the L2 flush kernel of the timing loop compiles for sm_80 and sm_90",
   }
 }
 
+TEST_CASE("the verification timeout: explicit, or derived from the fastest verification run", "[nvrtc]") {
+  TimingOptions o;
+  CHECK(o.timeout_seconds == 0);                                    // automatic by default
+  CHECK(effective_timeout(o, 0) == kAutoTimeoutCeiling);            // nothing verified yet
+  CHECK(effective_timeout(o, 0.001) == kAutoTimeoutFloor);          // fast kernels: the floor
+  CHECK(effective_timeout(o, 0.5) == Approx(0.5 * kAutoTimeoutFactor));
+  CHECK(effective_timeout(o, 30) == kAutoTimeoutCeiling);           // a sane ceiling
+  o.timeout_seconds = 3;
+  CHECK(effective_timeout(o, 0) == 3);
+  CHECK(effective_timeout(o, 100) == 3);
+}
+
 TEST_CASE("compile accepts a bare number as arch and rejects virtual architectures", "[nvrtc]") {
   CHECK(compile(kAxpy, "axpy.cu", {}, "90").ok);
   CompileResult r = compile(kAxpy, "axpy.cu", {}, "compute_90");

@@ -257,7 +257,7 @@ void register_commands(CLI::App& app, Globals& g) {
     double time_limit = 0;
     std::uint64_t seed = 1;
     int samples = 15, warmup = 3, jobs = 0, device = 0, top = 10;
-    double median_ci = 2, max_seconds = 2;
+    double median_ci = 2, max_seconds = 2, timeout = 0;
     bool no_flush = false, simulate = false;
     std::string from, device_name, stats_json, binary_cache;
     SpaceFlags narrow;
@@ -278,6 +278,7 @@ void register_commands(CLI::App& app, Globals& g) {
                    "of it (0: always take --samples)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100.0));
+  tune->add_option("--timeout", ta->timeout, kTimeoutHelp)->capture_default_str()->check(CLI::Range(0.0, 86400.0));
   tune->add_option("--max-seconds-per-config", ta->max_seconds,
                    "after 7 samples, stop once the samples add up to this much GPU time")
       ->capture_default_str()
@@ -324,6 +325,7 @@ void register_commands(CLI::App& app, Globals& g) {
         to.samples = ta->samples;
         to.stable_ci = ta->median_ci / 100;
         to.max_seconds_per_config = ta->max_seconds;
+        to.timeout_seconds = ta->timeout;
         to.warmup = ta->warmup;
         to.flush_l2 = !ta->no_flush;
         to.jobs = ta->jobs;

@@ -51,7 +51,7 @@ void register_explore_commands(CLI::App& app, Globals& g) {
     std::vector<std::string> fix;
     std::string plot, from, device_name;
     bool simulate = false, plan_only = false, no_flush = false;
-    double tolerance = 3.0;
+    double tolerance = 3.0, timeout = 0;
     std::uint64_t seed = 1;
     int samples = 15, warmup = 3, gpu = 0;
   };
@@ -74,6 +74,7 @@ void register_explore_commands(CLI::App& app, Globals& g) {
   ex->add_option("--samples", ea->samples, "timed runs per point (>= 7)")->capture_default_str()->check(CLI::Range(7, 100000));
   ex->add_option("--warmup", ea->warmup, "untimed runs before sampling")->capture_default_str()->check(CLI::Range(0, 1000));
   ex->add_flag("--no-flush-l2", ea->no_flush, "do not flush the L2 cache before each sample");
+  ex->add_option("--timeout", ea->timeout, kTimeoutHelp)->capture_default_str()->check(CLI::Range(0.0, 86400.0));
   ex->add_option("--gpu", ea->gpu, "GPU ordinal")->capture_default_str();
   ex->callback([&g, ea] {
     g.run = [&g, ea] {
@@ -124,6 +125,7 @@ void register_explore_commands(CLI::App& app, Globals& g) {
         to.warmup = ea->warmup;
         to.flush_l2 = !ea->no_flush;
         to.device = ea->gpu;
+        to.timeout_seconds = ea->timeout;
         cache = std::make_unique<DbBinaryCache>(*db);
         backend = std::make_unique<cuda::CudaBackend>(adapter, to, cache.get());
         dev = backend->device();

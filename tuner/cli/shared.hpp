@@ -12,6 +12,13 @@
 
 namespace autotune::cli {
 
+/// Help of --timeout (tune, explore).
+inline constexpr const char* kTimeoutHelp =
+    "seconds one verification run may take before the configuration is recorded as a timeout and the GPU worker "
+    "restarted; 0 = automatic: 60 until a configuration verified, then 50 x the fastest verification run, "
+    "between 10 and 60";
+
+
 /// "72.67 us" or "1.234 ms".
 inline std::string fmt_time(double ns) {
   char buf[64];

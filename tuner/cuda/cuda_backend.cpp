@@ -111,6 +111,7 @@ struct CudaBackend::Impl {
   HostBuffers outputs;            // verification outputs, reused (no allocation per trial)
   detail::SharedRegion region;    // where the executor leaves them
   std::optional<double> copy_gbps;
+  double best_run_seconds = 0;  // fastest verification run of a configuration that verified (0: none yet)
 
   CompilePipeline pipeline;
   BackendStats counters;  // verify and benchmark parts; the compile part comes from the pipeline
@@ -390,7 +391,7 @@ struct CudaBackend::Impl {
     w.bytes(cr.cubin.data(), cr.cubin.size());
     w.i32(local ? region.fd() : detail::kWorkerRegionFd);
     w.u64(region_bytes);
-    Reply r = call(w.buffer(), opt.timeout_seconds);
+    Reply r = call(w.buffer(), effective_timeout(opt, best_run_seconds));
     if (r.kind != Reply::Kind::ok) return r;
     Reader rd(r.payload, 1);
     const unsigned char* base = region.map(region.fd(), region_bytes);
@@ -520,6 +521,7 @@ struct CudaBackend::Impl {
     }
 
     verify_time.reset();
+    if (best_run_seconds <= 0 || run_seconds < best_run_seconds) best_run_seconds = run_seconds;
 
     // Timing.
     ++counters.timed;
@@ -532,7 +534,7 @@ struct CudaBackend::Impl {
     t.f64(opt.max_seconds_per_config);
     t.i32(opt.min_samples);
     t.f64(opt.stable_ci);
-    const double time_limit = opt.timeout_seconds + opt.max_seconds_per_config +
+    const double time_limit = effective_timeout(opt, best_run_seconds) + opt.max_seconds_per_config +
                               2.0 * (opt.warmup + std::min(opt.samples, std::max(opt.min_samples, 1))) * run_seconds;
     r = call(t.buffer(), time_limit);
     if (failed(r, m)) return m;
@@ -560,6 +562,12 @@ struct CudaBackend::Impl {
     return *copy_gbps;
   }
 };
+
+double effective_timeout(const TimingOptions& options, double best_run_seconds) {
+  if (options.timeout_seconds > 0) return options.timeout_seconds;
+  if (!(best_run_seconds > 0)) return kAutoTimeoutCeiling;
+  return std::min(kAutoTimeoutCeiling, std::max(kAutoTimeoutFloor, kAutoTimeoutFactor * best_run_seconds));
+}
 
 CudaBackend::CudaBackend(std::shared_ptr<const KernelAdapter> adapter, TimingOptions options, BinaryCache* cache)
     : impl_(std::make_unique<Impl>(std::move(adapter), options, cache)) {}

@@ -70,8 +70,19 @@ struct TimingOptions {
   bool isolate = true;
   /// Limit for one verification run (isolate only; the timing phase gets this plus its expected duration):
   /// past it the worker is killed -> TrialStatus::timeout, and a new worker takes over.
-  double timeout_seconds = 60.0;
+  /// 0 (the default): derived from the session, see effective_timeout().
+  double timeout_seconds = 0.0;
 };
+
+/// Automatic verification timeout: before any configuration verified, kAutoTimeoutCeiling; then
+/// kAutoTimeoutFactor x the fastest verification run so far (load, poisoned run, outputs back), at least
+/// kAutoTimeoutFloor and at most kAutoTimeoutCeiling seconds.
+constexpr double kAutoTimeoutFactor = 50.0;
+constexpr double kAutoTimeoutFloor = 10.0;
+constexpr double kAutoTimeoutCeiling = 60.0;
+/// The limit for one verification run: options.timeout_seconds when positive, else the automatic one for the
+/// fastest verification run so far (best_run_seconds <= 0: none yet).
+double effective_timeout(const TimingOptions& options, double best_run_seconds);
 
 /// Backend that compiles with NVRTC, verifies against the adapter's reference on poisoned outputs, and
 /// times with CUDA events. Not thread-safe (one session at a time).
