@@ -11,6 +11,10 @@
 //  * single pass in registers (VARIANT 5): the same kernel and look-back, but each thread loads its
 //    ITEMS_PER_THREAD consecutive elements straight into registers with VEC-wide loads, scans them there and
 //    stores them the same way; shared memory holds only the warp totals, so it does not limit occupancy.
+//  * single pass, warp-transposed (VARIANT 6): the same kernel and look-back; each warp loads its own
+//    32 * ITEMS_PER_THREAD elements with coalesced VEC-wide loads into its part of shared memory, transposes
+//    them to consecutive elements per thread (warp-synchronous, no block barrier), scans in registers and with
+//    warp shuffles, and stores the same way back; the whole tile needs two block-wide barriers.
 //
 // Workload macros (set by the host adapter, numbered like the reduction family's):
 //   DTYPE_ID 0 int32, 1 float32, 2 float64;  OP_ID 0 sum, 2 max.
@@ -68,7 +72,8 @@
 
 struct ScanPolicy {
   static constexpr int variant = VARIANT;       // 0 kogge_stone, 1 kogge_stone_double_buffer, 2 brent_kung,
-                                                // 3 three_phase, 4 single_pass, 5 single_pass_registers
+                                                // 3 three_phase, 4 single_pass, 5 single_pass_registers,
+                                                // 6 single_pass_warp
   static constexpr int block = BLOCK_SIZE;      // threads per block
   static constexpr int items = ITEMS_PER_THREAD;
   static constexpr int vec = VEC;               // elements per global load/store instruction
@@ -102,7 +107,7 @@ constexpr unsigned kFullMask = 0xffffffffu;
 __host__ __device__ constexpr bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
 static_assert(ScanPolicy::op == 0 || ScanPolicy::op == 2, "OP_ID must be 0 (sum) or 2 (max)");
-static_assert(ScanPolicy::variant >= 0 && ScanPolicy::variant <= 5, "VARIANT must be 0..5");
+static_assert(ScanPolicy::variant >= 0 && ScanPolicy::variant <= 6, "VARIANT must be 0..6");
 static_assert(kBlock % kWarp == 0 && kBlock >= 64 && kBlock <= 1024, "BLOCK_SIZE: a multiple of 32 in [64, 1024]");
 static_assert(kItems >= 1 && kItems <= 64, "ITEMS_PER_THREAD must be in [1, 64]");
 static_assert(kVec == 1 || kVec == 2 || kVec == 4, "VEC must be 1, 2 or 4");
@@ -246,6 +251,66 @@ __device__ __forceinline__ void store_blocked(value_t* __restrict__ out, long lo
 #pragma unroll
     for (int k = 0; k < kItems; ++k) {
       if (first + k < n) out[first + k] = o[k];
+    }
+  }
+}
+
+// ---- warp-transposed tile (VARIANT 6): warp w owns tile elements [w * kWarpTile, (w + 1) * kWarpTile) --------
+
+constexpr int kWarpTile = kWarp * kItems;
+constexpr int kWarpSmem = kWarpTile + (ScanPolicy::padding ? kWarpTile / 32 : 0);
+
+/// Loads this warp's elements (coalesced, VEC wide) through its shared-memory region ws and leaves lane l with
+/// elements [l * kItems, (l + 1) * kItems) of the warp's part in r; beyond n: the identity.
+__device__ __forceinline__ void load_warp(const value_t* __restrict__ in, long long base, long long n, value_t* ws,
+                                          value_t (&r)[kItems]) {
+  const int lane = threadIdx.x & (kWarp - 1);
+  const long long wbase = base + static_cast<long long>(threadIdx.x / kWarp) * kWarpTile;
+  if (base + kTile <= n) {
+    const vec_t* vin = reinterpret_cast<const vec_t*>(in + wbase);
+#pragma unroll
+    for (int k = 0; k < kItems / kVec; ++k) {
+      const int v = k * kWarp + lane;
+      const vec_t x = vin[v];
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) ws[pad(v * kVec + j)] = x.v[j];
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const int i = k * kWarp + lane;
+      ws[pad(i)] = wbase + i < n ? in[wbase + i] : identity();
+    }
+  }
+  __syncwarp();
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) r[k] = ws[pad(lane * kItems + k)];
+  __syncwarp();
+}
+
+/// Stores o (lane l: elements [l * kItems, (l + 1) * kItems) of the warp's part) through ws, coalesced.
+__device__ __forceinline__ void store_warp(value_t* __restrict__ out, long long base, long long n, value_t* ws,
+                                           const value_t (&o)[kItems]) {
+  const int lane = threadIdx.x & (kWarp - 1);
+  const long long wbase = base + static_cast<long long>(threadIdx.x / kWarp) * kWarpTile;
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) ws[pad(lane * kItems + k)] = o[k];
+  __syncwarp();
+  if (base + kTile <= n) {
+    vec_t* vout = reinterpret_cast<vec_t*>(out + wbase);
+#pragma unroll
+    for (int k = 0; k < kItems / kVec; ++k) {
+      const int v = k * kWarp + lane;
+      vec_t x;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) x.v[j] = ws[pad(v * kVec + j)];
+      vout[v] = x;
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const int i = k * kWarp + lane;
+      if (wbase + i < n) out[wbase + i] = ws[pad(i)];
     }
   }
 }
@@ -511,13 +576,13 @@ extern "C" __global__ void __launch_bounds__(ScanPolicy::block)
 scan_tiles(const scan_value_t* __restrict__ in, scan_value_t* __restrict__ out, long long n,
            scan_value_t* __restrict__ tile_sums, int exclusive) {
   using namespace scan_detail;
-  // Part of every binary, but never launched with VARIANT 5, whose tiles may exceed shared memory: then it
-  // keeps no tile (and does nothing).
-  constexpr int kSmem = ScanPolicy::variant == 5 ? 1 : kTileSmem;
+  // Part of every binary, but never launched with VARIANT 5 or 6 (single pass): then it keeps no tile (and
+  // does nothing).
+  constexpr int kSmem = ScanPolicy::variant >= 5 ? 1 : kTileSmem;
   __shared__ value_t s[kSmem];
   __shared__ value_t s2[ScanPolicy::variant == 1 ? kTileSmem : 1];
   __shared__ value_t warp_tot[kWarp];
-  if constexpr (ScanPolicy::variant != 5) {
+  if constexpr (ScanPolicy::variant < 5) {
     const long long base = static_cast<long long>(blockIdx.x) * kTile;
     load_tile(in, base, n, s);
     __syncthreads();
@@ -581,8 +646,53 @@ scan_single_pass(const scan_value_t* __restrict__ in, scan_value_t* __restrict__
     }
     __syncthreads();
     store_blocked(out, base, n, r, threadIdx.x == 0 ? s_prefix : combine(s_prefix, thread_prefix), exclusive != 0);
+  } else if constexpr (ScanPolicy::variant == 6) {
+    __shared__ value_t ws_all[kWarps * kWarpSmem];
+    __shared__ value_t warp_excl[kWarp];
+    value_t* ws = ws_all + (threadIdx.x / kWarp) * kWarpSmem;
+    const int lane = threadIdx.x & (kWarp - 1);
+    const int w = threadIdx.x / kWarp;
+    value_t r[kItems];
+    load_warp(in, base, n, ws, r);
+#pragma unroll
+    for (int k = 1; k < kItems; ++k) r[k] = combine(r[k - 1], r[k]);
+    value_t inc = r[kItems - 1];  // inclusive scan of the lanes' totals within the warp
+#pragma unroll
+    for (int o = 1; o < kWarp; o <<= 1) {
+      const value_t y = __shfl_up_sync(kFullMask, inc, o);
+      if (lane >= o) inc = combine(y, inc);
+    }
+    value_t lane_excl = __shfl_up_sync(kFullMask, inc, 1);
+    if (lane == kWarp - 1) warp_tot[w] = inc;
+    __syncthreads();
+    if (w == 0) {  // warp prefixes and the tile total, then the look-back with it
+      value_t t = lane < kWarps ? warp_tot[lane] : identity();
+#pragma unroll
+      for (int o = 1; o < kWarp; o <<= 1) {
+        const value_t y = __shfl_up_sync(kFullMask, t, o);
+        if (lane >= o) t = combine(y, t);
+      }
+      const value_t e = __shfl_up_sync(kFullMask, t, 1);
+      if (lane < kWarps) warp_excl[lane] = lane == 0 ? identity() : e;
+      const value_t total = __shfl_sync(kFullMask, t, kWarps - 1);
+      const value_t prefix = look_back(st, tile, total);
+      if (lane == 0) s_prefix = prefix;
+    }
+    __syncthreads();
+    value_t p = combine(s_prefix, warp_excl[w]);
+    if (lane > 0) p = combine(p, lane_excl);
+    value_t o[kItems];
+    if (exclusive != 0) {
+      o[0] = p;
+#pragma unroll
+      for (int k = 1; k < kItems; ++k) o[k] = combine(p, r[k - 1]);
+    } else {
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) o[k] = combine(p, r[k]);
+    }
+    store_warp(out, base, n, ws, o);
   } else {
-    __shared__ value_t s[ScanPolicy::variant == 5 ? 1 : kTileSmem];
+    __shared__ value_t s[ScanPolicy::variant >= 5 ? 1 : kTileSmem];
     load_tile(in, base, n, s);
     __syncthreads();
     three_phase(s, warp_tot);

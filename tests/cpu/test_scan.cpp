@@ -220,7 +220,7 @@ TEST_CASE("scan spec is embedded and its spaces have a few hundred configuration
     CHECK(space.size() <= 1000);
     CHECK(space.default_index() >= 0);  // the default is valid for every element type
     // Every variant has configurations.
-    for (Value v = 0; v <= 5; ++v) {
+    for (Value v = 0; v <= 6; ++v) {
       bool found = false;
       for (std::size_t i = 0; i < space.size() && !found; ++i) found = space.config(i).at("VARIANT") == v;
       CHECK(found);

@@ -22,6 +22,7 @@ enum class Op { sum = 0, max = 2 };
 
 constexpr int kSinglePass = 4;           // VARIANT of scan_single_pass; 0-3 are hierarchical
 constexpr int kSinglePassRegisters = 5;  // the same kernel with the tile in registers
+constexpr int kSinglePassWarp = 6;       // the same kernel, warp-transposed tile
 constexpr std::size_t kRegionAlign = 256;  // bytes; keeps VEC-wide accesses of every region aligned
 // Depth allowance of the float tolerance beyond log2(n): the sequential part of a thread (ITEMS_PER_THREAD
 // is at most 32 in the shipped spec).
@@ -93,7 +94,7 @@ class ScanAdapter : public KernelAdapter {
     const std::int64_t variant = c.at("VARIANT");
     const std::int64_t block = c.at("BLOCK_SIZE");
     const std::int64_t items = c.at("ITEMS_PER_THREAD");
-    if (variant < 0 || variant > kSinglePassRegisters) throw UsageError("scan: VARIANT must be 0..5");
+    if (variant < 0 || variant > kSinglePassWarp) throw UsageError("scan: VARIANT must be 0..6");
     if (block < 32 || block > 1024 || block % 32 != 0 || items < 1)
       throw UsageError("scan: BLOCK_SIZE must be a multiple of 32 in [32, 1024] and ITEMS_PER_THREAD >= 1");
     const std::int64_t tile = block * items;
@@ -104,7 +105,7 @@ class ScanAdapter : public KernelAdapter {
     plan.buffers.push_back({"in", static_cast<std::size_t>(n) * es, BufferRole::input});
     plan.buffers.push_back({"out", static_cast<std::size_t>(n) * es, BufferRole::output});
 
-    if (variant == kSinglePass || variant == kSinglePassRegisters) {
+    if (variant >= kSinglePass) {
       // Layout of tile_state: see "tile status" in scan.cu. Counter and flags are cleared by a memset.
       const auto tiles = static_cast<std::size_t>(tiles_of(n));
       const std::size_t flag_bytes = es == 4 ? 8 * tiles : align_up(4 * tiles, 8);
