@@ -258,7 +258,7 @@ void register_commands(CLI::App& app, Globals& g) {
     std::uint64_t seed = 1;
     int samples = 15, warmup = 3, jobs = 0, device = 0, top = 10;
     double median_ci = 2, max_seconds = 2, timeout = 0;
-    bool no_flush = false, simulate = false;
+    bool no_flush = false, simulate = false, compile_in_process = false;
     std::string from, device_name, stats_json, binary_cache;
     SpaceFlags narrow;
   };
@@ -286,6 +286,8 @@ void register_commands(CLI::App& app, Globals& g) {
   tune->add_option("--warmup", ta->warmup, "untimed runs before sampling")->capture_default_str()->check(CLI::Range(0, 1000));
   tune->add_flag("--no-flush-l2", ta->no_flush, "do not flush the L2 cache before each sample");
   tune->add_option("--jobs", ta->jobs, "compile threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  tune->add_flag("--compile-in-process", ta->compile_in_process,
+                 "run NVRTC on the compile threads instead of one compile worker process per thread");
   tune->add_option("--binary-cache", ta->binary_cache,
                    "database whose binaries table caches the compiled kernels (default: --db itself)");
   tune->add_option("--stats-json", ta->stats_json,
@@ -329,6 +331,7 @@ void register_commands(CLI::App& app, Globals& g) {
         to.warmup = ta->warmup;
         to.flush_l2 = !ta->no_flush;
         to.jobs = ta->jobs;
+        to.compile_processes = !ta->compile_in_process;
         to.device = ta->device;
         if (!ta->binary_cache.empty()) cache_db = db::Database::open(ta->binary_cache);
         cache = std::make_unique<DbBinaryCache>(cache_db ? *cache_db : *db);

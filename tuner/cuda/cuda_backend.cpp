@@ -73,12 +73,6 @@ std::string basename_of(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-std::string wait_status_text(int status) {
-  if (WIFEXITED(status)) return "exit code " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
-  return "status " + std::to_string(status);
-}
-
 /// Outcome of one request to the executor.
 struct Reply {
   enum class Kind { ok, cuda_error, timeout, died };
@@ -190,30 +184,7 @@ struct CudaBackend::Impl {
   }
 
   /// Ends the worker (kill_now: SIGKILL first, for a hung one) and returns how it ended.
-  std::string stop_worker(bool kill_now) {
-    if (worker.pid <= 0) return "not running";
-    if (kill_now) ::kill(worker.pid, SIGKILL);
-    ::close(worker.fd);  // the worker sees EOF and exits
-    int status = 0;
-    std::string how = "unknown";
-    const auto start = std::chrono::steady_clock::now();
-    for (;;) {
-      pid_t r = ::waitpid(worker.pid, &status, WNOHANG);
-      if (r == worker.pid) {
-        how = wait_status_text(status);
-        break;
-      }
-      if (r < 0) break;  // e.g. SIGCHLD ignored by the host program: nothing to reap
-      if (seconds_since(start) > 5) {
-        ::kill(worker.pid, SIGKILL);
-        if (::waitpid(worker.pid, &status, 0) == worker.pid) how = wait_status_text(status);
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    worker = {};
-    return how;
-  }
+  std::string stop_worker(bool kill_now) { return detail::stop_helper(worker, kill_now); }
 
   static Reply parse(std::string payload) {
     Reply r;
@@ -437,7 +408,9 @@ struct CudaBackend::Impl {
     CompilePipeline::Item item;
     item.key = binary_key(adapter->spec().source_text, options, arch);
     item.task = [source = &adapter->spec().source_text, name = program_name(), options = std::move(options),
-                 a = arch] { return compile(*source, name, options, a); };
+                 a = arch, processes = opt.compile_processes] {
+      return processes ? compile_in_worker(*source, name, options, a) : compile(*source, name, options, a);
+    };
     return item;
   }
 

@@ -3,6 +3,7 @@
 #include "tuner/cuda/executor.hpp"
 
 #include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -17,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <thread>
 
 #include "tuner/core/sampling.hpp"
 #include "tuner/cuda/driver.hpp"
@@ -781,35 +783,40 @@ int worker_main(int fd) {
   }
 }
 
-WorkerProcess spawn_worker(int region_fd) {
+WorkerProcess spawn_helper(const char* env_var, const char* what, const std::string& hint, int region_fd) {
+  const std::string name(what);
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-    throw EnvironmentError(std::string("cannot start the GPU worker: socketpair failed: ") + std::strerror(errno));
+    throw EnvironmentError("cannot start " + name + ": socketpair failed: " + std::strerror(errno));
   }
-  // Move the worker's end above kWorkerFd so that dup2 onto kWorkerFd cannot clobber it.
+  // Move the helper's end above kWorkerFd so that dup2 onto kWorkerFd cannot clobber it.
   int child_end = ::fcntl(sv[1], F_DUPFD_CLOEXEC, kWorkerFd + 1);
   ::close(sv[1]);
   if (child_end < 0) {
     ::close(sv[0]);
-    throw EnvironmentError(std::string("cannot start the GPU worker: fcntl failed: ") + std::strerror(errno));
+    throw EnvironmentError("cannot start " + name + ": fcntl failed: " + std::strerror(errno));
   }
   // Likewise the region's copy lies above both targets (kWorkerRegionFd < kWorkerFd < child_end).
-  int region_copy = ::fcntl(region_fd, F_DUPFD_CLOEXEC, kWorkerFd + 1);
-  if (region_copy < 0) {
-    ::close(sv[0]);
-    ::close(child_end);
-    throw EnvironmentError(std::string("cannot start the GPU worker: fcntl failed: ") + std::strerror(errno));
+  int region_copy = -1;
+  if (region_fd >= 0) {
+    region_copy = ::fcntl(region_fd, F_DUPFD_CLOEXEC, kWorkerFd + 1);
+    if (region_copy < 0) {
+      ::close(sv[0]);
+      ::close(child_end);
+      throw EnvironmentError("cannot start " + name + ": fcntl failed: " + std::strerror(errno));
+    }
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, child_end, kWorkerFd);  // dup2 clears FD_CLOEXEC
-  posix_spawn_file_actions_adddup2(&actions, region_copy, kWorkerRegionFd);
+  if (region_copy >= 0) posix_spawn_file_actions_adddup2(&actions, region_copy, kWorkerRegionFd);
 
+  const std::string prefix = std::string(env_var) + "=";
   std::vector<std::string> env_store;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    if (std::strncmp(*e, kWorkerEnv, std::strlen(kWorkerEnv)) != 0) env_store.emplace_back(*e);
+    if (std::strncmp(*e, prefix.c_str(), prefix.size()) != 0) env_store.emplace_back(*e);
   }
-  env_store.push_back(std::string(kWorkerEnv) + "=" + std::to_string(kWorkerFd));
+  env_store.push_back(prefix + std::to_string(kWorkerFd));
   std::vector<char*> envp;
   for (auto& s : env_store) envp.push_back(s.data());
   envp.push_back(nullptr);
@@ -820,13 +827,61 @@ WorkerProcess spawn_worker(int region_fd) {
   int rc = ::posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv, envp.data());
   posix_spawn_file_actions_destroy(&actions);
   ::close(child_end);
-  ::close(region_copy);
+  if (region_copy >= 0) ::close(region_copy);
   if (rc != 0) {
     ::close(sv[0]);
-    throw EnvironmentError(std::string("cannot start the GPU worker (/proc/self/exe): ") + std::strerror(rc) +
-                           "; TimingOptions::isolate = false runs GPU work in-process instead");
+    throw EnvironmentError("cannot start " + name + " (/proc/self/exe): " + std::strerror(rc) + hint);
   }
   return WorkerProcess{pid, sv[0]};
+}
+
+namespace {
+std::string wait_status_text(int status) {
+  if (WIFEXITED(status)) return "exit code " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  return "status " + std::to_string(status);
+}
+}  // namespace
+
+std::string stop_helper(WorkerProcess& p, bool kill_now) {
+  if (p.pid <= 0) return "not running";
+  if (kill_now) ::kill(p.pid, SIGKILL);
+  ::close(p.fd);  // the helper sees EOF and exits
+  int status = 0;
+  std::string how = "unknown";
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    const pid_t r = ::waitpid(p.pid, &status, WNOHANG);
+    if (r == p.pid) {
+      how = wait_status_text(status);
+      break;
+    }
+    if (r < 0) break;  // e.g. SIGCHLD ignored by the host program: nothing to reap
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(5)) {
+      ::kill(p.pid, SIGKILL);
+      if (::waitpid(p.pid, &status, 0) == p.pid) how = wait_status_text(status);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  p = {};
+  return how;
+}
+
+void serve_as_helper(const char* env_var, int (*serve)(int fd)) {
+  const char* env = std::getenv(env_var);
+  if (env == nullptr) return;
+  const int fd = std::atoi(env);
+  ::unsetenv(env_var);
+  // No PR_SET_PDEATHSIG: it fires when the spawning *thread* ends. The helper ends on EOF instead.
+  const int code = serve(fd);
+  std::fflush(stderr);
+  std::_Exit(code);
+}
+
+WorkerProcess spawn_worker(int region_fd) {
+  return spawn_helper(kWorkerEnv, "the GPU worker", "; TimingOptions::isolate = false runs GPU work in-process instead",
+                      region_fd);
 }
 
 namespace {
@@ -835,16 +890,7 @@ namespace {
 // program. Only this file's code and the C/C++ runtime are used, so static initialisation order of other
 // translation units does not matter.
 struct WorkerHook {
-  WorkerHook() {
-    const char* env = std::getenv(kWorkerEnv);
-    if (env == nullptr) return;
-    const int fd = std::atoi(env);
-    ::unsetenv(kWorkerEnv);
-    // No PR_SET_PDEATHSIG: it fires when the spawning *thread* ends. The worker ends on EOF instead.
-    const int code = worker_main(fd);
-    std::fflush(stderr);
-    std::_Exit(code);
-  }
+  WorkerHook() { serve_as_helper(kWorkerEnv, worker_main); }
 };
 WorkerHook worker_hook;
 

@@ -167,6 +167,20 @@ struct WorkerProcess {
 /// The number under which a worker sees the backend's shared output region (see SharedRegion).
 constexpr int kWorkerRegionFd = 199;
 
+/// Starts /proc/self/exe with env_var set to the number of its end of a socket (the parent keeps the other
+/// end), for a static initializer that serves requests before main() (the GPU worker here, the compile worker
+/// in compile_worker.cpp). what names the helper in errors ("the GPU worker"), hint is appended when the
+/// spawn itself fails. region_fd >= 0 becomes kWorkerRegionFd there. Throws EnvironmentError.
+WorkerProcess spawn_helper(const char* env_var, const char* what, const std::string& hint, int region_fd);
+
+/// For the static initializer of a helper: if env_var is set (by spawn_helper), serves the socket it names
+/// with serve(fd) and ends the process with serve's return value, before main() runs; otherwise returns.
+void serve_as_helper(const char* env_var, int (*serve)(int fd));
+
+/// Ends a helper process (kill_now: SIGKILL first, for a hung one; otherwise closing the socket ends it, and
+/// SIGKILL follows after 5 s), reaps it, resets p and says how it ended ("exit code 0", "killed by signal 9").
+std::string stop_helper(WorkerProcess& p, bool kill_now);
+
 /// Starts /proc/self/exe as a GPU worker; region_fd (a SharedRegion's fd) becomes kWorkerRegionFd there.
 /// Throws EnvironmentError if it cannot be started.
 WorkerProcess spawn_worker(int region_fd);

@@ -36,6 +36,16 @@ using BinaryCache = autotune::BinaryCache;
 CompileResult compile(const std::string& source, const std::string& program_name,
                       const std::vector<std::string>& options, const std::string& arch);
 
+/// compile() in a compile worker process of the calling thread: this executable started again from
+/// /proc/self/exe with AUTOTUNE_NVRTC_WORKER_FD set, which a static initializer of this library serves before
+/// main() (NVRTC does not scale across the threads of one process, but does across processes). Started on
+/// first use, kept for the thread's lifetime, replaced if it died. Same results as compile(), byte for byte.
+/// A worker that dies or does not answer within 120 s is killed and the request retried once in a new one;
+/// a second failure is a failed result whose log says so. If no worker can be started, compiles in-process.
+/// Thread-safe.
+CompileResult compile_in_worker(const std::string& source, const std::string& program_name,
+                                const std::vector<std::string>& options, const std::string& arch);
+
 /// "-DNAME=value" for every parameter of the config, plus "-DAUTOTUNE_STRICT=1".
 std::vector<std::string> config_defines(const Config& c);
 
@@ -63,6 +73,9 @@ struct TimingOptions {
   bool flush_l2 = true;      // overwrite a buffer of 2x the L2 size before each sample
   double max_seconds_per_config = 2.0;  // sampling stops early after this much GPU time (>= min_samples)
   int jobs = 0;              // compile threads (0 = hardware concurrency)
+  /// Each compile thread sends its NVRTC compilations to a compile worker process of its own
+  /// (compile_in_worker); false: NVRTC runs on the compile threads themselves (slower with several threads).
+  bool compile_processes = true;
   int device = 0;            // ordinal
   /// Run GPU work in a worker process (this executable, restarted after a fault): a sticky fault such as an
   /// illegal address cannot be recovered inside a process. false: in-process, and after a sticky fault the

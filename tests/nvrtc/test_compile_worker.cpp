@@ -1,0 +1,141 @@
+// NVRTC compilations in compile worker processes (compile_in_worker): this test binary serves as its own
+// worker, and the results are the same, byte for byte, as compiling in-process.
+#include <catch2/catch.hpp>
+
+#include <dirent.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tuner/cuda/runtime.hpp"
+#include "tuner/kernels/registry.hpp"
+
+using namespace autotune;
+
+namespace {
+
+struct Job {
+  std::vector<std::string> options;
+  std::string arch;
+};
+
+/// A few reduction configurations (default, smallest and largest block, another variant) for two architectures.
+std::vector<Job> reduction_jobs(const TuningSpec& s) {
+  auto a = kernels::make_adapter(s);
+  const Workload w = s.workloads.front();
+  std::vector<Config> configs{s.default_config()};
+  for (const int block : {64, 1024}) {
+    Config c = s.default_config();
+    c.set("BLOCK_SIZE", block);
+    configs.push_back(c);
+  }
+  Config other = s.default_config();
+  other.set("VARIANT", 6);
+  configs.push_back(other);
+  std::vector<Job> jobs;
+  for (const auto& c : configs) {
+    std::vector<std::string> options = cuda::config_defines(c);
+    for (const auto& o : a->compile_options(w)) options.push_back(o);
+    for (const char* arch : {"sm_80", "sm_90"}) jobs.push_back({options, arch});
+  }
+  return jobs;
+}
+
+/// Child processes of this process that run this executable as a compile or GPU worker.
+std::vector<pid_t> worker_children() {
+  std::vector<pid_t> out;
+  const std::string self = std::to_string(::getpid());
+  DIR* dir = ::opendir("/proc");
+  if (dir == nullptr) return out;
+  while (dirent* e = ::readdir(dir)) {
+    const std::string pid = e->d_name;
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat("/proc/" + pid + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 1));
+    std::string state, ppid;
+    rest >> state >> ppid;
+    if (ppid != self) continue;
+    std::ifstream cmd("/proc/" + pid + "/cmdline");
+    std::string argv0;
+    std::getline(cmd, argv0, '\0');
+    if (argv0 == "autotune-cuda-worker") out.push_back(static_cast<pid_t>(std::stol(pid)));
+  }
+  ::closedir(dir);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("compile workers give the same CUBIN bytes as in-process compilation", "[nvrtc][compile-worker]") {
+  const TuningSpec s = kernels::builtin_spec("reduction");
+  const std::vector<Job> jobs = reduction_jobs(s);
+  std::vector<cuda::CompileResult> local;
+  for (const auto& j : jobs) local.push_back(cuda::compile(s.source_text, "reduction.cu", j.options, j.arch));
+
+  SECTION("on this thread") {
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      const cuda::CompileResult r = cuda::compile_in_worker(s.source_text, "reduction.cu", jobs[i].options, jobs[i].arch);
+      INFO(i << ": " << r.log);
+      REQUIRE(local[i].ok);
+      CHECK(r.ok);
+      CHECK(r.cubin == local[i].cubin);
+      CHECK(r.log == local[i].log);
+      CHECK(r.ms > 0);
+    }
+    // The compilations above ran in a worker process of this thread, which is still there for the next one.
+    const std::vector<pid_t> workers = worker_children();
+    REQUIRE(!workers.empty());
+
+    // A worker that died is replaced: the next compilation still succeeds, with the same bytes.
+    for (pid_t pid : workers) ::kill(pid, SIGKILL);
+    const cuda::CompileResult again =
+        cuda::compile_in_worker(s.source_text, "reduction.cu", jobs[0].options, jobs[0].arch);
+    INFO(again.log);
+    CHECK(again.ok);
+    CHECK(again.cubin == local[0].cubin);
+  }
+
+  SECTION("on several threads, each with its own worker") {
+    std::vector<cuda::CompileResult> remote(jobs.size());
+    std::vector<std::thread> pool;
+    for (std::size_t t = 0; t < 3; ++t) {
+      pool.emplace_back([&, t] {
+        for (std::size_t i = t; i < jobs.size(); i += 3)
+          remote[i] = cuda::compile_in_worker(s.source_text, "reduction.cu", jobs[i].options, jobs[i].arch);
+      });
+    }
+    for (auto& th : pool) th.join();
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      INFO(i << ": " << remote[i].log);
+      CHECK(remote[i].ok == local[i].ok);
+      CHECK(remote[i].cubin == local[i].cubin);
+    }
+  }
+}
+
+TEST_CASE("compile workers report a failing source with the in-process log", "[nvrtc][compile-worker]") {
+  const std::string bad = "extern \"C\" __global__ void broken(float* p) { p[0] = undeclared_name; }\n";
+  const cuda::CompileResult local = cuda::compile(bad, "broken.cu", {"-DX=1"}, "sm_90");
+  const cuda::CompileResult remote = cuda::compile_in_worker(bad, "broken.cu", {"-DX=1"}, "sm_90");
+  INFO(remote.log);
+  CHECK_FALSE(local.ok);
+  CHECK_FALSE(remote.ok);
+  CHECK(remote.cubin.empty());
+  CHECK(remote.log.find("undeclared_name") != std::string::npos);
+  CHECK(remote.log == local.log);
+
+  // A rejected architecture is a failed result in both paths as well.
+  const cuda::CompileResult arch_local = cuda::compile(bad, "broken.cu", {}, "compute_90");
+  const cuda::CompileResult arch_remote = cuda::compile_in_worker(bad, "broken.cu", {}, "compute_90");
+  CHECK_FALSE(arch_remote.ok);
+  CHECK(arch_remote.log == arch_local.log);
+}

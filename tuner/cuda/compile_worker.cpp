@@ -1,0 +1,144 @@
+// NVRTC compilations in helper processes, one per calling thread.
+//
+// NVRTC does not scale across the threads of one process: on the 16-core H200 machine, 64 compilations of
+// kernels_src/reduction/reduction.cu took 1.556 s on 1 thread, 1.303 s on 8 and 1.336 s on 16 threads of one
+// process, but 0.635 s in 16 separate processes. compile_in_worker() therefore sends each compilation to a
+// compile worker owned by the calling thread: this very executable started again from /proc/self/exe with
+// AUTOTUNE_NVRTC_WORKER_FD set (spawn_helper in executor.cpp), which the static initializer at the end of this
+// file serves before main() runs. The initializer lives in the same translation unit as compile_in_worker(),
+// so every executable that can start a compile worker also links the code that serves it.
+#include <string>
+#include <vector>
+
+#include "tuner/core/error.hpp"
+#include "tuner/cuda/executor.hpp"
+#include "tuner/cuda/runtime.hpp"
+
+namespace autotune::cuda {
+namespace {
+
+constexpr const char* kCompileWorkerEnv = "AUTOTUNE_NVRTC_WORKER_FD";
+// Longest wait for one compilation in a worker; past it the worker is killed (and the request retried once).
+constexpr double kCompileTimeoutS = 120;
+
+// Reply status bytes.
+constexpr std::uint8_t kReplyResult = 0;       // u8 ok, str log, bytes cubin, f64 ms
+constexpr std::uint8_t kReplyEnvironment = 1;  // str message: NVRTC itself is unusable (EnvironmentError)
+
+std::string encode_request(const std::string& source, const std::string& program_name,
+                           const std::vector<std::string>& options, const std::string& arch) {
+  detail::Writer w;
+  w.str(source);
+  w.str(program_name);
+  w.u64(options.size());
+  for (const auto& o : options) w.str(o);
+  w.str(arch);
+  return std::move(w.buffer());
+}
+
+// Serves one request; never throws.
+std::string serve(const std::string& request) {
+  detail::Writer w;
+  try {
+    detail::Reader r(request);
+    const std::string source = r.str();
+    const std::string name = r.str();
+    std::vector<std::string> options(r.u64());
+    for (auto& o : options) o = r.str();
+    const std::string arch = r.str();
+    const CompileResult res = compile(source, name, options, arch);
+    w.u8(kReplyResult);
+    w.u8(res.ok ? 1 : 0);
+    w.str(res.log);
+    w.bytes(res.cubin.data(), res.cubin.size());
+    w.f64(res.ms);
+  } catch (const std::exception& e) {
+    w.buffer().clear();
+    w.u8(kReplyEnvironment);
+    w.str(e.what());
+  }
+  return std::move(w.buffer());
+}
+
+CompileResult decode_reply(const std::string& reply) {
+  detail::Reader r(reply);
+  if (r.u8() != kReplyResult) throw EnvironmentError(r.str());
+  CompileResult res;
+  res.ok = r.u8() != 0;
+  res.log = r.str();
+  r.bytes_into(res.cubin);
+  res.ms = r.f64();
+  return res;
+}
+
+// The compile worker of one thread: started on first use, replaced when it died.
+class CompileWorker {
+ public:
+  CompileWorker() = default;
+  ~CompileWorker() { detail::stop_helper(proc_, false); }
+  CompileWorker(const CompileWorker&) = delete;
+  CompileWorker& operator=(const CompileWorker&) = delete;
+
+  CompileResult compile_one(const std::string& source, const std::string& program_name,
+                            const std::vector<std::string>& options, const std::string& arch) {
+    const std::string request = encode_request(source, program_name, options, arch);
+    std::string failure;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      if (proc_.pid <= 0) {
+        if (spawn_failed_) return compile(source, program_name, options, arch);
+        try {
+          proc_ = detail::spawn_helper(kCompileWorkerEnv, "the NVRTC compile worker", "", -1);
+        } catch (const EnvironmentError&) {
+          spawn_failed_ = true;  // this thread compiles in-process from now on
+          return compile(source, program_name, options, arch);
+        }
+      }
+      std::string reply;
+      detail::RecvResult got = detail::RecvResult::closed;
+      if (detail::send_frame(proc_.fd, request)) got = detail::recv_frame(proc_.fd, reply, kCompileTimeoutS);
+      if (got == detail::RecvResult::ok) return decode_reply(reply);
+      const bool timed_out = got == detail::RecvResult::timeout;
+      const std::string how = detail::stop_helper(proc_, timed_out);
+      failure = timed_out ? "did not answer within " + std::to_string(static_cast<int>(kCompileTimeoutS)) +
+                                " s and was killed"
+                          : "ended unexpectedly (" + how + ")";
+    }
+    // Twice in a row: a property of this source and these options (NVRTC crashes or hangs on it).
+    CompileResult res;
+    res.log = "compile: the NVRTC compile worker process " + failure + ", also on the retry in a new worker";
+    return res;
+  }
+
+ private:
+  detail::WorkerProcess proc_;
+  bool spawn_failed_ = false;
+};
+
+}  // namespace
+
+CompileResult compile_in_worker(const std::string& source, const std::string& program_name,
+                                const std::vector<std::string>& options, const std::string& arch) {
+  thread_local CompileWorker worker;
+  return worker.compile_one(source, program_name, options, arch);
+}
+
+namespace {
+
+// Runs before main() in a process started as a compile worker: serve until EOF, then exit without running
+// the host program. Only compile() (whose state is function-local statics), the framing and the C/C++
+// runtime are used, so static initialisation order of other translation units does not matter.
+int serve_compilations(int fd) {
+  std::string request;
+  while (detail::recv_frame(fd, request, 0) == detail::RecvResult::ok) {
+    if (!detail::send_frame(fd, serve(request))) break;
+  }
+  return 0;
+}
+
+struct CompileWorkerHook {
+  CompileWorkerHook() { detail::serve_as_helper(kCompileWorkerEnv, serve_compilations); }
+};
+CompileWorkerHook compile_worker_hook;
+
+}  // namespace
+}  // namespace autotune::cuda
