@@ -11,37 +11,17 @@
 #include <string>
 
 #include "db/database.hpp"
+#include "tests/cli_support.hpp"
 #include "tests/tools/child_process.hpp"
 
 namespace {
 
-struct Run {
-  int code = -1;
-  std::string out;  // stdout + stderr
-};
-
-Run run(const std::string& args) {
-  std::string cmd = std::string(AUTOTUNE_BIN) + " " + args + " 2>&1";
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t got;
-  while ((got = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, got);
-  int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+using autotune_test::Run;
+using autotune_test::run_cli;
+using autotune_test::slurp;
 
 std::string tmp_path(const std::string& name) {
   return "/tmp/autotune_cli_test_" + std::to_string(::getpid()) + "_" + name;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 void write(const std::string& path, const std::string& text) {
@@ -54,28 +34,28 @@ const std::string kData = AUTOTUNE_TEST_DATA_DIR;
 }  // namespace
 
 TEST_CASE("cli: help and listing work without a GPU", "[cpu][cli]") {
-  Run h = run("--help");
+  Run h = run_cli("--help");
   CHECK(h.code == 0);
   CHECK_THAT(h.out, Catch::Contains("tune") && Catch::Contains("best") && Catch::Contains("space"));
-  Run th = run("tune --help");
+  Run th = run_cli("tune --help");
   CHECK(th.code == 0);
   CHECK_THAT(th.out, Catch::Contains("--strategy") && Catch::Contains("--budget"));
-  Run l = run("list");
+  Run l = run_cli("list");
   CHECK(l.code == 0);
   CHECK_THAT(l.out, Catch::Contains("reduction"));
-  Run s = run("space " + kData + "/specs/tiny.tune.json");
+  Run s = run_cli("space " + kData + "/specs/tiny.tune.json");
   CHECK(s.code == 0);
   CHECK_THAT(s.out, Catch::Contains("cartesian:   4") && Catch::Contains("valid:       4"));
 }
 
 TEST_CASE("cli: bad input gets a one-line error and a non-zero exit", "[cpu][cli]") {
-  Run unknown = run("space no_such_kernel");
+  Run unknown = run_cli("space no_such_kernel");
   CHECK(unknown.code == 2);
   CHECK_THAT(unknown.out, Catch::Contains("unknown kernel 'no_such_kernel'"));
 
   std::string bad = tmp_path("bad.json");
   write(bad, "{\"name\": \"x\",");
-  Run malformed = run("space " + bad);
+  Run malformed = run_cli("space " + bad);
   CHECK(malformed.code == 2);
   CHECK_THAT(malformed.out, Catch::Contains("malformed JSON"));
 
@@ -84,7 +64,7 @@ TEST_CASE("cli: bad input gets a one-line error and a non-zero exit", "[cpu][cli
   wrong_type.replace(wrong_type.find("[32, 64, 128, 256]"), 18, "[32, \"64\"]");
   std::string wt = kData + "/specs/tmp_wrong_type.tune.json";
   write(wt, wrong_type);
-  Run r1 = run("space " + wt);
+  Run r1 = run_cli("space " + wt);
   std::remove(wt.c_str());
   CHECK(r1.code == 2);
   CHECK_THAT(r1.out, Catch::Contains("/parameters/0/values/1"));
@@ -93,7 +73,7 @@ TEST_CASE("cli: bad input gets a one-line error and a non-zero exit", "[cpu][cli
   unknown_param.replace(unknown_param.find("\"parameters\""), 12, "\"constraints\": [\"BLOCK < 64\"], \"parameters\"");
   std::string up = kData + "/specs/tmp_unknown_param.tune.json";
   write(up, unknown_param);
-  Run r2 = run("space " + up);
+  Run r2 = run_cli("space " + up);
   std::remove(up.c_str());
   CHECK(r2.code == 2);
   CHECK_THAT(r2.out, Catch::Contains("unknown name 'BLOCK'"));
@@ -102,14 +82,14 @@ TEST_CASE("cli: bad input gets a one-line error and a non-zero exit", "[cpu][cli
   empty.replace(empty.find("\"parameters\""), 12, "\"constraints\": [\"BLOCK_SIZE > 4096\"], \"parameters\"");
   std::string em = kData + "/specs/tmp_empty.tune.json";
   write(em, empty);
-  Run r3 = run("space " + em);
+  Run r3 = run_cli("space " + em);
   std::remove(em.c_str());
   CHECK(r3.code != 0);
   CHECK_THAT(r3.out, Catch::Contains("valid:       0"));
 
-  Run zero = run("space reduction --n 0");
+  Run zero = run_cli("space reduction --n 0");
   CHECK(zero.code != 0);
-  Run bad_dtype = run("space reduction --dtype complex128");
+  Run bad_dtype = run_cli("space reduction --dtype complex128");
   CHECK(bad_dtype.code == 2);
   CHECK_THAT(bad_dtype.out, Catch::Contains("does not support workload"));
 }
@@ -118,7 +98,7 @@ TEST_CASE("cli: tune without a GPU says so, databases that are not ours are refu
   std::string notdb = tmp_path("notdb.db");
   write(notdb, "this is not a database, just text that someone named .db\n");
   std::string before = slurp(notdb);
-  Run r = run("--db " + notdb + " best reduction --n 1024 --device x");
+  Run r = run_cli("--db " + notdb + " best reduction --n 1024 --device x");
   CHECK(r.code == 4);
   CHECK_THAT(r.out, Catch::Contains("not SQLite") || Catch::Contains("not an autotune database"));
   CHECK(slurp(notdb) == before);
@@ -129,12 +109,12 @@ TEST_CASE("cli: tune without a GPU says so, databases that are not ours are refu
     db->exec("PRAGMA user_version = 999");
   }
   std::string nbefore = slurp(newer);
-  Run r2 = run("--db " + newer + " tune reduction --n 1024 --simulate");
+  Run r2 = run_cli("--db " + newer + " tune reduction --n 1024 --simulate");
   CHECK(r2.code == 4);
   CHECK_THAT(r2.out, Catch::Contains("newer"));
   CHECK(slurp(newer) == nbefore);
 
-  Run nogpu = run("--db " + tmp_path("x.db") + " tune reduction --n 1024");
+  Run nogpu = run_cli("--db " + tmp_path("x.db") + " tune reduction --n 1024");
   if (nogpu.out.find("no NVIDIA driver/GPU found") != std::string::npos) {
     CHECK(nogpu.code == 3);
     CHECK_THAT(nogpu.out, Catch::Contains("--simulate"));
@@ -220,16 +200,16 @@ TEST_CASE("cli: tune prints a time split and writes it as JSON, and --values and
   const std::string narrow =
       " --n 67108864 --dtype float32 --op sum --values VARIANT=grid_stride --values FINAL=second_pass --values KAHAN=0"
       " --values BLOCKS_PER_SM=1,2,4,8,16,32 --values ITEMS_PER_THREAD=1,2,4";
-  Run sp = run("space reduction" + narrow + " --drop-constraint 'BLOCKS_PER_SM * BLOCK_SIZE <= 2048'");
+  Run sp = run_cli("space reduction" + narrow + " --drop-constraint 'BLOCKS_PER_SM * BLOCK_SIZE <= 2048'");
   CHECK(sp.code == 0);
   CHECK_THAT(sp.out, Catch::Contains("valid:       270"));
-  Run bad = run("space reduction --values VEC=3");
+  Run bad = run_cli("space reduction --values VEC=3");
   CHECK(bad.code == 2);
   CHECK_THAT(bad.out, Catch::Contains("'3' is not a value of VEC"));
 
   const std::string db = tmp_path("stats.db"), json = tmp_path("stats.json");
   std::remove(db.c_str());
-  Run r = run("--db " + db + " tune reduction" + narrow + " --simulate --from " + kData +
+  Run r = run_cli("--db " + db + " tune reduction" + narrow + " --simulate --from " + kData +
               "/recorded_h200.db --stats-json " + json);
   INFO(r.out);
   REQUIRE(r.code == 0);

@@ -10,38 +10,18 @@
 #include <string>
 
 #include "db/database.hpp"
+#include "tests/cli_support.hpp"
 #include "tests/test_support.hpp"
 #include "tests/xml_check.hpp"
 
 namespace {
 
-struct Run {
-  int code = -1;
-  std::string out;  // stdout + stderr
-};
-
-Run run(const std::string& args) {
-  std::string cmd = std::string(AUTOTUNE_BIN) + " " + args + " 2>&1";
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t got;
-  while ((got = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, got);
-  int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+using autotune_test::Run;
+using autotune_test::run_cli;
+using autotune_test::slurp;
 
 std::string tmp(const std::string& name) {
   return "/tmp/autotune_cli_explore_" + std::to_string(::getpid()) + "_" + name;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace
@@ -50,7 +30,7 @@ TEST_CASE("cli explore: simulation from the H200 recording prints the table, the
   const std::string rec = autotune_test::data_dir() + "/recorded_h200.db";
   const std::string db = tmp("explore.db"), svg = tmp("explore.svg");
   std::remove(db.c_str());
-  Run r = run("--db " + db + " explore reduction --n 67108864 --dtype float32 --op sum --simulate --from " + rec +
+  Run r = run_cli("--db " + db + " explore reduction --n 67108864 --dtype float32 --op sum --simulate --from " + rec +
               " --plot " + svg);
   INFO(r.out);
   REQUIRE(r.code == 0);
@@ -74,7 +54,7 @@ TEST_CASE("cli explore: simulation from the H200 recording prints the table, the
     autotune::db::TrialFilter f;
     CHECK(d->trials(f).size() == 27);
   }
-  Run again = run("--db " + db + " explore reduction --simulate --from " + rec + " --block-sizes 256,1024 --blocks-per-sm 1,2,4 "
+  Run again = run_cli("--db " + db + " explore reduction --simulate --from " + rec + " --block-sizes 256,1024 --blocks-per-sm 1,2,4 "
                   "--fix VARIANT=warp_shuffle --tolerance 1");
   INFO(again.out);
   CHECK(again.code == 0);
@@ -83,7 +63,7 @@ TEST_CASE("cli explore: simulation from the H200 recording prints the table, the
 
   // The report of the explore session.
   const std::string html = tmp("report.html");
-  Run rep = run("--db " + db + " report 1 --html " + html);
+  Run rep = run_cli("--db " + db + " report 1 --html " + html);
   INFO(rep.out);
   CHECK(rep.code == 0);
   CHECK_THAT(rep.out, Catch::Contains("session 1"));
@@ -99,20 +79,20 @@ TEST_CASE("cli explore: simulation from the H200 recording prints the table, the
 TEST_CASE("cli explore/report: errors are one clear line", "[cpu][cli][explore]") {
   const std::string rec = autotune_test::data_dir() + "/recorded_h200.db";
   const std::string db = tmp("err.db");
-  Run fix = run("--db " + db + " explore reduction --simulate --from " + rec + " --fix NOPE=1");
+  Run fix = run_cli("--db " + db + " explore reduction --simulate --from " + rec + " --fix NOPE=1");
   CHECK(fix.code == 2);
   CHECK_THAT(fix.out, Catch::Contains("--fix NOPE: kernel reduction has no such parameter"));
-  Run grid = run("--db " + db + " explore scan --plan-only --blocks-per-sm 1,2");
+  Run grid = run_cli("--db " + db + " explore scan --plan-only --blocks-per-sm 1,2");
   CHECK(grid.code == 2);
   CHECK_THAT(grid.out, Catch::Contains("--blocks-per-sm does not apply"));
-  Run plan = run("--db " + db + " explore reduction --plan-only --block-sizes 128,1024 --blocks-per-sm 2,4");
+  Run plan = run_cli("--db " + db + " explore reduction --plan-only --block-sizes 128,1024 --blocks-per-sm 2,4");
   INFO(plan.out);
   CHECK(plan.code == 0);
   CHECK_THAT(plan.out, Catch::Contains("excluded by constraint") && Catch::Contains("not run"));
-  Run missing = run("--db " + rec + " report 42 --html " + tmp("x.html"));
+  Run missing = run_cli("--db " + rec + " report 42 --html " + tmp("x.html"));
   CHECK(missing.code == 2);
   CHECK_THAT(missing.out, Catch::Contains("session 42 does not exist"));
-  Run no_html = run("--db " + rec + " report reduction");
+  Run no_html = run_cli("--db " + rec + " report reduction");
   CHECK(no_html.code != 0);
   CHECK_THAT(no_html.out, Catch::Contains("--html"));
   std::remove(db.c_str());

@@ -14,6 +14,7 @@
 
 #include "search/strategy.hpp"
 #include "test_support.hpp"
+#include "tests/cli_support.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/registry.hpp"
 #include "tuner/session/compare.hpp"
@@ -24,6 +25,9 @@ using namespace autotune;
 using session::BudgetSpec;
 
 namespace {
+
+using autotune_test::Run;
+using autotune_test::run_cli;
 
 const double kInf = std::numeric_limits<double>::infinity();
 
@@ -80,24 +84,6 @@ class Scripted : public search::Strategy {
   std::vector<std::vector<std::size_t>> script_;
   std::size_t step_ = 0;
 };
-
-struct Run {
-  int code = -1;
-  std::string out;
-};
-
-Run run_cli(const std::string& args) {
-  std::string cmd = std::string(AUTOTUNE_BIN) + " " + args + " 2>&1";
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t got;
-  while ((got = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, got);
-  int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
 
 std::string recorded_db() { return autotune_test::data_dir() + "/recorded_h200.db"; }
 

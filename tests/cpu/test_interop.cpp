@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "test_support.hpp"
+#include "tests/cli_support.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/registry.hpp"
 #include "tuner/session/compare.hpp"
@@ -26,6 +27,9 @@ using session::ImportOptions;
 
 namespace {
 
+using autotune_test::Run;
+using autotune_test::run_cli;
+
 std::string fixture(const std::string& name) { return autotune_test::data_dir() + "/interop/" + name; }
 
 std::string slurp(const std::string& path) {
@@ -34,24 +38,6 @@ std::string slurp(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-struct Run {
-  int code = -1;
-  std::string out;
-};
-
-Run run_cli(const std::string& args) {
-  std::string cmd = std::string(AUTOTUNE_BIN) + " " + args + " 2>&1";
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t got;
-  while ((got = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, got);
-  int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
 }
 
 std::string tmp_path(const std::string& name) {
