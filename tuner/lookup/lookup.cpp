@@ -588,9 +588,15 @@ struct Lookup::Impl {
     return s;
   }
 
-  /// The calling thread's copy of a cached answer (so that it keeps one identity in this thread), or `a`
-  /// itself when it was not cached.
-  AnswerPtr own(const std::string& key, AnswerPtr a) const {
+  /// The answer to the question of `key`: the calling thread's copy of the cached one (one identity per
+  /// thread), else computed under mu with the spec that spec_of() names (then cached, unless the database
+  /// failed).
+  template <class SpecOf>
+  AnswerPtr answer(const std::string& key, SpecOf spec_of, const Workload& w, const DeviceKey& device,
+                   const DeviceInfo* props, const ProblemKey& problem) {
+    if (auto hit = cached(key)) return hit;
+    std::lock_guard<std::mutex> lock(mu);
+    AnswerPtr a = compute(key, spec_of(), w, device, props, problem);
     AnswerPtr mine = cached(key);
     return mine ? mine : a;
   }
@@ -702,10 +708,8 @@ Lookup::AnswerPtr Lookup::best(const std::string& kernel, const Workload& w, con
   k += kernel;
   append_device(k, device);
   append_question(k, w, problem);
-  if (auto hit = impl_->cached(k)) return hit;
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  auto spec = impl_->spec_named(kernel);
-  return impl_->own(k, impl_->compute(k, *spec, w, device, nullptr, problem));
+  return impl_->answer(k, [&]() -> const TuningSpec& { return *impl_->spec_named(kernel); }, w, device, nullptr,
+                       problem);
 }
 
 Lookup::AnswerPtr Lookup::best_on(const std::string& kernel, const Workload& w, const DeviceInfo& device,
@@ -715,10 +719,8 @@ Lookup::AnswerPtr Lookup::best_on(const std::string& kernel, const Workload& w, 
   k += kernel;
   append_device(k, device);
   append_question(k, w, problem);
-  if (auto hit = impl_->cached(k)) return hit;
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  auto spec = impl_->spec_named(kernel);
-  return impl_->own(k, impl_->compute(k, *spec, w, DeviceKey::of(device), &device, problem));
+  return impl_->answer(k, [&]() -> const TuningSpec& { return *impl_->spec_named(kernel); }, w,
+                       DeviceKey::of(device), &device, problem);
 }
 
 Lookup::AnswerPtr Lookup::best(const TuningSpec& spec, const Workload& w, const DeviceKey& device,
@@ -726,9 +728,7 @@ Lookup::AnswerPtr Lookup::best(const TuningSpec& spec, const Workload& w, const 
   std::string k = "S" + spec.name + '\x1f' + spec.source_hash() + '\x1f' + spec.spec_hash();
   append_device(k, device);
   append_question(k, w, problem);
-  if (auto hit = impl_->cached(k)) return hit;
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->own(k, impl_->compute(k, spec, w, device, nullptr, problem));
+  return impl_->answer(k, [&]() -> const TuningSpec& { return spec; }, w, device, nullptr, problem);
 }
 
 Lookup::AnswerPtr Lookup::best_on(const TuningSpec& spec, const Workload& w, const DeviceInfo& device,
@@ -736,9 +736,7 @@ Lookup::AnswerPtr Lookup::best_on(const TuningSpec& spec, const Workload& w, con
   std::string k = "S" + spec.name + '\x1f' + spec.source_hash() + '\x1f' + spec.spec_hash();
   append_device(k, device);
   append_question(k, w, problem);
-  if (auto hit = impl_->cached(k)) return hit;
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->own(k, impl_->compute(k, spec, w, DeviceKey::of(device), &device, problem));
+  return impl_->answer(k, [&]() -> const TuningSpec& { return spec; }, w, DeviceKey::of(device), &device, problem);
 }
 
 void Lookup::add_spec(TuningSpec spec) {
