@@ -371,8 +371,6 @@ compact_scan_tiles(const unsigned* __restrict__ in, unsigned* __restrict__ out, 
                    unsigned* __restrict__ tile_sums) {
   using namespace compact_detail;
   __shared__ unsigned warp_tot[kWarp];
-  const int lane = threadIdx.x & (kWarp - 1);
-  const int w = threadIdx.x / kWarp;
   const long long first = static_cast<long long>(blockIdx.x) * kTile + static_cast<long long>(threadIdx.x) * kItems;
   unsigned v[kItems];
   unsigned sum = 0;
@@ -381,31 +379,14 @@ compact_scan_tiles(const unsigned* __restrict__ in, unsigned* __restrict__ out, 
     v[k] = first + k < m ? in[first + k] : 0u;
     sum += v[k];
   }
-  unsigned inc = sum;
-#pragma unroll
-  for (int o = 1; o < kWarp; o <<= 1) {
-    const unsigned y = __shfl_up_sync(kFullMask, inc, o);
-    if (lane >= o) inc += y;
-  }
-  if (lane == kWarp - 1) warp_tot[w] = inc;
-  __syncthreads();
-  if (w == 0) {
-    unsigned t = lane < kWarps ? warp_tot[lane] : 0u;
-#pragma unroll
-    for (int o = 1; o < kWarp; o <<= 1) {
-      const unsigned y = __shfl_up_sync(kFullMask, t, o);
-      if (lane >= o) t += y;
-    }
-    if (lane < kWarps) warp_tot[lane] = t;
-  }
-  __syncthreads();
-  unsigned run = inc - sum + (w > 0 ? warp_tot[w - 1] : 0u);  // exclusive prefix of this thread
+  unsigned total;
+  unsigned run = block_exclusive_count(sum, warp_tot, &total);  // exclusive prefix of this thread
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
     if (first + k < m) out[first + k] = run;
     run += v[k];
   }
-  if (threadIdx.x == 0) tile_sums[blockIdx.x] = warp_tot[kWarps - 1];
+  if (threadIdx.x == 0) tile_sums[blockIdx.x] = total;
 }
 
 /// data[i] += offsets[t] for the elements of tile t >= 1 (block b handles tile b + 1). Grid: tiles - 1.
