@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tuner/core/config.hpp"
@@ -69,6 +70,18 @@ struct TrialFilter {
   /// Order by median_ns ascending (ok rows first) when true, else by id.
   bool by_time = false;
   std::size_t limit = 0;  // 0 = no limit
+
+  /// The trials of one cell: a kernel source measured on one device for one workload and problem.
+  static TrialFilter cell(std::string kernel, std::string source_hash, std::int64_t device_id, std::string workload,
+                          std::string problem) {
+    TrialFilter f;
+    f.kernel = std::move(kernel);
+    f.source_hash = std::move(source_hash);
+    f.device_id = device_id;
+    f.workload = std::move(workload);
+    f.problem = std::move(problem);
+    return f;
+  }
 };
 
 struct BinaryRow {

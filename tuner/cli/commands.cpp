@@ -402,12 +402,7 @@ void register_commands(CLI::App& app, Globals& g) {
         throw UsageError(devs.empty() ? "no matching device recorded in " + g.db_path
                                       : "several devices recorded in " + g.db_path + ": choose one with --device");
       const auto& dev = devs.front();
-      db::TrialFilter f;
-      f.kernel = spec.name;
-      f.source_hash = spec.source_hash();
-      f.device_id = dev.id;
-      f.workload = w.key();
-      f.problem = p.key();
+      auto f = db::TrialFilter::cell(spec.name, spec.source_hash(), dev.id, w.key(), p.key());
       f.by_time = true;
       auto rows = db->trials(f);
       std::map<Value, const db::TrialRow*> best_by;

@@ -59,12 +59,7 @@ std::optional<Config> best_known_config(const db::Database& db, const TuningSpec
   double best_ns = 0;
   for (const auto& dev : db.devices()) {
     if (dev.info.normalised_name() != d.normalised_name() || dev.info.cc != d.cc) continue;
-    db::TrialFilter f;
-    f.kernel = spec.name;
-    f.source_hash = spec.source_hash();
-    f.device_id = dev.id;
-    f.workload = w.key();
-    f.problem = p.key();
+    auto f = db::TrialFilter::cell(spec.name, spec.source_hash(), dev.id, w.key(), p.key());
     f.ok_only = true;
     f.by_time = true;
     f.limit = 50;

@@ -238,12 +238,7 @@ Result run(const TuningSpec& spec, Backend& backend, db::Database& db, const Wor
   {
     ScopedTimer timer(db_ms);
     db.finish_session(res.session_id, "finished");
-    db::TrialFilter f;
-    f.kernel = spec.name;
-    f.source_hash = source_hash;
-    f.device_id = res.device_id;
-    f.workload = w.key();
-    f.problem = p.key();
+    auto f = db::TrialFilter::cell(spec.name, source_hash, res.device_id, w.key(), p.key());
     f.ok_only = true;
     f.by_time = true;
     f.limit = 10;
