@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the build dependencies from Debian's packages (CUDA 13 is expected at /usr/local/cuda).
+# Usage: scripts/deps.sh [more packages]   (e.g. scripts/fuzz.sh adds clang and its runtime libraries)
 set -euo pipefail
 # chromium: the report's headless render check (tests/cpu/test_html_report.cpp); zlib1g-dev: decoding its PNG.
-pkgs=(cmake ninja-build g++ libsqlite3-dev nlohmann-json3-dev catch2 libcli11-dev libeigen3-dev chromium zlib1g-dev)
+pkgs=(cmake ninja-build g++ libsqlite3-dev nlohmann-json3-dev catch2 libcli11-dev libeigen3-dev chromium zlib1g-dev "$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
