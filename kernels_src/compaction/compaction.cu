@@ -440,32 +440,26 @@ compact_single_pass(const compact_value_t* __restrict__ in, const unsigned char*
   const long long base = tile * kTile;
   bool sel[kItems];
   value_t x[kItems];
+  unsigned rank[kItems];  // VARIANT 1: rank of each selected element in the tile; VARIANT 2: rank[0] is the
+                          // rank of this thread's first selected element
+  unsigned total;
   if constexpr (CompactPolicy::variant == 2) {
     load_blocked(in, flags, threshold, base, n, sel, x);
     unsigned c = 0;
 #pragma unroll
     for (int k = 0; k < kItems; ++k) c += sel[k] ? 1u : 0u;
-    unsigned total;
-    const unsigned mine = block_exclusive_count(c, counts, &total);
-    if (threadIdx.x < kWarp) {
-      const unsigned exclusive = look_back(reinterpret_cast<unsigned long long*>(state + 8), tile, total);
-      if (threadIdx.x == 0) s_offset = exclusive;
-    }
-    __syncthreads();
-    const unsigned offset = s_offset;
-    scatter_blocked(sel, x, mine, total, offset, out, stage);
-    if (threadIdx.x == 0 && tile == tiles - 1) *count = offset + total;
+    rank[0] = block_exclusive_count(c, counts, &total);
   } else {
-    unsigned rank[kItems];
     load_selection(in, flags, threshold, base, n, sel, x);
-    const unsigned total = block_rank(sel, rank, counts);
-    if (threadIdx.x < kWarp) {
-      const unsigned exclusive = look_back(reinterpret_cast<unsigned long long*>(state + 8), tile, total);
-      if (threadIdx.x == 0) s_offset = exclusive;
-    }
-    __syncthreads();
-    const unsigned offset = s_offset;
-    scatter(sel, x, rank, total, offset, out, stage);
-    if (threadIdx.x == 0 && tile == tiles - 1) *count = offset + total;
+    total = block_rank(sel, rank, counts);
   }
+  if (threadIdx.x < kWarp) {
+    const unsigned exclusive = look_back(reinterpret_cast<unsigned long long*>(state + 8), tile, total);
+    if (threadIdx.x == 0) s_offset = exclusive;
+  }
+  __syncthreads();
+  const unsigned offset = s_offset;
+  if constexpr (CompactPolicy::variant == 2) scatter_blocked(sel, x, rank[0], total, offset, out, stage);
+  else scatter(sel, x, rank, total, offset, out, stage);
+  if (threadIdx.x == 0 && tile == tiles - 1) *count = offset + total;
 }
