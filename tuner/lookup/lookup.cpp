@@ -679,6 +679,31 @@ void append_device(std::string& k, const DeviceInfo& d) {
 
 }  // namespace
 
+namespace {
+
+/// Cache key of a question about a kernel by name (DeviceKey or DeviceInfo: the latter adds its properties).
+/// Built in this thread's scratch string: no allocation once it has grown.
+template <class Device>
+const std::string& named_key(const std::string& kernel, const Device& device, const Workload& w, const ProblemKey& p) {
+  std::string& k = t_key;
+  k.assign("N");
+  k += kernel;
+  append_device(k, device);
+  append_question(k, w, p);
+  return k;
+}
+
+/// Cache key of a question about a spec object (identity: name, source hash, spec hash).
+template <class Device>
+std::string spec_key(const TuningSpec& spec, const Device& device, const Workload& w, const ProblemKey& p) {
+  std::string k = "S" + spec.name + '\x1f' + spec.source_hash() + '\x1f' + spec.spec_hash();
+  append_device(k, device);
+  append_question(k, w, p);
+  return k;
+}
+
+}  // namespace
+
 Lookup::Lookup(std::string db_path) : Lookup(std::move(db_path), Options{}) {}
 
 Lookup::Lookup(std::string db_path, Options options) : impl_(std::make_unique<Impl>()) {
@@ -703,39 +728,27 @@ std::shared_ptr<Lookup> Lookup::shared(const std::string& db_path) {
 
 Lookup::AnswerPtr Lookup::best(const std::string& kernel, const Workload& w, const DeviceKey& device,
                                const ProblemKey& problem) const {
-  std::string& k = t_key;
-  k.assign("N");
-  k += kernel;
-  append_device(k, device);
-  append_question(k, w, problem);
+  const std::string& k = named_key(kernel, device, w, problem);
   return impl_->answer(k, [&]() -> const TuningSpec& { return *impl_->spec_named(kernel); }, w, device, nullptr,
                        problem);
 }
 
 Lookup::AnswerPtr Lookup::best_on(const std::string& kernel, const Workload& w, const DeviceInfo& device,
                                   const ProblemKey& problem) const {
-  std::string& k = t_key;
-  k.assign("N");
-  k += kernel;
-  append_device(k, device);
-  append_question(k, w, problem);
+  const std::string& k = named_key(kernel, device, w, problem);
   return impl_->answer(k, [&]() -> const TuningSpec& { return *impl_->spec_named(kernel); }, w,
                        DeviceKey::of(device), &device, problem);
 }
 
 Lookup::AnswerPtr Lookup::best(const TuningSpec& spec, const Workload& w, const DeviceKey& device,
                                const ProblemKey& problem) const {
-  std::string k = "S" + spec.name + '\x1f' + spec.source_hash() + '\x1f' + spec.spec_hash();
-  append_device(k, device);
-  append_question(k, w, problem);
+  const std::string k = spec_key(spec, device, w, problem);
   return impl_->answer(k, [&]() -> const TuningSpec& { return spec; }, w, device, nullptr, problem);
 }
 
 Lookup::AnswerPtr Lookup::best_on(const TuningSpec& spec, const Workload& w, const DeviceInfo& device,
                                   const ProblemKey& problem) const {
-  std::string k = "S" + spec.name + '\x1f' + spec.source_hash() + '\x1f' + spec.spec_hash();
-  append_device(k, device);
-  append_question(k, w, problem);
+  const std::string k = spec_key(spec, device, w, problem);
   return impl_->answer(k, [&]() -> const TuningSpec& { return spec; }, w, DeviceKey::of(device), &device, problem);
 }
 
