@@ -115,6 +115,7 @@ struct Options {
   std::uint64_t seed = 1;
   int device = 0;
   bool quick = false;
+  std::vector<std::string> match;  // empty: every case; else cases whose label contains one of these
 };
 
 void print_help(std::FILE* f) {
@@ -141,6 +142,8 @@ void print_help(std::FILE* f) {
                "  --seed N         seed of the inputs (default 1)\n"
                "  --device N       GPU ordinal (default 0)\n"
                "  --quick          only the smallest size of each family (a smoke test)\n"
+               "  --match LIST     only cases whose label contains one of these comma-separated texts,\n"
+               "                   e.g. 'float32 n=2^28' or 'flagged n=2^28 50%%' (for a profiler run)\n"
                "  --help           this text\n"
                "\n"
                "Exit status: 0 every case ran and verified; 1 an implementation failed or gave a wrong result\n"
@@ -179,7 +182,7 @@ int parse_args(int argc, char** argv, Options* o) {
     } else if (a == "--quick") {
       o->quick = true;
     } else if (a == "--db" || a == "--csv" || a == "--only" || a == "--flush" || a == "--reps" || a == "--warmup" ||
-               a == "--seed" || a == "--device") {
+               a == "--seed" || a == "--device" || a == "--match") {
       if (!value(&v)) return 2;
       if (a == "--db") {
         o->db = v;
@@ -191,6 +194,15 @@ int parse_args(int argc, char** argv, Options* o) {
           return 2;
         }
         o->flush = v;
+      } else if (a == "--match") {
+        std::stringstream ss(v);
+        std::string f;
+        while (std::getline(ss, f, ','))
+          if (!f.empty()) o->match.push_back(f);
+        if (o->match.empty()) {
+          std::fprintf(stderr, "versus_libraries: --match needs at least one non-empty text\n");
+          return 2;
+        }
       } else if (a == "--only") {
         std::stringstream ss(v);
         std::string f;
@@ -1213,6 +1225,17 @@ int main(int argc, char** argv) {
                          [&b, r = r, c = c] { return run_transpose(b, r, c); }});
     }
 
+    if (!opt.match.empty()) {
+      std::vector<Case> kept;
+      for (Case& c : cases)
+        for (const std::string& m : opt.match)
+          if ((c.family + " " + c.label).find(m) != std::string::npos) {
+            kept.push_back(std::move(c));
+            break;
+          }
+      if (kept.empty()) throw std::runtime_error("--match: no case label contains any of the given texts");
+      cases = std::move(kept);
+    }
     for (const Case& c : cases) {
       try {
         rows.push_back(c.run());

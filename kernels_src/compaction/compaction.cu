@@ -48,6 +48,12 @@
 #endif
 #define LOOKBACK_DELAY 0
 #endif
+#ifndef MIN_THREADS_PER_SM
+#ifdef AUTOTUNE_STRICT
+#error "compaction.cu: MIN_THREADS_PER_SM is not defined (AUTOTUNE_STRICT)"
+#endif
+#define MIN_THREADS_PER_SM 0
+#endif
 #ifndef DTYPE_ID
 #ifdef AUTOTUNE_STRICT
 #error "compaction.cu: DTYPE_ID is not defined (AUTOTUNE_STRICT)"
@@ -67,6 +73,10 @@ struct CompactPolicy {
   static constexpr int items = ITEMS_PER_THREAD; // elements per thread; tile = block * items
   static constexpr bool stage_output = STAGE_OUTPUT != 0;  // write a tile's selection through shared memory
   static constexpr int lookback_delay = LOOKBACK_DELAY;     // ns of the first back-off of a look-back spin (0: none)
+  // MIN_THREADS_PER_SM > 0: __launch_bounds__ asks the compiler for registers that let this many threads be
+  // resident on an SM (1536: at most 40 per thread, 2048: 32), so that more bytes can be in flight; 0: no cap.
+  static constexpr int min_threads = MIN_THREADS_PER_SM;
+  static constexpr int min_blocks = MIN_THREADS_PER_SM > 0 ? MIN_THREADS_PER_SM / BLOCK_SIZE : 1;
   static constexpr int dtype = DTYPE_ID;         // 0 int32, 1 float32, 2 float64
   static constexpr bool select_if = SELECT_IF != 0;
 };
@@ -94,6 +104,8 @@ static_assert(CompactPolicy::variant >= 0 && CompactPolicy::variant <= 2, "VARIA
 static_assert(CompactPolicy::variant != 2 || kItems % 4 == 0, "single_pass_blocked: ITEMS_PER_THREAD % 4 == 0");
 static_assert(kBlock % kWarp == 0 && kBlock >= 32 && kBlock <= 1024, "BLOCK_SIZE: a multiple of 32 in [32, 1024]");
 static_assert(kItems >= 1 && kItems <= 64, "ITEMS_PER_THREAD must be in [1, 64]");
+static_assert(CompactPolicy::min_threads >= 0 && CompactPolicy::min_threads <= 2048 && CompactPolicy::min_threads % CompactPolicy::block == 0,
+              "MIN_THREADS_PER_SM: 0, or a multiple of BLOCK_SIZE up to 2048");
 
 /// Loads the tile's elements in striped order (element r * BLOCK_SIZE + threadIdx.x of the tile in item r)
 /// and decides which are selected. Values of unselected "flagged" elements are not read.
@@ -198,10 +210,15 @@ constexpr int kValVec = CompactPolicy::variant != 2 ? 1
                         : (16 / static_cast<int>(sizeof(value_t)) < kItems ? 16 / static_cast<int>(sizeof(value_t)) : kItems);
 static_assert(kItems % kValVec == 0, "ITEMS_PER_THREAD must be a multiple of the values per 16-byte load");
 
-/// Loads this thread's elements and decides which are selected (unselected or out-of-range: sel false).
+static_assert(CompactPolicy::variant != 2 || kItems <= 32, "single_pass_blocked: ITEMS_PER_THREAD <= 32");
+
+/// Loads this thread's elements and decides which are selected: bit k of *sel for element k (unselected or
+/// out of range: 0). One register for the selection instead of one per element keeps the register count
+/// (and so the resident blocks) of the `if` workload, which holds every value until the scatter, down.
 __device__ __forceinline__ void load_blocked(const value_t* __restrict__ in, const unsigned char* __restrict__ flags,
                                              value_t threshold, long long base, long long n,
-                                             bool (&sel)[kItems], value_t (&x)[kItems]) {
+                                             unsigned* sel, value_t (&x)[kItems]) {
+  unsigned bits = 0;
   const long long first = base + static_cast<long long>(threadIdx.x) * kItems;
   if (base + kTile <= n) {
     typedef VecOf<value_t, kValVec> vec_t;
@@ -214,14 +231,14 @@ __device__ __forceinline__ void load_blocked(const value_t* __restrict__ in, con
     }
     if constexpr (CompactPolicy::select_if) {
 #pragma unroll
-      for (int k = 0; k < kItems; ++k) sel[k] = x[k] > threshold;
+      for (int k = 0; k < kItems; ++k) bits |= (x[k] > threshold ? 1u : 0u) << k;
     } else {
       const unsigned* words = reinterpret_cast<const unsigned*>(flags + first);
 #pragma unroll
       for (int k = 0; k < kItems / 4; ++k) {
         const unsigned f = words[k];
 #pragma unroll
-        for (int j = 0; j < 4; ++j) sel[4 * k + j] = ((f >> (8 * j)) & 0xffu) != 0;
+        for (int j = 0; j < 4; ++j) bits |= (((f >> (8 * j)) & 0xffu) != 0 ? 1u : 0u) << (4 * k + j);
       }
     }
   } else {
@@ -229,10 +246,13 @@ __device__ __forceinline__ void load_blocked(const value_t* __restrict__ in, con
     for (int k = 0; k < kItems; ++k) {
       const long long i = first + k;
       x[k] = i < n ? in[i] : value_t(0);
-      if constexpr (CompactPolicy::select_if) sel[k] = i < n && x[k] > threshold;
-      else sel[k] = i < n && flags[i] != 0;
+      bool s;
+      if constexpr (CompactPolicy::select_if) s = i < n && x[k] > threshold;
+      else s = i < n && flags[i] != 0;
+      bits |= (s ? 1u : 0u) << k;
     }
   }
+  *sel = bits;
 }
 
 /// Exclusive sum of one count per thread over the block; *total gets the sum. Two barriers; warp_tot needs
@@ -264,21 +284,21 @@ __device__ __forceinline__ unsigned block_exclusive_count(unsigned c, unsigned* 
 
 /// Writes this thread's selected elements, in order, to out[offset + mine + j] (STAGE_OUTPUT: through
 /// shared memory, so that the global writes of the tile are contiguous).
-__device__ __forceinline__ void scatter_blocked(const bool (&sel)[kItems], const value_t (&x)[kItems], unsigned mine,
+__device__ __forceinline__ void scatter_blocked(unsigned sel, const value_t (&x)[kItems], unsigned mine,
                                                 unsigned total, unsigned long long offset,
                                                 value_t* __restrict__ out, value_t* stage) {
   if constexpr (CompactPolicy::stage_output) {
     unsigned j = mine;
 #pragma unroll
     for (int k = 0; k < kItems; ++k)
-      if (sel[k]) stage[j++] = x[k];
+      if ((sel >> k) & 1u) stage[j++] = x[k];
     __syncthreads();
     for (unsigned e = threadIdx.x; e < total; e += kBlock) out[offset + e] = stage[e];
   } else {
     unsigned long long j = offset + mine;
 #pragma unroll
     for (int k = 0; k < kItems; ++k)
-      if (sel[k]) out[j++] = x[k];
+      if ((sel >> k) & 1u) out[j++] = x[k];
   }
 }
 
@@ -345,7 +365,7 @@ __device__ unsigned look_back(unsigned long long* words, long long tile, unsigne
 // ---- entry points -------------------------------------------------------------------------------------
 
 /// tile_counts[b] = number of selected elements in tile b. Grid: ceil(n / tile) blocks of BLOCK_SIZE.
-extern "C" __global__ void __launch_bounds__(CompactPolicy::block)
+extern "C" __global__ void __launch_bounds__(CompactPolicy::block, CompactPolicy::min_blocks)
 compact_count(const compact_value_t* __restrict__ in, const unsigned char* __restrict__ flags,
               compact_value_t threshold, long long n, unsigned* __restrict__ tile_counts) {
   using namespace compact_detail;
@@ -366,7 +386,7 @@ compact_count(const compact_value_t* __restrict__ in, const unsigned char* __res
 
 /// Exclusive scan of each tile of in[0, m) into out; tile totals to tile_sums[blockIdx.x].
 /// Grid: ceil(m / tile) blocks.
-extern "C" __global__ void __launch_bounds__(CompactPolicy::block)
+extern "C" __global__ void __launch_bounds__(CompactPolicy::block, CompactPolicy::min_blocks)
 compact_scan_tiles(const unsigned* __restrict__ in, unsigned* __restrict__ out, long long m,
                    unsigned* __restrict__ tile_sums) {
   using namespace compact_detail;
@@ -390,7 +410,7 @@ compact_scan_tiles(const unsigned* __restrict__ in, unsigned* __restrict__ out, 
 }
 
 /// data[i] += offsets[t] for the elements of tile t >= 1 (block b handles tile b + 1). Grid: tiles - 1.
-extern "C" __global__ void __launch_bounds__(CompactPolicy::block)
+extern "C" __global__ void __launch_bounds__(CompactPolicy::block, CompactPolicy::min_blocks)
 compact_scan_add(unsigned* __restrict__ data, long long m, const unsigned* __restrict__ offsets) {
   using namespace compact_detail;
   const long long tile = static_cast<long long>(blockIdx.x) + 1;
@@ -404,7 +424,7 @@ compact_scan_add(unsigned* __restrict__ data, long long m, const unsigned* __res
 
 /// Writes the selected elements of tile b to out[tile_offsets[b] + rank]; the last block writes the total
 /// count. Grid: ceil(n / tile) blocks.
-extern "C" __global__ void __launch_bounds__(CompactPolicy::block)
+extern "C" __global__ void __launch_bounds__(CompactPolicy::block, CompactPolicy::min_blocks)
 compact_scatter(const compact_value_t* __restrict__ in, const unsigned char* __restrict__ flags,
                 compact_value_t threshold, long long n, const unsigned* __restrict__ tile_offsets,
                 compact_value_t* __restrict__ out, unsigned* __restrict__ count) {
@@ -424,7 +444,7 @@ compact_scatter(const compact_value_t* __restrict__ in, const unsigned char* __r
 
 /// Single-pass compaction with decoupled look-back. state: see "decoupled look-back" above, cleared (zero)
 /// by the plan before the launch. Grid: ceil(n / tile) blocks.
-extern "C" __global__ void __launch_bounds__(CompactPolicy::block)
+extern "C" __global__ void __launch_bounds__(CompactPolicy::block, CompactPolicy::min_blocks)
 compact_single_pass(const compact_value_t* __restrict__ in, const unsigned char* __restrict__ flags,
                     compact_value_t threshold, long long n, compact_value_t* __restrict__ out,
                     unsigned* __restrict__ count, unsigned char* __restrict__ state) {
@@ -438,17 +458,15 @@ compact_single_pass(const compact_value_t* __restrict__ in, const unsigned char*
   const long long tile = s_tile;
   const long long tiles = (n + kTile - 1) / kTile;
   const long long base = tile * kTile;
-  bool sel[kItems];
+  bool sel[kItems];       // VARIANT 1: which elements are selected
+  unsigned sel_bits = 0;  // VARIANT 2: the same as bits
   value_t x[kItems];
   unsigned rank[kItems];  // VARIANT 1: rank of each selected element in the tile; VARIANT 2: rank[0] is the
                           // rank of this thread's first selected element
   unsigned total;
   if constexpr (CompactPolicy::variant == 2) {
-    load_blocked(in, flags, threshold, base, n, sel, x);
-    unsigned c = 0;
-#pragma unroll
-    for (int k = 0; k < kItems; ++k) c += sel[k] ? 1u : 0u;
-    rank[0] = block_exclusive_count(c, counts, &total);
+    load_blocked(in, flags, threshold, base, n, &sel_bits, x);
+    rank[0] = block_exclusive_count(static_cast<unsigned>(__popc(sel_bits)), counts, &total);
   } else {
     load_selection(in, flags, threshold, base, n, sel, x);
     total = block_rank(sel, rank, counts);
@@ -459,7 +477,7 @@ compact_single_pass(const compact_value_t* __restrict__ in, const unsigned char*
   }
   __syncthreads();
   const unsigned offset = s_offset;
-  if constexpr (CompactPolicy::variant == 2) scatter_blocked(sel, x, rank[0], total, offset, out, stage);
+  if constexpr (CompactPolicy::variant == 2) scatter_blocked(sel_bits, x, rank[0], total, offset, out, stage);
   else scatter(sel, x, rank, total, offset, out, stage);
   if (threadIdx.x == 0 && tile == tiles - 1) *count = offset + total;
 }

@@ -57,6 +57,12 @@
 #endif
 #define LOOKBACK_DELAY 0
 #endif
+#ifndef MIN_THREADS_PER_SM
+#ifdef AUTOTUNE_STRICT
+#error "scan.cu: MIN_THREADS_PER_SM is not defined (AUTOTUNE_STRICT)"
+#endif
+#define MIN_THREADS_PER_SM 0
+#endif
 #ifndef DTYPE_ID
 #ifdef AUTOTUNE_STRICT
 #error "scan.cu: DTYPE_ID is not defined (AUTOTUNE_STRICT)"
@@ -79,6 +85,10 @@ struct ScanPolicy {
   static constexpr int vec = VEC;               // elements per global load/store instruction
   static constexpr int padding = PADDING;       // 1: one shared-memory word of padding every 32 elements
   static constexpr int lookback_delay = LOOKBACK_DELAY;  // ns of the first back-off of a look-back spin (0: none)
+  // MIN_THREADS_PER_SM > 0: __launch_bounds__ asks the compiler for registers that let this many threads be
+  // resident on an SM (1536: at most 40 per thread, 2048: 32), so that more bytes can be in flight; 0: no cap.
+  static constexpr int min_threads = MIN_THREADS_PER_SM;
+  static constexpr int min_blocks = MIN_THREADS_PER_SM > 0 ? MIN_THREADS_PER_SM / BLOCK_SIZE : 1;
   static constexpr int dtype = DTYPE_ID;         // 0 int32, 1 float32, 2 float64
   static constexpr int op = OP_ID;               // 0 sum, 2 max (the numbering of the reduction family)
 };
@@ -114,6 +124,8 @@ static_assert(kVec == 1 || kVec == 2 || kVec == 4, "VEC must be 1, 2 or 4");
 static_assert(kItems % kVec == 0, "ITEMS_PER_THREAD must be a multiple of VEC");
 static_assert(sizeof(value_t) * kVec <= 16, "VEC * sizeof(T) must not exceed 16 bytes");
 static_assert(ScanPolicy::padding == 0 || ScanPolicy::padding == 1, "PADDING must be 0 or 1");
+static_assert(ScanPolicy::min_threads >= 0 && ScanPolicy::min_threads <= 2048 && ScanPolicy::min_threads % ScanPolicy::block == 0,
+              "MIN_THREADS_PER_SM: 0, or a multiple of BLOCK_SIZE up to 2048");
 static_assert(ScanPolicy::variant != 2 || is_pow2(kTile), "brent_kung needs a power-of-two tile");
 
 template <class V> struct Traits;
@@ -572,7 +584,7 @@ __device__ value_t look_back(const TileStatus& st, long long tile, value_t aggre
 /// Scans each tile of in[0, n) on its own (block blockIdx.x scans tile blockIdx.x) into out and writes the
 /// tile total to tile_sums[blockIdx.x]. exclusive != 0: out[i] excludes in[i] (first element of a tile
 /// gets the identity). Grid: ceil(n / (BLOCK_SIZE * ITEMS_PER_THREAD)) blocks of BLOCK_SIZE threads.
-extern "C" __global__ void __launch_bounds__(ScanPolicy::block)
+extern "C" __global__ void __launch_bounds__(ScanPolicy::block, ScanPolicy::min_blocks)
 scan_tiles(const scan_value_t* __restrict__ in, scan_value_t* __restrict__ out, long long n,
            scan_value_t* __restrict__ tile_sums, int exclusive) {
   using namespace scan_detail;
@@ -594,7 +606,7 @@ scan_tiles(const scan_value_t* __restrict__ in, scan_value_t* __restrict__ out, 
 
 /// data[i] = offsets[t] combined with data[i] for every element i of tile t >= 1 (block b handles tile
 /// b + 1). offsets holds the exclusive scan of the tile totals. Grid: tiles - 1 blocks.
-extern "C" __global__ void __launch_bounds__(ScanPolicy::block)
+extern "C" __global__ void __launch_bounds__(ScanPolicy::block, ScanPolicy::min_blocks)
 scan_add(scan_value_t* __restrict__ data, long long n, const scan_value_t* __restrict__ offsets) {
   using namespace scan_detail;
   const long long tile = static_cast<long long>(blockIdx.x) + 1;
@@ -621,7 +633,7 @@ scan_add(scan_value_t* __restrict__ data, long long n, const scan_value_t* __res
 
 /// Single-pass chained scan with decoupled look-back. state: see "tile status" above, cleared (zero) by
 /// the plan before the launch. Grid: ceil(n / (BLOCK_SIZE * ITEMS_PER_THREAD)) blocks.
-extern "C" __global__ void __launch_bounds__(ScanPolicy::block)
+extern "C" __global__ void __launch_bounds__(ScanPolicy::block, ScanPolicy::min_blocks)
 scan_single_pass(const scan_value_t* __restrict__ in, scan_value_t* __restrict__ out, long long n,
                  int exclusive, unsigned char* __restrict__ state) {
   using namespace scan_detail;

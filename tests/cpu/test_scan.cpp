@@ -217,7 +217,7 @@ TEST_CASE("scan spec is embedded and its spaces have a few hundred configuration
     INFO(w.key());
     const ParameterSpace space = s.space(s.problem_sizes.front(), d, w);
     CHECK(space.size() >= 100);
-    CHECK(space.size() <= 1000);
+    CHECK(space.size() <= 1200);  // brute force at 2^26 stays within a few minutes on the GPU machine
     CHECK(space.default_index() >= 0);  // the default is valid for every element type
     // Every variant has configurations.
     for (Value v = 0; v <= 6; ++v) {

@@ -22,9 +22,9 @@ bool contains_bytes(const std::vector<unsigned char>& hay, const std::string& ne
   return std::search(hay.begin(), hay.end(), needle.begin(), needle.end()) != hay.end();
 }
 
-Config config(Value variant, Value block, Value items, Value stage) {
+Config config(Value variant, Value block, Value items, Value stage, Value min_threads = 0) {
   return Config({{"VARIANT", variant}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"STAGE_OUTPUT", stage},
-                 {"LOOKBACK_DELAY", 0}});
+                 {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", min_threads}});
 }
 
 std::vector<std::string> all_options(const KernelAdapter& a, const Config& c, const Workload& w) {
@@ -50,10 +50,16 @@ TEST_CASE("compaction compiles for every workload, variant and corner in strict 
       Config def = s.default_config();
       def.set("VARIANT", v);
       // Default, smallest tile, largest tile (direct and the largest staged one), odd shapes; the blocked
-      // variant needs ITEMS_PER_THREAD % 4 == 0.
+      // variant needs ITEMS_PER_THREAD % 4 == 0. Single pass: also with the register caps of
+      // MIN_THREADS_PER_SM (2048: 32 registers per thread).
       const Value i1 = v == 2 ? 4 : 1, i3 = v == 2 ? 4 : 3;
-      for (const Config& c : {def, config(v, 64, i1, 0), config(v, 64, i1, 1), config(v, 1024, 16, 0),
-                              config(v, 1024, 8, 1), config(v, 192, i3, 1), config(v, 768, 12, 0)}) {
+      std::vector<Config> configs = {def, config(v, 64, i1, 0), config(v, 64, i1, 1), config(v, 1024, 16, 0),
+                                     config(v, 1024, 8, 1), config(v, 192, i3, 1), config(v, 768, 12, 0)};
+      if (v >= 1) {
+        configs.push_back(config(v, 512, 16, 1, 2048));
+        configs.push_back(config(v, 256, 8, 0, 1536));
+      }
+      for (const Config& c : configs) {
         REQUIRE(space.is_valid(c));
         for (const char* arch : {"sm_80", "sm_90"})
           jobs.push_back({w.key() + " " + c.str(&s.params), all_options(*a, c, w), arch});

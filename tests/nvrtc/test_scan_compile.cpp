@@ -41,6 +41,21 @@ std::vector<Config> corner_configs(const TuningSpec& s, const Workload& w) {
     Config def = s.default_config();
     def.set("VARIANT", v);
     add(def);
+    if (v >= 4) {  // single pass with the register caps of MIN_THREADS_PER_SM, where the tile fits
+      std::size_t capped = 0;
+      for (Value mt : {1536, 2048})
+        for (auto [block, items] : {std::pair<Value, Value>{512, 16}, {256, 8}}) {
+          Config c = def;
+          c.set("BLOCK_SIZE", block);
+          c.set("ITEMS_PER_THREAD", items);
+          c.set("PADDING", v == 5 ? 0 : 1);
+          c.set("MIN_THREADS_PER_SM", mt);
+          if (!space.is_valid(c)) continue;
+          add(c);
+          ++capped;
+        }
+      CHECK(capped >= 2);
+    }
     std::map<std::pair<Value, Value>, std::pair<Config, Config>> extremes;  // (VEC, PADDING) -> (min, max)
     auto tile = [](const Config& c) { return c.at("BLOCK_SIZE") * c.at("ITEMS_PER_THREAD"); };
     for (std::size_t i = 0; i < space.size(); ++i) {
