@@ -143,6 +143,18 @@ lines = [f"# Tuning throughput{' (SIMULATED: replayed trials, no measurement)' i
          "| case | jobs | binary cache | command s | wall s | configs/s | setup | compile (compiled / hits) "
          "| idle GPU | verify | benchmark | db | verified ok | best config | best time |",
          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"] + rows + [""]
+parts = ["start", "inputs", "reference", "upload", "copy_bandwidth"]
+lines += ["Set-up parts in seconds (`setup_parts_s`; inputs overlap the copy-bandwidth measurement and the "
+          "reference overlaps the upload; start: the backend's GPU worker, driver and context, before the "
+          "session's wall time):", "",
+          "| case | " + " | ".join(parts) + " |", "|---|" + "---|" * len(parts)]
+for name, jobs, cache in cases:
+    s = stats.get(name)
+    if s is None:
+        continue
+    sp = s.get("setup_parts_s", {})
+    lines.append(f"| {name} | " + " | ".join(f"{sp[k]:.2f}" if k in sp else "-" for k in parts) + " |")
+lines += [""]
 lines += ["Checks: " + ("all passed" if not problems else "FAILED")] + [f"- {p}" for p in problems]
 open(os.path.join(out, "throughput.md"), "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))

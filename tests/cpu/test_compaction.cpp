@@ -27,7 +27,7 @@ ProblemKey problem(std::int64_t n, std::int64_t pct) {
 
 Config config(Value variant, Value block, Value items, Value stage = 0) {
   return Config({{"VARIANT", variant}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"STAGE_OUTPUT", stage},
-                 {"LOOKBACK_DELAY", 0}});
+                 {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}});
 }
 
 std::shared_ptr<const KernelAdapter> adapter() {

@@ -26,9 +26,9 @@ ProblemKey problem(std::int64_t n, std::int64_t pct) {
   return p;
 }
 
-Config config(Value variant, Value block, Value items, Value stage) {
+Config config(Value variant, Value block, Value items, Value stage, Value min_threads = 0) {
   return Config({{"VARIANT", variant}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"STAGE_OUTPUT", stage},
-                 {"LOOKBACK_DELAY", 0}});
+                 {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", min_threads}});
 }
 
 void require_gpu() {
@@ -70,6 +70,10 @@ TEST_CASE("both compaction variants verify for every workload, size and selectio
     for (const Config& c : {def, config(v, 64, i1, 0), config(v, 64, i1, 1), config(v, 1024, 16, 0),
                             config(v, 1024, 8, 1), config(v, 192, i3, 1), config(v, 768, 12, 0)})
       configs.push_back(c);
+    if (v >= 1) {  // single pass with the register caps (spills included) of MIN_THREADS_PER_SM
+      configs.push_back(config(v, 512, 16, 1, 2048));
+      configs.push_back(config(v, 256, 8, 0, 1536));
+    }
   }
   for (const Workload& w : s.workloads) {
     for (std::int64_t n : {std::int64_t{1}, std::int64_t{1000}, (std::int64_t{1} << 20) + 3,

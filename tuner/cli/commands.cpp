@@ -88,6 +88,12 @@ std::string time_split_line(const session::Result& r) {
   std::string line = "time split: wall " + fmt("%.2f s", t.wall_s);
   if (t.wall_s > 0) line += fmt(" (%.1f configs/s)", static_cast<double>(r.evaluated) / t.wall_s);
   line += " | setup " + fmt("%.2f s", t.setup_s);
+  std::string parts;  // what the set-up consisted of (parts may overlap), and the start before the session
+  for (const char* part : {"inputs", "reference", "upload", "copy_bandwidth"}) {
+    auto it = t.setup_parts_s.find(part);
+    if (it != t.setup_parts_s.end()) parts += (parts.empty() ? "" : ", ") + std::string(part) + fmt(" %.2f", it->second);
+  }
+  if (!parts.empty()) line += " (" + parts + ")";
   if (t.compile_jobs > 0)
     line += " | compile " + fmt("%.2f s", t.compile_s) + " on " + std::to_string(t.compile_jobs) + " threads" +
             " (idle GPU " + fmt("%.2f s)", t.idle_gpu_s);
@@ -96,6 +102,8 @@ std::string time_split_line(const session::Result& r) {
   if (t.compile_jobs > 0)
     line += " | " + std::to_string(t.compiled) + " compiled, " + std::to_string(t.cache_hits) + " cache hits, " +
             std::to_string(t.compile_failures) + " compile failures";
+  if (auto it = t.setup_parts_s.find("start"); it != t.setup_parts_s.end())
+    line += fmt(" | before the session: backend start %.2f s", it->second);
   return line;
 }
 
@@ -117,6 +125,7 @@ nlohmann::json stats_json(const TuningSpec& spec, const Workload& w, const Probl
   j["configs_per_s"] = t.wall_s > 0 ? static_cast<double>(r.evaluated) / t.wall_s : 0.0;
   j["wall_s"] = t.wall_s;
   j["setup_s"] = t.setup_s;
+  j["setup_parts_s"] = t.setup_parts_s;
   j["compile_s"] = t.compile_s;
   j["idle_gpu_s"] = t.idle_gpu_s;
   j["verify_s"] = t.verify_s;

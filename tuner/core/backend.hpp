@@ -2,6 +2,7 @@
 // synthetic test backend. The session loop talks only to this interface.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,10 @@ struct BackendStats {
   double benchmark_ms = 0;   // warm-up and timed samples
   std::size_t verified = 0;  // configurations that reached verification
   std::size_t timed = 0;     // configurations that were timed
+  /// Parts of the set-up in ms, e.g. "start" (the backend's construction: GPU worker, driver, context),
+  /// "inputs", "reference", "upload", "copy_bandwidth" (of the last prepare(); parts that overlap in time
+  /// are each counted in full). Not cumulative: operator- keeps this side's values.
+  std::map<std::string, double> setup_ms;
 
   BackendStats operator-(const BackendStats& o) const;
 };

@@ -50,6 +50,7 @@ BackendStats BackendStats::operator-(const BackendStats& o) const {
   d.benchmark_ms = benchmark_ms - o.benchmark_ms;
   d.verified = verified - o.verified;
   d.timed = timed - o.timed;
+  d.setup_ms = setup_ms;
   return d;
 }
 

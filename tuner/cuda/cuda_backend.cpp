@@ -13,6 +13,7 @@
 #include <exception>
 #include <functional>
 #include <cstring>
+#include <future>
 #include <map>
 #include <optional>
 #include <set>
@@ -92,6 +93,8 @@ struct CudaBackend::Impl {
   DeviceInfo info;
   std::string arch;  // "sm_90"
   std::vector<unsigned char> flush_cubin;  // the L2 flush kernel for arch
+  std::shared_future<CompileResult> flush_compile;  // its compilation, started once the arch is known
+  bool flush_installed = false;                     // the executor has it (set by the first prepare())
 
   std::unique_ptr<detail::Executor> local;  // opt.isolate == false
   detail::WorkerProcess worker;             // opt.isolate == true; pid < 0 when none runs
@@ -103,7 +106,8 @@ struct CudaBackend::Impl {
   std::uint64_t seed = 0;
   HostBuffers expected;
   HostBuffers outputs;            // verification outputs, reused (no allocation per trial)
-  detail::SharedRegion region;    // where the executor leaves them
+  detail::SharedRegion region;    // inputs [0, inputs_end), where the executor finds them; then the outputs
+  std::size_t inputs_end = 0;     // 64-byte aligned
   std::optional<double> copy_gbps;
   double best_run_seconds = 0;  // fastest verification run of a configuration that verified (0: none yet)
 
@@ -116,9 +120,10 @@ struct CudaBackend::Impl {
     if (opt.samples < 1) opt.samples = 1;
     if (opt.warmup < 0) opt.warmup = 0;
     region.create();
+    ScopedTimer start_time(counters.setup_ms["start"]);
     if (opt.isolate) {
       try {
-        start_worker();
+        start_worker(false);
       } catch (...) {
         stop_worker(false);
         throw;
@@ -126,8 +131,8 @@ struct CudaBackend::Impl {
     } else {
       local = std::make_unique<detail::Executor>();
       info = init_executor();
-      install_flush_kernel();
     }
+    begin_flush_compile();  // runs while the caller goes on; prepare() installs the kernel
   }
 
   ~Impl() {
@@ -154,13 +159,23 @@ struct CudaBackend::Impl {
     return detail::read_device(rd);
   }
 
-  /// Compiles the L2 flush kernel for this GPU (once) and hands it to the executor, which then flushes the
-  /// L2 before each timed run by reading a 2x L2 buffer instead of writing it (see l2_flush_source()).
+  /// Starts compiling the L2 flush kernel for this GPU on a thread of its own (once).
+  void begin_flush_compile() {
+    arch = "sm_" + std::to_string(info.cc);
+    if (!opt.flush_l2 || !flush_cubin.empty() || flush_compile.valid()) return;
+    flush_compile = std::async(std::launch::async, [a = arch] {
+                      return compile(detail::l2_flush_source(), "autotune_l2_flush.cu", {}, a);
+                    }).share();
+  }
+
+  /// Hands the L2 flush kernel (compiled once) to the executor, which then flushes the L2 before each timed
+  /// run by reading a 2x L2 buffer instead of writing it (see l2_flush_source()).
   void install_flush_kernel() {
     arch = "sm_" + std::to_string(info.cc);
     if (!opt.flush_l2) return;
     if (flush_cubin.empty()) {
-      CompileResult r = compile(detail::l2_flush_source(), "autotune_l2_flush.cu", {}, arch);
+      begin_flush_compile();
+      CompileResult r = flush_compile.get();
       if (!r.ok) {
         throw EnvironmentError("the L2 flush kernel does not compile for " + arch + ":\n" + excerpt(r.log, kLogExcerpt));
       }
@@ -173,13 +188,14 @@ struct CudaBackend::Impl {
     if (r.kind != Reply::Kind::ok) throw EnvironmentError("loading the L2 flush kernel failed: " + r.message);
   }
 
-  /// Starts a worker process and initialises it; if a problem is prepared, uploads its inputs again
-  /// (regenerated from the seed).
-  void start_worker() {
+  /// Starts a worker process and initialises it; a replacement (restart) also gets the L2 flush kernel and,
+  /// if a problem is prepared, its inputs again (regenerated from the seed).
+  void start_worker(bool restart = true) {
     worker = detail::spawn_worker(region.fd());
     ++workers_started;
     info = init_executor();
-    install_flush_kernel();
+    if (!restart) return;
+    if (flush_installed) install_flush_kernel();
     if (prepared) upload_inputs(adapter->make_inputs(workload, problem, seed));
   }
 
@@ -260,14 +276,52 @@ struct CudaBackend::Impl {
     return 2 * static_cast<std::size_t>(info.l2_bytes);
   }
 
+  /// The inputs go through the start of the shared region, not the socket, and stay there for the
+  /// problem's lifetime (the executor restores inputs from there; outputs go after them).
   void upload_inputs(const HostBuffers& inputs) {
-    for (const auto& [name, data] : inputs) {
+    std::vector<std::pair<const HostBuffers::value_type*, std::size_t>> placed;  // input, offset
+    std::size_t end = 0;
+    for (const auto& in : inputs) {
+      placed.emplace_back(&in, end);
+      end += (in.second.size() + 63) / 64 * 64;
+    }
+    region.reserve(end);
+    unsigned char* base = region.map(region.fd(), end);
+    for (const auto& [in, offset] : placed) parallel_copy(base + offset, in->second.data(), in->second.size());
+    inputs_end = end;
+    for (const auto& [in, offset] : placed) {
       Writer w;
       w.u8(static_cast<std::uint8_t>(Op::upload));
-      w.str(name);
-      w.bytes(data.data(), data.size());
+      w.str(in->first);
+      w.i32(local ? region.fd() : detail::kWorkerRegionFd);
+      w.u64(end);
+      w.u64(offset);
+      w.u64(in->second.size());
       call_ok(w.buffer(), "uploading the inputs failed");
     }
+  }
+
+  /// memcpy on up to 16 threads (the first touch of fresh shared pages dominates a large copy).
+  static void parallel_copy(unsigned char* dst, const unsigned char* src, std::size_t bytes) {
+    constexpr std::size_t kPiece = std::size_t{16} << 20;
+    const std::size_t pieces = (bytes + kPiece - 1) / kPiece;
+    const std::size_t threads = std::min<std::size_t>(pieces, std::min(16u, std::max(1u, std::thread::hardware_concurrency())));
+    if (threads <= 1) {
+      if (bytes != 0) std::memcpy(dst, src, bytes);
+      return;
+    }
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+      for (std::size_t p = next++; p < pieces; p = next++)
+        std::memcpy(dst + p * kPiece, src + p * kPiece, std::min(kPiece, bytes - p * kPiece));
+    };
+    std::vector<std::thread> pool;
+    try {
+      for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    } catch (...) {  // fewer threads: the ones started and this one copy everything
+    }
+    work();
+    for (auto& t : pool) t.join();
   }
 
   std::uint64_t free_memory() {
@@ -302,6 +356,7 @@ struct CudaBackend::Impl {
     problem = p;
     seed = s;
     call_ok(simple(Op::release), "releasing the previous problem failed");
+    inputs_end = 0;
     const TuningSpec& spec = adapter->spec();
 
     // Size check before any host or device allocation, from the plan of the default configuration.
@@ -318,16 +373,55 @@ struct CudaBackend::Impl {
     }
     if (estimated) check_fits(needed);
 
-    HostBuffers inputs = adapter->make_inputs(w, p, s);
+    // The host makes the inputs (on all its cores) while the GPU worker measures the copy bandwidth (once per
+    // backend; only when the size check above has passed), and computes the reference while the inputs travel
+    // to the GPU: together the set-up takes about as long as its longest part.
+    double inputs_ms = 0, reference_ms = 0;
+    HostBuffers inputs;
+    {
+      std::future<HostBuffers> made = std::async(std::launch::async, [&] {
+        ScopedTimer t(inputs_ms);
+        return adapter->make_inputs(w, p, s);
+      });
+      try {
+        if (estimated) copy_bandwidth();
+      } catch (...) {
+        made.wait();
+        throw;
+      }
+      inputs = made.get();
+    }
+    counters.setup_ms["inputs"] = inputs_ms;
     if (!estimated) {
       for (const auto& [name, data] : inputs) needed += data.size();
       check_fits(needed);
     }
-    upload_inputs(inputs);
-
-    std::optional<HostBuffers> ref = adapter->reference(inputs, w, p);
+    std::optional<HostBuffers> ref;
+    {
+      std::future<std::optional<HostBuffers>> computed = std::async(std::launch::async, [&] {
+        ScopedTimer t(reference_ms);
+        return adapter->reference(inputs, w, p);
+      });
+      try {
+        double upload_ms = 0;
+        {
+          ScopedTimer t(upload_ms);
+          upload_inputs(inputs);
+        }
+        counters.setup_ms["upload"] = upload_ms;
+      } catch (...) {
+        computed.wait();
+        throw;
+      }
+      ref = computed.get();
+    }
+    counters.setup_ms["reference"] = reference_ms;
     inputs.clear();
     expected = ref ? std::move(*ref) : run_reference_kernel();
+    if (!flush_installed) {
+      install_flush_kernel();
+      flush_installed = true;
+    }
     prepared = true;
   }
 
@@ -354,7 +448,7 @@ struct CudaBackend::Impl {
   /// Loads the binary, runs the plan once on poisoned outputs and synchronises; on success the outputs are in
   /// `outputs` (copied out of the shared region into buffers reused from trial to trial).
   Reply load_run(const LaunchPlan& plan, const CompileResult& cr) {
-    const std::size_t region_bytes = detail::output_region_bytes(plan);
+    const std::size_t region_bytes = inputs_end + detail::output_region_bytes(plan);
     region.reserve(region_bytes);
     Writer w;
     w.u8(static_cast<std::uint8_t>(Op::load_run));
@@ -362,6 +456,7 @@ struct CudaBackend::Impl {
     w.bytes(cr.cubin.data(), cr.cubin.size());
     w.i32(local ? region.fd() : detail::kWorkerRegionFd);
     w.u64(region_bytes);
+    w.u64(inputs_end);
     Reply r = call(w.buffer(), effective_timeout(opt, best_run_seconds));
     if (r.kind != Reply::Kind::ok) return r;
     Reader rd(r.payload, 1);
@@ -528,6 +623,7 @@ struct CudaBackend::Impl {
 
   double copy_bandwidth() {
     if (copy_gbps) return *copy_gbps;
+    ScopedTimer t(counters.setup_ms["copy_bandwidth"]);
     Reply r = call(simple(Op::copy_bandwidth), kCopyTimeoutS);
     if (r.kind != Reply::Kind::ok) throw EnvironmentError("measuring the copy bandwidth failed: " + r.message);
     Reader rd(r.payload, 1);

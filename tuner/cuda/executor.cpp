@@ -194,7 +194,11 @@ struct Executor::State {
   bool lost = false;
 
   SharedRegion region;                         // where verification outputs go
-  HostBuffers inputs_host;                     // for restore_inputs
+  struct HostInput {
+    int fd = -1;  // the shared region that holds it for the problem's lifetime
+    std::uint64_t region_bytes = 0, offset = 0, bytes = 0;
+  };
+  std::map<std::string, HostInput> inputs_host;  // for restore_inputs
   std::map<std::string, DeviceBuffer> inputs;  // exact sizes
   std::map<std::string, DeviceBuffer> work;    // outputs and scratch, reused while large enough
   DeviceBuffer flush;                          // 2x L2
@@ -281,20 +285,34 @@ struct Executor::State {
     inputs_host.clear();
   }
 
-  void upload(const std::string& name, std::vector<unsigned char> data) {
+  /// An input buffer from the shared region to the device. The backend leaves it there for the problem's
+  /// lifetime (outputs go after the inputs), so restore_inputs copies it again from there.
+  void upload(Reader& r) {
+    const std::string name = r.str();
+    HostInput h;
+    h.fd = r.i32();
+    h.region_bytes = r.u64();
+    h.offset = r.u64();
+    h.bytes = r.u64();
+    if (h.offset > h.region_bytes || h.bytes > h.region_bytes - h.offset)
+      throw UsageError("input '" + name + "' lies beyond the shared region");
+    const std::uint64_t bytes = h.bytes;
+    const unsigned char* data = region.map(h.fd, h.region_bytes) + h.offset;
     DeviceBuffer& b = inputs[name];
-    if (b.ptr != 0 && b.bytes != data.size()) {
+    if (b.ptr != 0 && b.bytes != bytes) {
       check(d->mem_free(b.ptr), "cuMemFree");
       b = {};
     }
-    if (b.ptr == 0) b = allocate(data.size());
-    if (!data.empty()) check(d->memcpy_htod(b.ptr, data.data(), data.size()), "cuMemcpyHtoD");
-    inputs_host[name] = std::move(data);
+    if (b.ptr == 0) b = allocate(bytes);
+    if (bytes != 0) check(d->memcpy_htod(b.ptr, data, bytes), "cuMemcpyHtoD");
+    inputs_host[name] = h;
   }
 
   void restore_inputs() {
-    for (const auto& [name, data] : inputs_host) {
-      if (!data.empty()) check(d->memcpy_htod(inputs.at(name).ptr, data.data(), data.size()), "cuMemcpyHtoD");
+    for (const auto& [name, h] : inputs_host) {
+      if (h.bytes == 0) continue;
+      const unsigned char* data = region.map(h.fd, h.region_bytes) + h.offset;
+      check(d->memcpy_htod(inputs.at(name).ptr, data, h.bytes), "cuMemcpyHtoD");
     }
   }
 
@@ -415,7 +433,9 @@ struct Executor::State {
     const std::vector<unsigned char> cubin = r.bytes();
     const int region_fd = r.i32();
     const std::uint64_t region_bytes = r.u64();
-    if (region_bytes < output_region_bytes(plan)) throw UsageError("the shared output region is too small");
+    const std::uint64_t outputs_at = r.u64();  // the inputs lie before this offset
+    if (outputs_at > region_bytes || region_bytes - outputs_at < output_region_bytes(plan))
+      throw UsageError("the shared output region is too small");
     unsigned char* base = region.map(region_fd, region_bytes);
     load(cubin);
     for (const auto& b : plan.buffers) {
@@ -429,7 +449,7 @@ struct Executor::State {
       if (b.role == BufferRole::output) outputs.push_back(&b);
     }
     out.u64(outputs.size());
-    std::size_t offset = 0;
+    std::size_t offset = outputs_at;
     for (const BufferDecl* b : outputs) {
       if (b->bytes != 0) check(d->memcpy_dtoh(base + offset, work.at(b->name).ptr, b->bytes), "cuMemcpyDtoH");
       out.str(b->name);
@@ -587,11 +607,7 @@ struct Executor::State {
         return;
       }
       case Op::release: release(); return;
-      case Op::upload: {
-        std::string name = r.str();
-        upload(name, r.bytes());
-        return;
-      }
+      case Op::upload: upload(r); return;
       case Op::restore_inputs: restore_inputs(); return;
       case Op::load_run: load_run(r, out); return;
       case Op::time: time(r, out); return;

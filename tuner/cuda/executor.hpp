@@ -32,10 +32,12 @@ enum class Op : std::uint8_t {
   init = 1,        // i32 ordinal -> DeviceInfo
   mem_info,        // -> u64 free, u64 total
   release,         // frees inputs, outputs, scratch and the loaded module
-  upload,          // str name, bytes data: an input buffer (kept on the host too, for restore_inputs)
-  restore_inputs,  // uploads every input again from the host copies
-  load_run,        // plan, bytes cubin, i32 fd, u64 capacity: load, poison outputs/scratch, run once, sync,
-                   // copy the outputs into the shared region fd -> u64 n, n x (str name, u64 offset, u64 bytes)
+  upload,          // str name, i32 fd, u64 region bytes, u64 offset, u64 bytes: an input buffer from the shared
+                   // region fd, where it stays until release (restore_inputs copies it from there again)
+  restore_inputs,  // uploads every input again from the shared region
+  load_run,        // plan, bytes cubin, i32 fd, u64 capacity, u64 outputs_at: load, poison outputs/scratch, run
+                   // once, sync, copy the outputs into the shared region fd from offset outputs_at on (after the
+                   // inputs) -> u64 n, n x (str name, u64 offset, u64 bytes)
   time,            // i32 warmup, i32 max samples, u8 flush_l2, f64 max_seconds, i32 min samples, f64 stable_ci
                    // (SamplingRule) -> u64 n, n x f64 ms; unloads
   unload,          // unloads the module of load_run
@@ -185,8 +187,9 @@ std::string stop_helper(WorkerProcess& p, bool kill_now);
 /// Throws EnvironmentError if it cannot be started.
 WorkerProcess spawn_worker(int region_fd);
 
-/// Host memory shared between the backend and its executor (a memfd): verification outputs travel through
-/// it instead of the socket, so a 256 MB output costs one device-to-host copy and no allocation per trial.
+/// Host memory shared between the backend and its executor (a memfd): inputs and verification outputs travel
+/// through it instead of the socket, so a 256 MB output costs one device-to-host copy and no allocation per
+/// trial, and a 256 MB input one copy into the region instead of a trip through the socket.
 /// The backend owns the file (create(), grows it with reserve()); both sides map it with map().
 class SharedRegion {
  public:

@@ -152,41 +152,46 @@ class CompactionAdapter : public KernelAdapter {
     return plan;
   }
 
-  /// Exactly selected_count(n, select_pct) elements are selected, at positions drawn uniformly (selection
-  /// sampling). "flagged": flags are 0 or a random byte in [1, 255], values random and non-zero. "if":
+  /// Exactly selected_count(n, select_pct) elements are selected, spread evenly over the chunks of
+  /// for_each_chunk and at positions drawn uniformly within each (selection sampling). "flagged": flags are 0 or a random byte in [1, 255], values random and non-zero. "if":
   /// selected values are positive, the others negative (threshold 0).
   HostBuffers make_inputs(const Workload& w, const ProblemKey& p, std::uint64_t seed) const override {
     const Kind k = kind(w);
     const auto [n64, pct] = problem(p);
     const auto n = static_cast<std::size_t>(n64);
-    std::mt19937_64 rng(seed);
     std::vector<unsigned char> values(n * k.size);
     std::vector<unsigned char> flags(k.select_if ? 0 : n);
-    std::uint64_t need = static_cast<std::uint64_t>(selected_count(n64, pct));
-    for (std::size_t i = 0; i < n; ++i) {
-      const bool take = need > 0 && rng() % static_cast<std::uint64_t>(n - i) < need;
-      if (take) --need;
-      const std::uint64_t r = rng();
-      const bool negative = k.select_if ? !take : (r & 1) != 0;
-      switch (k.elem) {
-        case Elem::int32: {
-          const auto mag = static_cast<std::int32_t>(1 + (r >> 1) % kIntRange);
-          store_element(values, i, negative ? -mag : mag);
-          break;
+    const auto selected = static_cast<unsigned __int128>(selected_count(n64, pct));
+    // Chunk [begin, end) selects floor(S * end / n) - floor(S * begin / n) of its elements (the counts add up
+    // to S exactly), at positions drawn uniformly within the chunk.
+    auto quota = [&](std::size_t i) { return static_cast<std::uint64_t>(selected * i / n); };
+    for_each_chunk(n, seed, [&](std::mt19937_64& rng, std::size_t begin, std::size_t end) {
+      std::uint64_t need = quota(end) - quota(begin);
+      for (std::size_t i = begin; i < end; ++i) {
+        const bool take = need > 0 && rng() % static_cast<std::uint64_t>(end - i) < need;
+        if (take) --need;
+        const std::uint64_t r = rng();
+        const bool negative = k.select_if ? !take : (r & 1) != 0;
+        switch (k.elem) {
+          case Elem::int32: {
+            const auto mag = static_cast<std::int32_t>(1 + (r >> 1) % kIntRange);
+            store_element(values, i, negative ? -mag : mag);
+            break;
+          }
+          case Elem::float32: {
+            const float mag = static_cast<float>(static_cast<double>((r >> 40) + 1) * 0x1p-24);
+            store_element(values, i, negative ? -mag : mag);
+            break;
+          }
+          case Elem::float64: {
+            const double mag = static_cast<double>((r >> 11) + 1) * 0x1p-53;
+            store_element(values, i, negative ? -mag : mag);
+            break;
+          }
         }
-        case Elem::float32: {
-          const float mag = static_cast<float>(static_cast<double>((r >> 40) + 1) * 0x1p-24);
-          store_element(values, i, negative ? -mag : mag);
-          break;
-        }
-        case Elem::float64: {
-          const double mag = static_cast<double>((r >> 11) + 1) * 0x1p-53;
-          store_element(values, i, negative ? -mag : mag);
-          break;
-        }
+        if (!k.select_if) flags[i] = take ? static_cast<unsigned char>(1 + (r >> 56) % 255) : 0;
       }
-      if (!k.select_if) flags[i] = take ? static_cast<unsigned char>(1 + (r >> 56) % 255) : 0;
-    }
+    });
     HostBuffers out;
     out["in"] = std::move(values);
     if (!k.select_if) out["flags"] = std::move(flags);
@@ -208,13 +213,24 @@ class CompactionAdapter : public KernelAdapter {
         throw UsageError("compaction reference: input buffer 'flags' is missing or does not hold n bytes");
       flags = &f_it->second;
     }
-    std::vector<unsigned char> selected;
-    selected.reserve(n * k.size);
-    for (std::size_t i = 0; i < n; ++i) {
-      if (!is_selected(k, in, flags, i)) continue;
-      selected.insert(selected.end(), in.begin() + static_cast<std::ptrdiff_t>(i * k.size),
-                      in.begin() + static_cast<std::ptrdiff_t>((i + 1) * k.size));
-    }
+    // Two passes over the chunks on all cores: count the selection of each chunk, then copy each chunk's
+    // selection to the place the counts before it give.
+    std::vector<std::size_t> at((n + kChunkElements - 1) / kChunkElements + 1, 0);
+    parallel_chunks(n, [&](std::size_t c, std::size_t begin, std::size_t end) {
+      std::size_t m = 0;
+      for (std::size_t i = begin; i < end; ++i) m += is_selected(k, in, flags, i) ? 1 : 0;
+      at[c + 1] = m;
+    });
+    for (std::size_t c = 1; c < at.size(); ++c) at[c] += at[c - 1];
+    std::vector<unsigned char> selected(at.back() * k.size);
+    parallel_chunks(n, [&](std::size_t c, std::size_t begin, std::size_t end) {
+      unsigned char* dst = selected.data() + at[c] * k.size;
+      for (std::size_t i = begin; i < end; ++i) {
+        if (!is_selected(k, in, flags, i)) continue;
+        std::memcpy(dst, in.data() + i * k.size, k.size);
+        dst += k.size;
+      }
+    });
     HostBuffers out;
     out["count"] = to_bytes(static_cast<std::uint32_t>(selected.size() / k.size));
     out["out"] = std::move(selected);

@@ -1,8 +1,13 @@
 #include "tuner/kernels/host_util.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 namespace autotune::kernels {
 
@@ -22,6 +27,58 @@ std::int64_t uniform_nonzero_int(std::mt19937_64& rng, std::int64_t lo, std::int
   // Draw from [lo, hi - 1] and shift the non-negative part up by one: 0 is skipped, others stay uniform.
   std::int64_t v = uniform_int(rng, lo, hi - 1);
   return v >= 0 ? v + 1 : v;
+}
+
+void parallel_chunks(std::size_t count, const std::function<void(std::size_t, std::size_t, std::size_t)>& fn) {
+  const std::size_t chunks = (count + kChunkElements - 1) / kChunkElements;
+  auto run = [&](std::size_t c) { fn(c, c * kChunkElements, std::min(count, (c + 1) * kChunkElements)); };
+  const std::size_t threads =
+      std::min<std::size_t>(chunks, std::max(1u, std::min(64u, std::thread::hardware_concurrency())));
+  if (threads <= 1) {
+    for (std::size_t c = 0; c < chunks; ++c) run(c);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr error;
+  std::mutex mu;
+  auto work = [&] {
+    for (std::size_t c = next++; c < chunks; c = next++) {
+      try {
+        run(c);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!error) error = std::current_exception();
+        next = chunks;  // stop handing out chunks
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(threads - 1);
+  try {
+    for (std::size_t t = 0; t + 1 < threads; ++t) pool.emplace_back(work);
+  } catch (...) {  // no more threads: the ones started and this one finish the work
+  }
+  work();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+namespace {
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+}  // namespace
+
+void for_each_chunk(std::size_t count, std::uint64_t seed,
+                    const std::function<void(std::mt19937_64&, std::size_t, std::size_t)>& fn) {
+  const std::uint64_t base = splitmix64(seed);
+  parallel_chunks(count, [&](std::size_t chunk, std::size_t begin, std::size_t end) {
+    std::mt19937_64 rng(splitmix64(base ^ splitmix64(static_cast<std::uint64_t>(chunk))));
+    fn(rng, begin, end);
+  });
 }
 
 std::string format_number(double v) {

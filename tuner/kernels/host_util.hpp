@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,6 +20,20 @@ std::int64_t uniform_int(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi)
 
 /// Uniform integer in [lo, hi] without 0 (requires lo < hi or lo == hi != 0).
 std::int64_t uniform_nonzero_int(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi);
+
+/// Elements per chunk of parallel_chunks and for_each_chunk: the unit of work and of seeding.
+constexpr std::size_t kChunkElements = std::size_t{1} << 16;
+
+/// Calls fn(chunk, begin, end) for the chunks [c * kChunkElements, min(count, (c + 1) * kChunkElements)) of
+/// [0, count), spread over the cores (inline when there is one chunk). Every chunk runs exactly once; the
+/// first exception thrown by fn is rethrown after all threads have stopped.
+void parallel_chunks(std::size_t count, const std::function<void(std::size_t, std::size_t, std::size_t)>& fn);
+
+/// parallel_chunks with a generator per chunk, seeded from (seed, chunk) by splitmix64: what fn draws depends
+/// only on seed and the chunk, never on the number of threads. Inputs of the kernel families are made
+/// this way, so that 2^26 or 2^28 elements take a fraction of a second on a many-core machine.
+void for_each_chunk(std::size_t count, std::uint64_t seed,
+                    const std::function<void(std::mt19937_64&, std::size_t, std::size_t)>& fn);
 
 /// Element i of a buffer holding T values (memcpy, no alignment needed). No bounds check.
 template <typename T>

@@ -267,29 +267,28 @@ class ReductionAdapter : public KernelAdapter {
   HostBuffers make_inputs(const Workload& w, const ProblemKey& p, std::uint64_t seed) const override {
     const Kind k = kind(w);
     const std::int64_t n = problem_n(p);
-    std::mt19937_64 rng(seed);
     std::vector<unsigned char> bytes(static_cast<std::size_t>(n) * static_cast<std::size_t>(k.size));
     const std::size_t scalars = static_cast<std::size_t>(n) * static_cast<std::size_t>(k.components);
-    switch (k.elem) {
-      case Elem::int32:
-        for (std::size_t i = 0; i < scalars; ++i) {
-          // Sums: small values, so that typical sums stay far from overflow (they wrap exactly anyway).
-          // min/max/custom: a wide range, so that the extreme value is (almost surely) unique.
-          const auto v = static_cast<std::int32_t>(k.op == Op::sum ? uniform_nonzero_int(rng, -1000, 1000)
-                                                                   : uniform_nonzero_int(rng, -(1 << 30), 1 << 30));
-          store_element(bytes, i, v);
-        }
-        break;
-      case Elem::float32:
-        for (std::size_t i = 0; i < scalars; ++i) store_element(bytes, i, static_cast<float>(float_value(rng, k, 24)));
-        break;
-      case Elem::float64:
-        for (std::size_t i = 0; i < scalars; ++i) store_element(bytes, i, float_value(rng, k, 53));
-        break;
-      case Elem::vector:  // float2/3/4: every component random, non-zero
-        for (std::size_t i = 0; i < scalars; ++i) store_element(bytes, i, static_cast<float>(float_value(rng, k, 24)));
-        break;
-    }
+    for_each_chunk(scalars, seed, [&](std::mt19937_64& rng, std::size_t begin, std::size_t end) {
+      switch (k.elem) {
+        case Elem::int32:
+          for (std::size_t i = begin; i < end; ++i) {
+            // Sums: small values, so that typical sums stay far from overflow (they wrap exactly anyway).
+            // min/max/custom: a wide range, so that the extreme value is (almost surely) unique.
+            const auto v = static_cast<std::int32_t>(k.op == Op::sum ? uniform_nonzero_int(rng, -1000, 1000)
+                                                                     : uniform_nonzero_int(rng, -(1 << 30), 1 << 30));
+            store_element(bytes, i, v);
+          }
+          break;
+        case Elem::float64:
+          for (std::size_t i = begin; i < end; ++i) store_element(bytes, i, float_value(rng, k, 53));
+          break;
+        case Elem::float32:
+        case Elem::vector:  // float2/3/4: every component random, non-zero
+          for (std::size_t i = begin; i < end; ++i) store_element(bytes, i, static_cast<float>(float_value(rng, k, 24)));
+          break;
+      }
+    });
     HostBuffers out;
     out["in"] = std::move(bytes);
     return out;
@@ -472,15 +471,34 @@ class ReductionAdapter : public KernelAdapter {
 
   template <typename T>
   HostBuffers float_sum_reference(const std::vector<unsigned char>& in, std::size_t count, const Workload& w) const {
-    // Neumaier-compensated double sum (exact for the generated inputs, and accurate for any others).
-    double sum = 0, comp = 0, max_abs = 0;
-    for (std::size_t i = 0; i < count; ++i) {
-      const double x = static_cast<double>(load_element<T>(in, i));
-      const double t = sum + x;
-      comp += std::fabs(sum) >= std::fabs(x) ? (sum - t) + x : (x - t) + sum;
-      sum = t;
-      max_abs = std::max(max_abs, std::fabs(x));
+    // Neumaier-compensated double sums of the chunks on all cores, then of the chunk sums in chunk order:
+    // exact for the generated inputs, accurate for any others, and independent of the number of threads.
+    struct Part {
+      double sum = 0, comp = 0, max_abs = 0;
+      void add(double x) {
+        const double t = sum + x;
+        comp += std::fabs(sum) >= std::fabs(x) ? (sum - t) + x : (x - t) + sum;
+        sum = t;
+      }
+    };
+    std::vector<Part> parts((count + kChunkElements - 1) / kChunkElements);
+    parallel_chunks(count, [&](std::size_t c, std::size_t begin, std::size_t end) {
+      Part p;
+      for (std::size_t i = begin; i < end; ++i) {
+        const double x = static_cast<double>(load_element<T>(in, i));
+        p.add(x);
+        p.max_abs = std::max(p.max_abs, std::fabs(x));
+      }
+      parts[c] = p;
+    });
+    Part all;
+    double max_abs = 0;
+    for (const Part& p : parts) {
+      all.add(p.sum);
+      all.add(p.comp);
+      max_abs = std::max(max_abs, p.max_abs);
     }
+    const double sum = all.sum, comp = all.comp;
     const double tol = reduction::sum_tolerance(spec_.tolerance, reduction::dtype_epsilon(w.dtype),
                                                 static_cast<std::int64_t>(count), max_abs);
     HostBuffers out;

@@ -160,22 +160,23 @@ class ScanAdapter : public KernelAdapter {
   HostBuffers make_inputs(const Workload& w, const ProblemKey& p, std::uint64_t seed) const override {
     const Kind k = kind(w);
     const auto n = static_cast<std::size_t>(problem_n(p));
-    std::mt19937_64 rng(seed);
     std::vector<unsigned char> bytes(n * k.size);
-    for (std::size_t i = 0; i < n; ++i) {
-      switch (k.elem) {
-        case Elem::int32: {
-          // Sums: small non-zero values, so that prefixes stay far from overflow (they would wrap exactly).
-          // Max: a wide range, so that a missing tile offset shows.
-          const auto v = static_cast<std::int32_t>(k.op == Op::sum ? uniform_nonzero_int(rng, -100, 100)
-                                                                   : uniform_nonzero_int(rng, -(1 << 30), 1 << 30));
-          store_element(bytes, i, v);
-          break;
+    for_each_chunk(n, seed, [&](std::mt19937_64& rng, std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i) {
+        switch (k.elem) {
+          case Elem::int32: {
+            // Sums: small non-zero values, so that prefixes stay far from overflow (they would wrap exactly).
+            // Max: a wide range, so that a missing tile offset shows.
+            const auto v = static_cast<std::int32_t>(k.op == Op::sum ? uniform_nonzero_int(rng, -100, 100)
+                                                                     : uniform_nonzero_int(rng, -(1 << 30), 1 << 30));
+            store_element(bytes, i, v);
+            break;
+          }
+          case Elem::float32: store_element(bytes, i, static_cast<float>(float_value(rng, k, 24))); break;
+          case Elem::float64: store_element(bytes, i, float_value(rng, k, 53)); break;
         }
-        case Elem::float32: store_element(bytes, i, static_cast<float>(float_value(rng, k, 24))); break;
-        case Elem::float64: store_element(bytes, i, float_value(rng, k, 53)); break;
       }
-    }
+    });
     HostBuffers out;
     out["in"] = std::move(bytes);
     return out;
@@ -350,20 +351,43 @@ class ScanAdapter : public KernelAdapter {
     const double depth = std::ceil(std::log2(static_cast<double>(std::max<std::size_t>(n, 2)))) + kSequentialDepth;
     const double scale = spec_.tolerance * epsilon_of(k.elem) * depth;
     std::vector<unsigned char> ref(n * 8), tol(n * 8);
-    long double acc = 0, abs_acc = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const long double x = static_cast<long double>(load_element<V>(in, i));
-      if (!k.exclusive) {
-        acc += x;
-        abs_acc += std::fabs(x);
+    // Two passes over the chunks on all cores: the chunk totals, then each chunk's prefixes started from the
+    // sum of the totals before it (in chunk order, so the result does not depend on the number of threads).
+    std::vector<long double> totals((n + kChunkElements - 1) / kChunkElements), abs_totals(totals.size());
+    parallel_chunks(n, [&](std::size_t c, std::size_t begin, std::size_t end) {
+      long double t = 0, a = 0;
+      for (std::size_t i = begin; i < end; ++i) {
+        const long double x = static_cast<long double>(load_element<V>(in, i));
+        t += x;
+        a += std::fabs(x);
       }
-      store_element(ref, i, static_cast<double>(acc));
-      store_element(tol, i, scale * static_cast<double>(abs_acc));
-      if (k.exclusive) {
-        acc += x;
-        abs_acc += std::fabs(x);
-      }
+      totals[c] = t;
+      abs_totals[c] = a;
+    });
+    long double run = 0, abs_run = 0;
+    for (std::size_t c = 0; c < totals.size(); ++c) {  // exclusive prefixes of the totals
+      const long double t = totals[c], a = abs_totals[c];
+      totals[c] = run;
+      abs_totals[c] = abs_run;
+      run += t;
+      abs_run += a;
     }
+    parallel_chunks(n, [&](std::size_t c, std::size_t begin, std::size_t end) {
+      long double acc = totals[c], abs_acc = abs_totals[c];
+      for (std::size_t i = begin; i < end; ++i) {
+        const long double x = static_cast<long double>(load_element<V>(in, i));
+        if (!k.exclusive) {
+          acc += x;
+          abs_acc += std::fabs(x);
+        }
+        store_element(ref, i, static_cast<double>(acc));
+        store_element(tol, i, scale * static_cast<double>(abs_acc));
+        if (k.exclusive) {
+          acc += x;
+          abs_acc += std::fabs(x);
+        }
+      }
+    });
     HostBuffers out;
     out["reference"] = std::move(ref);
     out["tolerance"] = std::move(tol);

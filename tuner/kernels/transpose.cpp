@@ -80,13 +80,15 @@ void fill_float32(std::vector<unsigned char>& out, std::size_t count, std::uint6
   std::mt19937_64 rng(seed);
   const Permutation perm(24, rng);
   const std::uint64_t salt = rng();
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::uint64_t low = i & 0xFFFFFFu;
-    const std::uint64_t m = perm(low);
-    const std::uint64_t exponent = 64 + (((i >> 24) + mix64(low ^ salt)) & 127);
-    const auto bits = static_cast<std::uint32_t>(((m >> 23) << 31) | (exponent << 23) | (m & 0x7FFFFFu));
-    store_element(out, i, bits);
-  }
+  parallel_chunks(count, [&](std::size_t, std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::uint64_t low = i & 0xFFFFFFu;
+      const std::uint64_t m = perm(low);
+      const std::uint64_t exponent = 64 + (((i >> 24) + mix64(low ^ salt)) & 127);
+      const auto bits = static_cast<std::uint32_t>(((m >> 23) << 31) | (exponent << 23) | (m & 0x7FFFFFu));
+      store_element(out, i, bits);
+    }
+  });
 }
 
 // Element i as float64 bits: sign and mantissa from a permutation of the low 53 bits of i (distinct for
@@ -95,12 +97,14 @@ void fill_float64(std::vector<unsigned char>& out, std::size_t count, std::uint6
   std::mt19937_64 rng(seed);
   const Permutation perm(53, rng);
   const std::uint64_t salt = rng();
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::uint64_t m = perm(i);
-    const std::uint64_t exponent = 959 + (mix64(i ^ salt) & 127);
-    const std::uint64_t bits = ((m >> 52) << 63) | (exponent << 52) | (m & 0xFFFFFFFFFFFFFull);
-    store_element(out, i, bits);
-  }
+  parallel_chunks(count, [&](std::size_t, std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::uint64_t m = perm(i);
+      const std::uint64_t exponent = 959 + (mix64(i ^ salt) & 127);
+      const std::uint64_t bits = ((m >> 52) << 63) | (exponent << 52) | (m & 0xFFFFFFFFFFFFFull);
+      store_element(out, i, bits);
+    }
+  });
 }
 
 // ---- CPU reference -----------------------------------------------------------------------------------

@@ -249,6 +249,7 @@ Result run(const TuningSpec& spec, Backend& backend, db::Database& db, const Wor
   TimeSplit& t = res.timing;
   t.wall_s = std::chrono::duration<double>(clock::now() - t0).count();
   t.setup_s = setup_ms / 1e3;
+  for (const auto& [part, ms] : d.setup_ms) t.setup_parts_s[part] = ms / 1e3;
   t.compile_s = d.compile.thread_ms / 1e3;
   t.idle_gpu_s = d.compile.wait_ms / 1e3;
   t.verify_s = d.verify_ms / 1e3;

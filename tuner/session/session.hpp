@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,7 @@ struct Options {
 struct TimeSplit {
   double wall_s = 0;
   double setup_s = 0;      // Backend::prepare (inputs, reference, upload) and the copy-bandwidth measurement
+  std::map<std::string, double> setup_parts_s;  // BackendStats::setup_ms in s ("start" precedes the session)
   double compile_s = 0;    // compilations, summed over the compile threads
   double idle_gpu_s = 0;   // the evaluating thread (and so the GPU) waited for a compilation
   double verify_s = 0;     // verification runs and comparisons with the reference
