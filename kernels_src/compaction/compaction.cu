@@ -74,7 +74,7 @@ struct CompactPolicy {
   static constexpr bool stage_output = STAGE_OUTPUT != 0;  // write a tile's selection through shared memory
   static constexpr int lookback_delay = LOOKBACK_DELAY;     // ns of the first back-off of a look-back spin (0: none)
   // MIN_THREADS_PER_SM > 0: __launch_bounds__ asks the compiler for registers that let this many threads be
-  // resident on an SM (1536: at most 40 per thread, 2048: 32), so that more bytes can be in flight; 0: no cap.
+  // resident on an SM (1024: at most 64 per thread, 1536: 40, 2048: 32), so that more bytes can be in flight; 0: no cap.
   static constexpr int min_threads = MIN_THREADS_PER_SM;
   static constexpr int min_blocks = MIN_THREADS_PER_SM > 0 ? MIN_THREADS_PER_SM / BLOCK_SIZE : 1;
   static constexpr int dtype = DTYPE_ID;         // 0 int32, 1 float32, 2 float64

@@ -11,6 +11,10 @@
 //  * single pass in registers (VARIANT 5): the same kernel and look-back, but each thread loads its
 //    ITEMS_PER_THREAD consecutive elements straight into registers with VEC-wide loads, scans them there and
 //    stores them the same way; shared memory holds only the warp totals, so it does not limit occupancy.
+//  * single pass with prefetch (VARIANT 7): the kernel of VARIANT 4 in persistent blocks (about as many as fit
+//    on the GPU at once) that take tile after tile; a block takes the id of its next tile and issues that
+//    tile's loads into registers before it scans, looks back and stores the current one, so that the loads
+//    stay in flight while the block waits for its predecessors.
 //  * single pass, warp-transposed (VARIANT 6): the same kernel and look-back; each warp loads its own
 //    32 * ITEMS_PER_THREAD elements with coalesced VEC-wide loads into its part of shared memory, transposes
 //    them to consecutive elements per thread (warp-synchronous, no block barrier), scans in registers and with
@@ -79,14 +83,14 @@
 struct ScanPolicy {
   static constexpr int variant = VARIANT;       // 0 kogge_stone, 1 kogge_stone_double_buffer, 2 brent_kung,
                                                 // 3 three_phase, 4 single_pass, 5 single_pass_registers,
-                                                // 6 single_pass_warp
+                                                // 6 single_pass_warp, 7 single_pass_prefetch
   static constexpr int block = BLOCK_SIZE;      // threads per block
   static constexpr int items = ITEMS_PER_THREAD;
   static constexpr int vec = VEC;               // elements per global load/store instruction
   static constexpr int padding = PADDING;       // 1: one shared-memory word of padding every 32 elements
   static constexpr int lookback_delay = LOOKBACK_DELAY;  // ns of the first back-off of a look-back spin (0: none)
   // MIN_THREADS_PER_SM > 0: __launch_bounds__ asks the compiler for registers that let this many threads be
-  // resident on an SM (1536: at most 40 per thread, 2048: 32), so that more bytes can be in flight; 0: no cap.
+  // resident on an SM (1024: at most 64 per thread, 1536: 40, 2048: 32), so that more bytes can be in flight; 0: no cap.
   static constexpr int min_threads = MIN_THREADS_PER_SM;
   static constexpr int min_blocks = MIN_THREADS_PER_SM > 0 ? MIN_THREADS_PER_SM / BLOCK_SIZE : 1;
   static constexpr int dtype = DTYPE_ID;         // 0 int32, 1 float32, 2 float64
@@ -117,7 +121,7 @@ constexpr unsigned kFullMask = 0xffffffffu;
 __host__ __device__ constexpr bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
 static_assert(ScanPolicy::op == 0 || ScanPolicy::op == 2, "OP_ID must be 0 (sum) or 2 (max)");
-static_assert(ScanPolicy::variant >= 0 && ScanPolicy::variant <= 6, "VARIANT must be 0..6");
+static_assert(ScanPolicy::variant >= 0 && ScanPolicy::variant <= 7, "VARIANT must be 0..7");
 static_assert(kBlock % kWarp == 0 && kBlock >= 64 && kBlock <= 1024, "BLOCK_SIZE: a multiple of 32 in [64, 1024]");
 static_assert(kItems >= 1 && kItems <= 64, "ITEMS_PER_THREAD must be in [1, 64]");
 static_assert(kVec == 1 || kVec == 2 || kVec == 4, "VEC must be 1, 2 or 4");
@@ -186,6 +190,44 @@ __device__ __forceinline__ void load_tile(const value_t* __restrict__ in, long l
       const int i = r * kBlock + tid;
       s[pad(i)] = base + i < n ? in[base + i] : identity();
     }
+  }
+}
+
+/// VARIANT 7: the tile's elements into registers, in the striped order of load_tile (r[v * kVec + j] is tile
+/// element (v * kBlock + tid) * kVec + j; v * kBlock + tid for a partial tile, loaded one by one), so that
+/// the loads can be in flight while the block works on another tile.
+__device__ __forceinline__ void load_striped(const value_t* __restrict__ in, long long base, long long n,
+                                             value_t (&r)[kItems]) {
+  const int tid = threadIdx.x;
+  if (base + kTile <= n) {
+    const vec_t* vin = reinterpret_cast<const vec_t*>(in + base);
+#pragma unroll
+    for (int v = 0; v < kItems / kVec; ++v) {
+      const vec_t x = vin[v * kBlock + tid];
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) r[v * kVec + j] = x.v[j];
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const long long i = base + k * kBlock + tid;
+      r[k] = i < n ? in[i] : identity();
+    }
+  }
+}
+
+/// VARIANT 7: registers filled by load_striped into the shared tile, where load_tile would have put them.
+__device__ __forceinline__ void stage_striped(const value_t (&r)[kItems], long long base, long long n, value_t* s) {
+  const int tid = threadIdx.x;
+  if (base + kTile <= n) {
+#pragma unroll
+    for (int v = 0; v < kItems / kVec; ++v) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) s[pad((v * kBlock + tid) * kVec + j)] = r[v * kVec + j];
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) s[pad(k * kBlock + tid)] = r[k];
   }
 }
 
@@ -703,6 +745,30 @@ scan_single_pass(const scan_value_t* __restrict__ in, scan_value_t* __restrict__
       for (int k = 0; k < kItems; ++k) o[k] = combine(p, r[k]);
     }
     store_warp(out, base, n, ws, o);
+  } else if constexpr (ScanPolicy::variant == 7) {
+    __shared__ value_t s[kTileSmem];
+    __shared__ unsigned s_next;
+    const long long tiles = st.tiles;
+    long long current = tile;  // < tiles: the plan launches at most `tiles` blocks
+    value_t r[kItems];
+    load_striped(in, current * kTile, n, r);
+    while (current < tiles) {
+      const long long at = current * kTile;
+      stage_striped(r, at, n, s);
+      if (threadIdx.x == 0) s_next = atomicAdd(reinterpret_cast<unsigned*>(state), 1u);
+      __syncthreads();
+      three_phase(s, warp_tot);  // ends with a barrier; r is free meanwhile (fewer registers)
+      const long long next = s_next;
+      if (next < tiles) load_striped(in, next * kTile, n, r);  // in flight during the look-back and the stores
+      if (threadIdx.x < kWarp) {
+        const value_t prefix = look_back(st, current, s[pad(kTile - 1)]);
+        if (threadIdx.x == 0) s_prefix = prefix;
+      }
+      __syncthreads();
+      store_tile(out, at, n, s, s_prefix, exclusive != 0);
+      __syncthreads();  // s, s_next and s_prefix are written again for the next tile
+      current = next;
+    }
   } else {
     __shared__ value_t s[ScanPolicy::variant >= 5 ? 1 : kTileSmem];
     load_tile(in, base, n, s);

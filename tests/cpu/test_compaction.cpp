@@ -210,10 +210,11 @@ TEST_CASE("compaction spec is embedded and its spaces have a few hundred configu
     const ParameterSpace space = s.space(s.problem_sizes.front(), d, w);
     // three_phase and single_pass: 8 block sizes x 8 items x 2 output modes, less 3 staged tiles over 48 KiB
     // each (125); single_pass_blocked: 8 block sizes x 4 items (multiples of 4) x 2 output modes, less 3 (61);
-    // the single-pass variants twice (LOOKBACK_DELAY 0 and 64); plus, for each single-pass variant, 39 with
-    // MIN_THREADS_PER_SM 1536 or 2048 (BLOCK_SIZE >= 256 dividing it: 7 (block, value) pairs, ITEMS_PER_THREAD
-    // 8/12/16 x 2 output modes, LOOKBACK_DELAY 0, less the 3 staged tiles over 48 KiB).
-    CHECK(space.size() == 125 + 2 * 125 + 2 * 61 + 2 * 39);
+    // the single-pass variants twice (LOOKBACK_DELAY 0 and 64); plus, for each single-pass variant, 55 with
+    // MIN_THREADS_PER_SM 1024, 1536 or 2048 (BLOCK_SIZE >= 256 dividing it: 10 (block, value) pairs,
+    // ITEMS_PER_THREAD 8/12/16 x 2 output modes = 60, LOOKBACK_DELAY 0, less the staged tiles over 48 KiB:
+    // 1024 x 12 and 1024 x 16 with two values, 768 x 16 with one: 5).
+    CHECK(space.size() == 125 + 2 * 125 + 2 * 61 + 2 * 55);
     CHECK(space.default_index() >= 0);
   }
 }

@@ -36,7 +36,7 @@ std::vector<Config> corner_configs(const TuningSpec& s, const Workload& w) {
   for (const Param& p : s.params) {
     if (p.name == "VARIANT") variants = p.values;
   }
-  REQUIRE(variants.size() >= 7);
+  REQUIRE(variants.size() >= 8);
   for (Value v : variants) {
     Config def = s.default_config();
     def.set("VARIANT", v);
@@ -129,7 +129,7 @@ TEST_CASE("scan compiles for every workload, variant and corner in strict mode",
   std::set<std::vector<std::string>> seen;  // inclusive and exclusive workloads share their binaries
   for (const auto& w : s.workloads) {
     const std::vector<Config> configs = corner_configs(s, w);
-    CHECK(configs.size() >= 7 * 4);
+    CHECK(configs.size() >= 8 * 4);
     for (const auto& c : configs) {
       const std::vector<std::string> options = all_options(*a, c, w);
       CHECK(std::count(options.begin(), options.end(), "-DAUTOTUNE_STRICT=1") == 1);

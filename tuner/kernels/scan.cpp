@@ -23,6 +23,7 @@ enum class Op { sum = 0, max = 2 };
 constexpr int kSinglePass = 4;           // VARIANT of scan_single_pass; 0-3 are hierarchical
 constexpr int kSinglePassRegisters = 5;  // the same kernel with the tile in registers
 constexpr int kSinglePassWarp = 6;       // the same kernel, warp-transposed tile
+constexpr int kSinglePassPrefetch = 7;   // the kernel of kSinglePass in persistent blocks that prefetch
 constexpr std::size_t kRegionAlign = 256;  // bytes; keeps VEC-wide accesses of every region aligned
 // Depth allowance of the float tolerance beyond log2(n): the sequential part of a thread (ITEMS_PER_THREAD
 // is at most 32 in the shipped spec).
@@ -88,13 +89,13 @@ class ScanAdapter : public KernelAdapter {
             "-DOP_ID=" + std::to_string(static_cast<int>(k.op))};
   }
 
-  LaunchPlan plan(const Config& c, const Workload& w, const ProblemKey& p, const DeviceInfo&) const override {
+  LaunchPlan plan(const Config& c, const Workload& w, const ProblemKey& p, const DeviceInfo& d) const override {
     const Kind k = kind(w);
     const std::int64_t n = problem_n(p);
     const std::int64_t variant = c.at("VARIANT");
     const std::int64_t block = c.at("BLOCK_SIZE");
     const std::int64_t items = c.at("ITEMS_PER_THREAD");
-    if (variant < 0 || variant > kSinglePassWarp) throw UsageError("scan: VARIANT must be 0..6");
+    if (variant < 0 || variant > kSinglePassPrefetch) throw UsageError("scan: VARIANT must be 0..7");
     if (block < 32 || block > 1024 || block % 32 != 0 || items < 1)
       throw UsageError("scan: BLOCK_SIZE must be a multiple of 32 in [32, 1024] and ITEMS_PER_THREAD >= 1");
     const std::int64_t tile = block * items;
@@ -117,7 +118,13 @@ class ScanAdapter : public KernelAdapter {
       clear.value = 0;
       clear.count = (8 + flag_bytes) / 4;
       plan.steps.push_back(clear);
-      LaunchStep s = kernel_step("scan_single_pass", tiles_of(n), block);
+      // Prefetch: persistent blocks, as many as 2048 threads per SM allow (blocks that do not fit start when
+      // the others are done, find no tile left and end); at most one per tile.
+      const std::int64_t blocks =
+          variant == kSinglePassPrefetch
+              ? std::min(tiles_of(n), std::max<std::int64_t>(1, d.sm_count) * std::max<std::int64_t>(1, 2048 / block))
+              : tiles_of(n);
+      LaunchStep s = kernel_step("scan_single_pass", blocks, block);
       s.args = {KernelArg::buf("in"), KernelArg::buf("out"), KernelArg::i64(n), KernelArg::i32(k.exclusive ? 1 : 0),
                 KernelArg::buf("tile_state")};
       plan.steps.push_back(std::move(s));
