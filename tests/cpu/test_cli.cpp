@@ -1,6 +1,7 @@
 // The autotune binary on bad input: one-line errors that name the problem, non-zero exit codes, and
 // nothing stored is lost. Runs the real executable (no GPU needed for these paths).
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -219,6 +220,12 @@ TEST_CASE("cli: tune prints a time split and writes it as JSON, and --values and
   CHECK_THAT(text, Catch::Contains("\"configs\": 180") && Catch::Contains("\"ok\": 180") &&
                        Catch::Contains("\"idle_gpu_s\"") && Catch::Contains("\"best\"") &&
                        Catch::Contains("VARIANT=grid_stride"));
+  // Every verified trial's time by label, the best among them.
+  const nlohmann::json j = nlohmann::json::parse(text);
+  REQUIRE(j["ok_median_ns"].size() == 180);
+  const std::string best = j["best"]["label"];
+  CHECK(j["ok_median_ns"][best].get<double>() == j["best"]["median_ns"].get<double>());
+  for (const auto& [label, ns] : j["ok_median_ns"].items()) CHECK(ns.get<double>() >= j["best"]["median_ns"].get<double>());
   std::remove(db.c_str());
   std::remove(json.c_str());
 }

@@ -140,11 +140,15 @@ nlohmann::json stats_json(const TuningSpec& spec, const Workload& w, const Probl
   db::TrialFilter f;
   f.session_id = r.session_id;
   nlohmann::json statuses = nlohmann::json::object();
+  nlohmann::json times = nlohmann::json::object();  // label -> median ns of every verified trial of the session
   for (const auto& row : db.trials(f)) {
     const std::string st = to_string(row.m.status);
     statuses[st] = statuses.value(st, 0) + 1;
+    if (row.m.status == TrialStatus::ok)
+      times[Config::from_json(row.config_json).str(&spec.params)] = row.m.median_ns;
   }
   j["statuses"] = statuses;
+  j["ok_median_ns"] = times;
   nlohmann::json top = nlohmann::json::array();
   for (const auto& row : r.top)
     top.push_back({{"config", nlohmann::json::parse(row.config_json)},
