@@ -48,6 +48,12 @@
 #endif
 #define LOOKBACK_DELAY 0
 #endif
+#ifndef STREAMING
+#ifdef AUTOTUNE_STRICT
+#error "compaction.cu: STREAMING is not defined (AUTOTUNE_STRICT)"
+#endif
+#define STREAMING 0
+#endif
 #ifndef MIN_THREADS_PER_SM
 #ifdef AUTOTUNE_STRICT
 #error "compaction.cu: MIN_THREADS_PER_SM is not defined (AUTOTUNE_STRICT)"
@@ -75,6 +81,7 @@ struct CompactPolicy {
   static constexpr int lookback_delay = LOOKBACK_DELAY;     // ns of the first back-off of a look-back spin (0: none)
   // MIN_THREADS_PER_SM > 0: __launch_bounds__ asks the compiler for registers that let this many threads be
   // resident on an SM (1024: at most 64 per thread, 1536: 40, 2048: 32), so that more bytes can be in flight; 0: no cap.
+  static constexpr bool streaming = STREAMING != 0;  // VARIANT 2, full tiles: evict-first (.cs) loads and stores
   static constexpr int min_threads = MIN_THREADS_PER_SM;
   static constexpr int min_blocks = MIN_THREADS_PER_SM > 0 ? MIN_THREADS_PER_SM / BLOCK_SIZE : 1;
   static constexpr int dtype = DTYPE_ID;         // 0 int32, 1 float32, 2 float64
@@ -212,6 +219,43 @@ static_assert(kItems % kValVec == 0, "ITEMS_PER_THREAD must be a multiple of the
 
 static_assert(CompactPolicy::variant != 2 || kItems <= 32, "single_pass_blocked: ITEMS_PER_THREAD <= 32");
 
+/// *p, with the evict-first (streaming, .cs) hint when STREAMING is set: every element is read once. The
+/// unions reinterpret 4-, 8- and 16-byte values as the hint intrinsics' types.
+template <class T>
+__device__ __forceinline__ T load_once(const T* p) {
+  if constexpr (CompactPolicy::streaming && sizeof(T) == 16) {
+    union { uint4 u; T v; } c;
+    c.u = __ldcs(reinterpret_cast<const uint4*>(p));
+    return c.v;
+  } else if constexpr (CompactPolicy::streaming && sizeof(T) == 8) {
+    union { uint2 u; T v; } c;
+    c.u = __ldcs(reinterpret_cast<const uint2*>(p));
+    return c.v;
+  } else if constexpr (CompactPolicy::streaming && sizeof(T) == 4) {
+    union { unsigned u; T v; } c;
+    c.u = __ldcs(reinterpret_cast<const unsigned*>(p));
+    return c.v;
+  } else {
+    return *p;
+  }
+}
+
+/// *p = v, with the evict-first hint when STREAMING is set (the output is written once and not read here).
+template <class T>
+__device__ __forceinline__ void store_once(T* p, T v) {
+  if constexpr (CompactPolicy::streaming && sizeof(T) == 8) {
+    union { uint2 u; T v; } c;
+    c.v = v;
+    __stcs(reinterpret_cast<uint2*>(p), c.u);
+  } else if constexpr (CompactPolicy::streaming && sizeof(T) == 4) {
+    union { unsigned u; T v; } c;
+    c.v = v;
+    __stcs(reinterpret_cast<unsigned*>(p), c.u);
+  } else {
+    *p = v;
+  }
+}
+
 /// Loads this thread's elements and decides which are selected: bit k of *sel for element k (unselected or
 /// out of range: 0). One register for the selection instead of one per element keeps the register count
 /// (and so the resident blocks) of the `if` workload, which holds every value until the scatter, down.
@@ -225,7 +269,7 @@ __device__ __forceinline__ void load_blocked(const value_t* __restrict__ in, con
     const vec_t* vin = reinterpret_cast<const vec_t*>(in + first);
 #pragma unroll
     for (int k = 0; k < kItems / kValVec; ++k) {
-      const vec_t v = vin[k];
+      const vec_t v = load_once(vin + k);
 #pragma unroll
       for (int j = 0; j < kValVec; ++j) x[k * kValVec + j] = v.v[j];
     }
@@ -236,7 +280,7 @@ __device__ __forceinline__ void load_blocked(const value_t* __restrict__ in, con
       const unsigned* words = reinterpret_cast<const unsigned*>(flags + first);
 #pragma unroll
       for (int k = 0; k < kItems / 4; ++k) {
-        const unsigned f = words[k];
+        const unsigned f = load_once(words + k);
 #pragma unroll
         for (int j = 0; j < 4; ++j) bits |= (((f >> (8 * j)) & 0xffu) != 0 ? 1u : 0u) << (4 * k + j);
       }
@@ -293,12 +337,12 @@ __device__ __forceinline__ void scatter_blocked(unsigned sel, const value_t (&x)
     for (int k = 0; k < kItems; ++k)
       if ((sel >> k) & 1u) stage[j++] = x[k];
     __syncthreads();
-    for (unsigned e = threadIdx.x; e < total; e += kBlock) out[offset + e] = stage[e];
+    for (unsigned e = threadIdx.x; e < total; e += kBlock) store_once(out + offset + e, stage[e]);
   } else {
     unsigned long long j = offset + mine;
 #pragma unroll
     for (int k = 0; k < kItems; ++k)
-      if ((sel >> k) & 1u) out[j++] = x[k];
+      if ((sel >> k) & 1u) store_once(out + j++, x[k]);
   }
 }
 

@@ -61,6 +61,12 @@
 #endif
 #define LOOKBACK_DELAY 0
 #endif
+#ifndef STREAMING
+#ifdef AUTOTUNE_STRICT
+#error "scan.cu: STREAMING is not defined (AUTOTUNE_STRICT)"
+#endif
+#define STREAMING 0
+#endif
 #ifndef MIN_THREADS_PER_SM
 #ifdef AUTOTUNE_STRICT
 #error "scan.cu: MIN_THREADS_PER_SM is not defined (AUTOTUNE_STRICT)"
@@ -91,6 +97,7 @@ struct ScanPolicy {
   static constexpr int lookback_delay = LOOKBACK_DELAY;  // ns of the first back-off of a look-back spin (0: none)
   // MIN_THREADS_PER_SM > 0: __launch_bounds__ asks the compiler for registers that let this many threads be
   // resident on an SM (1024: at most 64 per thread, 1536: 40, 2048: 32), so that more bytes can be in flight; 0: no cap.
+  static constexpr bool streaming = STREAMING != 0;  // full tiles: loads and stores with the evict-first hint (.cs)
   static constexpr int min_threads = MIN_THREADS_PER_SM;
   static constexpr int min_blocks = MIN_THREADS_PER_SM > 0 ? MIN_THREADS_PER_SM / BLOCK_SIZE : 1;
   static constexpr int dtype = DTYPE_ID;         // 0 int32, 1 float32, 2 float64
@@ -170,6 +177,45 @@ __device__ __forceinline__ int pad(int i) { return ScanPolicy::padding ? i + (i 
 template <class V, int N> struct alignas(sizeof(V) * N) VecOf { V v[N]; };
 typedef VecOf<value_t, kVec> vec_t;
 
+/// One vector of a full tile from global memory; STREAMING: with the evict-first (streaming, .cs) hint, since
+/// every element is read once. (The unions reinterpret the vector as the hint intrinsics' types.)
+__device__ __forceinline__ vec_t load_vec(const vec_t* p) {
+  if constexpr (ScanPolicy::streaming && sizeof(vec_t) == 16) {
+    union { uint4 u; vec_t v; } c;
+    c.u = __ldcs(reinterpret_cast<const uint4*>(p));
+    return c.v;
+  } else if constexpr (ScanPolicy::streaming && sizeof(vec_t) == 8) {
+    union { uint2 u; vec_t v; } c;
+    c.u = __ldcs(reinterpret_cast<const uint2*>(p));
+    return c.v;
+  } else if constexpr (ScanPolicy::streaming && sizeof(vec_t) == 4) {
+    union { unsigned u; vec_t v; } c;
+    c.u = __ldcs(reinterpret_cast<const unsigned*>(p));
+    return c.v;
+  } else {
+    return *p;
+  }
+}
+
+/// One vector of a full tile to global memory; STREAMING: with the evict-first hint (written once, not read).
+__device__ __forceinline__ void store_vec(vec_t* p, const vec_t& v) {
+  if constexpr (ScanPolicy::streaming && sizeof(vec_t) == 16) {
+    union { uint4 u; vec_t v; } c;
+    c.v = v;
+    __stcs(reinterpret_cast<uint4*>(p), c.u);
+  } else if constexpr (ScanPolicy::streaming && sizeof(vec_t) == 8) {
+    union { uint2 u; vec_t v; } c;
+    c.v = v;
+    __stcs(reinterpret_cast<uint2*>(p), c.u);
+  } else if constexpr (ScanPolicy::streaming && sizeof(vec_t) == 4) {
+    union { unsigned u; vec_t v; } c;
+    c.v = v;
+    __stcs(reinterpret_cast<unsigned*>(p), c.u);
+  } else {
+    *p = v;
+  }
+}
+
 // ---- tile load/store (global <-> shared, striped so that each instruction of a warp is coalesced) ------
 
 /// Loads tile elements [base, base + kTile) into s; elements at or beyond n become the identity.
@@ -180,7 +226,7 @@ __device__ __forceinline__ void load_tile(const value_t* __restrict__ in, long l
 #pragma unroll
     for (int r = 0; r < kItems / kVec; ++r) {
       const int v = r * kBlock + tid;
-      const vec_t x = vin[v];
+      const vec_t x = load_vec(vin + v);
 #pragma unroll
       for (int j = 0; j < kVec; ++j) s[pad(v * kVec + j)] = x.v[j];
     }
@@ -203,7 +249,7 @@ __device__ __forceinline__ void load_striped(const value_t* __restrict__ in, lon
     const vec_t* vin = reinterpret_cast<const vec_t*>(in + base);
 #pragma unroll
     for (int v = 0; v < kItems / kVec; ++v) {
-      const vec_t x = vin[v * kBlock + tid];
+      const vec_t x = load_vec(vin + v * kBlock + tid);
 #pragma unroll
       for (int j = 0; j < kVec; ++j) r[v * kVec + j] = x.v[j];
     }
@@ -247,7 +293,7 @@ __device__ __forceinline__ void store_tile(value_t* __restrict__ out, long long 
       vec_t x;
 #pragma unroll
       for (int j = 0; j < kVec; ++j) x.v[j] = value_at(v * kVec + j);
-      vout[v] = x;
+      store_vec(vout + v, x);
     }
   } else {
 #pragma unroll
@@ -269,7 +315,7 @@ __device__ __forceinline__ void load_blocked(const value_t* __restrict__ in, lon
     const vec_t* v = reinterpret_cast<const vec_t*>(in + first);
 #pragma unroll
     for (int k = 0; k < kItems / kVec; ++k) {
-      const vec_t x = v[k];
+      const vec_t x = load_vec(v + k);
 #pragma unroll
       for (int j = 0; j < kVec; ++j) r[k * kVec + j] = x.v[j];
     }
@@ -299,7 +345,7 @@ __device__ __forceinline__ void store_blocked(value_t* __restrict__ out, long lo
       vec_t x;
 #pragma unroll
       for (int j = 0; j < kVec; ++j) x.v[j] = o[k * kVec + j];
-      v[k] = x;
+      store_vec(v + k, x);
     }
   } else {
 #pragma unroll
@@ -325,7 +371,7 @@ __device__ __forceinline__ void load_warp(const value_t* __restrict__ in, long l
 #pragma unroll
     for (int k = 0; k < kItems / kVec; ++k) {
       const int v = k * kWarp + lane;
-      const vec_t x = vin[v];
+      const vec_t x = load_vec(vin + v);
 #pragma unroll
       for (int j = 0; j < kVec; ++j) ws[pad(v * kVec + j)] = x.v[j];
     }
@@ -358,7 +404,7 @@ __device__ __forceinline__ void store_warp(value_t* __restrict__ out, long long 
       vec_t x;
 #pragma unroll
       for (int j = 0; j < kVec; ++j) x.v[j] = ws[pad(v * kVec + j)];
-      vout[v] = x;
+      store_vec(vout + v, x);
     }
   } else {
 #pragma unroll

@@ -27,7 +27,7 @@ ProblemKey problem(std::int64_t n, std::int64_t pct) {
 
 Config config(Value variant, Value block, Value items, Value stage = 0) {
   return Config({{"VARIANT", variant}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"STAGE_OUTPUT", stage},
-                 {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}});
+                 {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}, {"STREAMING", 0}});
 }
 
 std::shared_ptr<const KernelAdapter> adapter() {
@@ -214,7 +214,9 @@ TEST_CASE("compaction spec is embedded and its spaces have a few hundred configu
     // MIN_THREADS_PER_SM 1024, 1536 or 2048 (BLOCK_SIZE >= 256 dividing it: 10 (block, value) pairs,
     // ITEMS_PER_THREAD 8/12/16 x 2 output modes = 60, LOOKBACK_DELAY 0, less the staged tiles over 48 KiB:
     // 1024 x 12 and 1024 x 16 with two values, 768 x 16 with one: 5).
-    CHECK(space.size() == 125 + 2 * 125 + 2 * 61 + 2 * 55);
+    // STREAMING 1: single_pass_blocked with MIN_THREADS_PER_SM 1536 or 2048 only: 7 (block, value) pairs x 6,
+    // less the same 3 staged tiles over 48 KiB (39).
+    CHECK(space.size() == 125 + 2 * 125 + 2 * 61 + 2 * 55 + 39);
     CHECK(space.default_index() >= 0);
   }
 }

@@ -33,7 +33,7 @@ ProblemKey size_n(std::int64_t n) {
 
 Config config(Value variant, Value block, Value items, Value vec = 1, Value padding = 0) {
   return Config({{"VARIANT", variant}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"VEC", vec},
-                 {"PADDING", padding}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}});
+                 {"PADDING", padding}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}, {"STREAMING", 0}});
 }
 
 std::shared_ptr<const KernelAdapter> adapter() { return kernels::make_scan_adapter(kernels::builtin_spec("scan")); }

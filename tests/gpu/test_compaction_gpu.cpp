@@ -26,9 +26,9 @@ ProblemKey problem(std::int64_t n, std::int64_t pct) {
   return p;
 }
 
-Config config(Value variant, Value block, Value items, Value stage, Value min_threads = 0) {
+Config config(Value variant, Value block, Value items, Value stage, Value min_threads = 0, Value streaming = 0) {
   return Config({{"VARIANT", variant}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"STAGE_OUTPUT", stage},
-                 {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", min_threads}});
+                 {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", min_threads}, {"STREAMING", streaming}});
 }
 
 void require_gpu() {
@@ -73,6 +73,10 @@ TEST_CASE("both compaction variants verify for every workload, size and selectio
     if (v >= 1) {  // single pass with the register caps (spills included) of MIN_THREADS_PER_SM
       configs.push_back(config(v, 512, 16, 1, 2048));
       configs.push_back(config(v, 256, 8, 0, 1536));
+      if (v == 2) {  // evict-first hints, staged and direct output
+        configs.push_back(config(v, 512, 16, 1, 2048, 1));
+        configs.push_back(config(v, 256, 8, 0, 1536, 1));
+      }
     }
   }
   for (const Workload& w : s.workloads) {

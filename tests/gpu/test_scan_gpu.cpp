@@ -132,11 +132,13 @@ TEST_CASE("every scan variant handles 2^28 + 5 elements", "[gpu][scan][large]") 
       configs.push_back(c);
     }
     configs.push_back(Config({{"VARIANT", 2}, {"BLOCK_SIZE", 64}, {"ITEMS_PER_THREAD", 2}, {"VEC", 2}, {"PADDING", 1},
-                              {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}}));
+                              {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}, {"STREAMING", 0}}));
     // The single pass with the tightest register cap (32 per thread, with spills).
     configs.push_back(Config({{"VARIANT", 4}, {"BLOCK_SIZE", 512}, {"ITEMS_PER_THREAD", 16}, {"VEC", 4},
-                              {"PADDING", 1}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 2048}}));
-    for (std::size_t i = configs.size() - 2; i < configs.size(); ++i) REQUIRE(space.is_valid(configs[i]));
+                              {"PADDING", 1}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 2048}, {"STREAMING", 0}}));
+    configs.push_back(Config({{"VARIANT", 6}, {"BLOCK_SIZE", 256}, {"ITEMS_PER_THREAD", 16}, {"VEC", 4},
+                              {"PADDING", 1}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 2048}, {"STREAMING", 1}}));
+    for (std::size_t i = configs.size() - 3; i < configs.size(); ++i) REQUIRE(space.is_valid(configs[i]));
     backend.prepare(w, p, 5);
     check_ok(s, w, p, configs, backend.evaluate(configs));
   }
@@ -182,7 +184,7 @@ TEST_CASE("scan timings are sane against the copy bandwidth", "[gpu][scan][timin
            {std::tuple<Value, Value, Value, Value>{256, 8, 2, 1}, {128, 4, 2, 0}, {256, 4, 4, 1}, {128, 8, 4, 0},
             {256, 16, 4, 1}, {512, 16, 4, 1}}) {
         const Config c({{"VARIANT", v}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"VEC", vec},
-                        {"PADDING", padding}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}});
+                        {"PADDING", padding}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}, {"STREAMING", 0}});
         if (space.is_valid(c)) configs.push_back(c);
       }
     backend.prepare(w, p, 7);

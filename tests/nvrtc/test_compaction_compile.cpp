@@ -22,9 +22,9 @@ bool contains_bytes(const std::vector<unsigned char>& hay, const std::string& ne
   return std::search(hay.begin(), hay.end(), needle.begin(), needle.end()) != hay.end();
 }
 
-Config config(Value variant, Value block, Value items, Value stage, Value min_threads = 0) {
+Config config(Value variant, Value block, Value items, Value stage, Value min_threads = 0, Value streaming = 0) {
   return Config({{"VARIANT", variant}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"STAGE_OUTPUT", stage},
-                 {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", min_threads}});
+                 {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", min_threads}, {"STREAMING", streaming}});
 }
 
 std::vector<std::string> all_options(const KernelAdapter& a, const Config& c, const Workload& w) {
@@ -58,6 +58,10 @@ TEST_CASE("compaction compiles for every workload, variant and corner in strict 
       if (v >= 1) {
         configs.push_back(config(v, 512, 16, 1, 2048));
         configs.push_back(config(v, 256, 8, 0, 1536));
+        if (v == 2) {  // evict-first hints, staged and direct output
+          configs.push_back(config(v, 512, 16, 1, 2048, 1));
+          configs.push_back(config(v, 256, 8, 0, 1536, 1));
+        }
       }
       for (const Config& c : configs) {
         REQUIRE(space.is_valid(c));

@@ -53,6 +53,10 @@ std::vector<Config> corner_configs(const TuningSpec& s, const Workload& w) {
           if (!space.is_valid(c)) continue;
           add(c);
           ++capped;
+          Config streaming = c;  // the evict-first hints need VEC 4 (4-byte types)
+          streaming.set("VEC", 4);
+          streaming.set("STREAMING", 1);
+          if (space.is_valid(streaming)) add(streaming);
         }
       CHECK(capped >= 2);
     }
