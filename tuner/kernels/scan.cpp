@@ -20,10 +20,10 @@ namespace {
 enum class Elem { int32 = 0, float32 = 1, float64 = 2 };
 enum class Op { sum = 0, max = 2 };
 
-constexpr int kSinglePass = 4;           // VARIANT of scan_single_pass; 0-3 are hierarchical
-constexpr int kSinglePassRegisters = 5;  // the same kernel with the tile in registers
-constexpr int kSinglePassWarp = 6;       // the same kernel, warp-transposed tile
-constexpr int kSinglePassPrefetch = 7;   // the kernel of kSinglePass in persistent blocks that prefetch
+// VARIANT 4-7 run scan_single_pass (4 tile in shared memory, 5 in registers, 6 warp-transposed, 7 persistent
+// blocks that prefetch); 0-3 are hierarchical.
+constexpr int kSinglePass = 4;
+constexpr int kSinglePassPrefetch = 7;
 constexpr std::size_t kRegionAlign = 256;  // bytes; keeps VEC-wide accesses of every region aligned
 // Depth allowance of the float tolerance beyond log2(n): the sequential part of a thread (ITEMS_PER_THREAD
 // is at most 32 in the shipped spec).
