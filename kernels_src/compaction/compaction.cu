@@ -7,7 +7,8 @@
 //    the tile counts (compact_scan_tiles, recursively, and compact_scan_add), compact_scatter re-reads each
 //    tile, ranks its selected elements and writes them at the tile's offset.
 //  * single_pass (VARIANT 1): compact_single_pass ranks a tile and gets its offset from the tiles before it
-//    by decoupled look-back (dynamic tile ids), after a memset step that clears the tile state.
+//    by decoupled look-back (dynamic tile ids); the tile state is zero once and then kept consistent by the
+//    kernel itself (generation-tagged words), so a launch needs no memset.
 //    Within a tile, elements are ranked with warp ballots and population counts (stable).
 //  * single_pass_blocked (VARIANT 2): the same kernel and look-back, but each thread owns ITEMS_PER_THREAD
 //    consecutive elements, loads their flags as 32-bit words and their values with 16-byte loads (always:
@@ -54,6 +55,12 @@
 #endif
 #define STREAMING 0
 #endif
+#ifndef CLEAR_STATE
+#ifdef AUTOTUNE_STRICT
+#error "compaction.cu: CLEAR_STATE is not defined (AUTOTUNE_STRICT)"
+#endif
+#define CLEAR_STATE 0
+#endif
 #ifndef MIN_THREADS_PER_SM
 #ifdef AUTOTUNE_STRICT
 #error "compaction.cu: MIN_THREADS_PER_SM is not defined (AUTOTUNE_STRICT)"
@@ -83,6 +90,9 @@ struct CompactPolicy {
   // resident on an SM (1024: at most 64 per thread, 1536: 40, 2048: 32), so that more bytes can be in flight; 0: no cap.
   static constexpr bool streaming = STREAMING != 0;  // VARIANT 2, full tiles: evict-first (.cs) loads and stores
   static constexpr int min_threads = MIN_THREADS_PER_SM;
+  // CLEAR_STATE: read by the host plan only (1: a memset clears the tile state before each launch); the kernel
+  // is the same either way.
+  static constexpr bool clear_state = CLEAR_STATE != 0;
   static constexpr int min_blocks = MIN_THREADS_PER_SM > 0 ? MIN_THREADS_PER_SM / BLOCK_SIZE : 1;
   static constexpr int dtype = DTYPE_ID;         // 0 int32, 1 float32, 2 float64
   static constexpr bool select_if = SELECT_IF != 0;
@@ -347,14 +357,36 @@ __device__ __forceinline__ void scatter_blocked(unsigned sel, const value_t (&x)
 }
 
 // ---- decoupled look-back over tile counts ---------------------------------------------------------------
-// state layout (bytes), cleared by the plan's memset step: [0, 4) tile counter, [4, 8) unused,
-// [8, 8 + 8 * tiles) one 64-bit word per tile: flag << 32 | count (published together by one 64-bit store).
-// Flags: 0 = nothing yet, 1 = count of the tile available, 2 = inclusive prefix available.
+// state layout (bytes). The buffer is zero when first used and every launch leaves it ready for the next one,
+// so no launch needs a memset before it:
+//   [0, 8) launch word: bits 63..32 the launch generation g, bits 31..0 the next ticket (tile id). Blocks take
+//          tickets with a 64-bit atomicAdd (so each sees g with its ticket); the block that takes the last
+//          ticket stores (g + 1) << 32: every other ticket was handed out before it, so no block of this launch
+//          reads the word again, and the next launch (stream-ordered) starts at ticket 0.
+//   [8, 8 + 8 * tiles) one 64-bit word per tile: tag << 32 | count (published together by one 64-bit store).
+// A tag is (generation tag << 2) | flag with flag 1 = count of the tile available, 2 = inclusive prefix
+// available and generation tag = g mod (2^30 - 1) + 1 (never 0). A word whose generation tag is not the
+// current launch's reads as "nothing yet", so words left by earlier launches need no clearing. (A word is
+// taken for current only if it was last written exactly a multiple of 2^30 - 1 launches earlier and never
+// since.)
 
 constexpr unsigned kFlagNone = 0, kFlagAggregate = 1, kFlagPrefix = 2;
 
+/// The tag bits of generation g (the low two bits, for the flag, are zero).
+__device__ __forceinline__ unsigned generation_tag(unsigned g) { return (g % 0x3fffffffu + 1u) << 2; }
+
+/// Takes this block's ticket; `last` is the launch's last ticket. Sets gen to the launch generation.
+__device__ __forceinline__ unsigned take_ticket(unsigned char* state, unsigned last, unsigned& gen) {
+  unsigned long long* word = reinterpret_cast<unsigned long long*>(state);
+  const unsigned long long w = atomicAdd(word, 1ull);
+  const unsigned ticket = static_cast<unsigned>(w);
+  gen = static_cast<unsigned>(w >> 32);
+  if (ticket == last) atomicExch(word, static_cast<unsigned long long>(gen + 1u) << 32);
+  return ticket;
+}
+
 // The word carries flag and count together and nothing else is communicated through it, so relaxed
-// (strong, gpu-scope) accesses suffice: a reader sees either 0 or the complete word. (Acquire loads would
+// (strong, gpu-scope) accesses suffice: a reader sees either an old word or the complete new one. (Acquire loads would
 // also invalidate the L1 cache on every spin of the look-back.)
 __device__ __forceinline__ void st_relaxed(unsigned long long* p, unsigned long long v) {
   asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
@@ -368,28 +400,32 @@ __device__ __forceinline__ unsigned long long ld_relaxed(const unsigned long lon
 /// Run by the 32 threads of warp 0: publishes the tile's count, sums the predecessors' counts (32 at a
 /// time) back to the nearest inclusive prefix, publishes this tile's inclusive prefix and returns its
 /// exclusive prefix. Progress is guaranteed by the dynamic tile ids: every predecessor started earlier.
-__device__ unsigned look_back(unsigned long long* words, long long tile, unsigned count) {
+/// tag: generation_tag of this launch.
+__device__ unsigned look_back(unsigned long long* words, long long tile, unsigned count, unsigned tag) {
   const int lane = threadIdx.x;
+  auto word_of = [tag](unsigned flag, unsigned v) { return (static_cast<unsigned long long>(tag | flag) << 32) | v; };
   if (tile == 0) {
-    if (lane == 0) st_relaxed(words, (static_cast<unsigned long long>(kFlagPrefix) << 32) | count);
+    if (lane == 0) st_relaxed(words, word_of(kFlagPrefix, count));
     return 0;
   }
-  if (lane == 0) st_relaxed(words + tile, (static_cast<unsigned long long>(kFlagAggregate) << 32) | count);
+  if (lane == 0) st_relaxed(words + tile, word_of(kFlagAggregate, count));
   unsigned exclusive = 0;
   long long end = tile - 1;
   for (;;) {
     const long long idx = end - (kWarp - 1 - lane);
     unsigned long long word;
+    unsigned flag;
     unsigned delay = CompactPolicy::lookback_delay;
     for (;;) {
-      word = idx >= 0 ? ld_relaxed(words + idx) : (static_cast<unsigned long long>(kFlagPrefix) << 32);
-      if (!__any_sync(kFullMask, static_cast<unsigned>(word >> 32) == kFlagNone)) break;
+      word = idx >= 0 ? ld_relaxed(words + idx) : word_of(kFlagPrefix, 0);
+      const unsigned t = static_cast<unsigned>(word >> 32);
+      flag = (t & ~3u) == tag ? (t & 3u) : kFlagNone;  // a word of an earlier launch: nothing yet
+      if (!__any_sync(kFullMask, flag == kFlagNone)) break;
       if constexpr (CompactPolicy::lookback_delay > 0) {  // back off: fewer status reads compete with the data
         __nanosleep(delay);
         delay = delay < 16 * CompactPolicy::lookback_delay ? 2 * delay : delay;
       }
     }
-    const unsigned flag = static_cast<unsigned>(word >> 32);
     const unsigned prefix_mask = __ballot_sync(kFullMask, flag == kFlagPrefix);
     const int first = prefix_mask ? kWarp - 1 - __clz(prefix_mask) : 0;
     unsigned c = lane >= first ? static_cast<unsigned>(word) : 0u;
@@ -399,8 +435,7 @@ __device__ unsigned look_back(unsigned long long* words, long long tile, unsigne
     if (prefix_mask) break;
     end -= kWarp;
   }
-  if (lane == 0)
-    st_relaxed(words + tile, (static_cast<unsigned long long>(kFlagPrefix) << 32) | (exclusive + count));
+  if (lane == 0) st_relaxed(words + tile, word_of(kFlagPrefix, exclusive + count));
   return exclusive;
 }
 
@@ -486,8 +521,8 @@ compact_scatter(const compact_value_t* __restrict__ in, const unsigned char* __r
   if (threadIdx.x == 0 && blockIdx.x == gridDim.x - 1) *count = offset + total;
 }
 
-/// Single-pass compaction with decoupled look-back. state: see "decoupled look-back" above, cleared (zero)
-/// by the plan before the launch. Grid: ceil(n / tile) blocks.
+/// Single-pass compaction with decoupled look-back. state: see "decoupled look-back" above (zero before the
+/// first launch; each launch leaves it ready for the next). Grid: ceil(n / tile) blocks.
 extern "C" __global__ void __launch_bounds__(CompactPolicy::block, CompactPolicy::min_blocks)
 compact_single_pass(const compact_value_t* __restrict__ in, const unsigned char* __restrict__ flags,
                     compact_value_t threshold, long long n, compact_value_t* __restrict__ out,
@@ -495,12 +530,20 @@ compact_single_pass(const compact_value_t* __restrict__ in, const unsigned char*
   using namespace compact_detail;
   __shared__ unsigned counts[kCounts + 1];
   __shared__ value_t stage[CompactPolicy::stage_output ? kTile : 1];
-  __shared__ unsigned s_tile;
+  __shared__ unsigned s_tile, s_gen;
   __shared__ unsigned s_offset;
-  if (threadIdx.x == 0) s_tile = atomicAdd(reinterpret_cast<unsigned*>(state), 1u);
+  const long long tiles = (n + kTile - 1) / kTile;
+  if (threadIdx.x == 0) {
+    unsigned gen;
+    const unsigned t = take_ticket(state, gridDim.x - 1, gen);
+    // The L2 fetches this tile's status word now (after other work it is in memory), so that the successors'
+    // look-backs and this block's publishing find it there.
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(state + 8 + 8 * static_cast<long long>(t)));
+    s_tile = t;
+    s_gen = gen;
+  }
   __syncthreads();
   const long long tile = s_tile;
-  const long long tiles = (n + kTile - 1) / kTile;
   const long long base = tile * kTile;
   bool sel[kItems];       // VARIANT 1: which elements are selected
   unsigned sel_bits = 0;  // VARIANT 2: the same as bits
@@ -515,13 +558,37 @@ compact_single_pass(const compact_value_t* __restrict__ in, const unsigned char*
     load_selection(in, flags, threshold, base, n, sel, x);
     total = block_rank(sel, rank, counts);
   }
+  if constexpr (CompactPolicy::stage_output) {
+    // Staged output: the tile's selection goes to shared memory before the look-back, so that no register
+    // holds the values while warp 0 waits for its predecessors (the barrier after the look-back orders these
+    // writes before the copy-out).
+    if constexpr (CompactPolicy::variant == 2) {
+      unsigned j = rank[0];
+#pragma unroll
+      for (int k = 0; k < kItems; ++k)
+        if ((sel_bits >> k) & 1u) stage[j++] = x[k];
+    } else {
+#pragma unroll
+      for (int r = 0; r < kItems; ++r)
+        if (sel[r]) stage[rank[r]] = x[r];
+    }
+  }
   if (threadIdx.x < kWarp) {
-    const unsigned exclusive = look_back(reinterpret_cast<unsigned long long*>(state + 8), tile, total);
+    const unsigned exclusive =
+        look_back(reinterpret_cast<unsigned long long*>(state + 8), tile, total, generation_tag(s_gen));
     if (threadIdx.x == 0) s_offset = exclusive;
   }
   __syncthreads();
   const unsigned offset = s_offset;
-  if constexpr (CompactPolicy::variant == 2) scatter_blocked(sel_bits, x, rank[0], total, offset, out, stage);
-  else scatter(sel, x, rank, total, offset, out, stage);
+  if constexpr (CompactPolicy::stage_output) {
+    for (unsigned e = threadIdx.x; e < total; e += kBlock) {
+      if constexpr (CompactPolicy::variant == 2) store_once(out + offset + e, stage[e]);
+      else out[offset + e] = stage[e];
+    }
+  } else if constexpr (CompactPolicy::variant == 2) {
+    scatter_blocked(sel_bits, x, rank[0], total, offset, out, stage);
+  } else {
+    scatter(sel, x, rank, total, offset, out, stage);
+  }
   if (threadIdx.x == 0 && tile == tiles - 1) *count = offset + total;
 }

@@ -6,8 +6,9 @@
 //    with one of four block-level algorithms and writes the tile totals; the host plan scans the totals
 //    with the same kernel (recursively) and scan_add adds the scanned totals back.
 //  * single pass (VARIANT 4): scan_single_pass, a chained scan with decoupled look-back and dynamic tile
-//    ids, after a memset step that clears the tile counter and the tile status words. The tile goes through
-//    shared memory (striped coalesced loads, three-phase block scan, striped stores).
+//    ids; its tile state is zero once and then kept consistent by the kernel itself (generation-tagged status
+//    words), so a launch needs no memset. The tile goes through shared memory (striped coalesced loads,
+//    three-phase block scan, striped stores).
 //  * single pass in registers (VARIANT 5): the same kernel and look-back, but each thread loads its
 //    ITEMS_PER_THREAD consecutive elements straight into registers with VEC-wide loads, scans them there and
 //    stores them the same way; shared memory holds only the warp totals, so it does not limit occupancy.
@@ -15,6 +16,9 @@
 //    on the GPU at once) that take tile after tile; a block takes the id of its next tile and issues that
 //    tile's loads into registers before it scans, looks back and stores the current one, so that the loads
 //    stay in flight while the block waits for its predecessors.
+//  * single pass in persistent blocks (VARIANT 8): the kernel of VARIANT 4 in persistent blocks that take tile
+//    after tile, so no block starts or ends between tiles; a block asks for its next tile id once its look-back
+//    is done, so the atomic's round trip overlaps its stores. The tile still goes through shared memory.
 //  * single pass, warp-transposed (VARIANT 6): the same kernel and look-back; each warp loads its own
 //    32 * ITEMS_PER_THREAD elements with coalesced VEC-wide loads into its part of shared memory, transposes
 //    them to consecutive elements per thread (warp-synchronous, no block barrier), scans in registers and with
@@ -67,6 +71,18 @@
 #endif
 #define STREAMING 0
 #endif
+#ifndef L2_PREFETCH
+#ifdef AUTOTUNE_STRICT
+#error "scan.cu: L2_PREFETCH is not defined (AUTOTUNE_STRICT)"
+#endif
+#define L2_PREFETCH 0
+#endif
+#ifndef CLEAR_STATE
+#ifdef AUTOTUNE_STRICT
+#error "scan.cu: CLEAR_STATE is not defined (AUTOTUNE_STRICT)"
+#endif
+#define CLEAR_STATE 0
+#endif
 #ifndef MIN_THREADS_PER_SM
 #ifdef AUTOTUNE_STRICT
 #error "scan.cu: MIN_THREADS_PER_SM is not defined (AUTOTUNE_STRICT)"
@@ -89,7 +105,8 @@
 struct ScanPolicy {
   static constexpr int variant = VARIANT;       // 0 kogge_stone, 1 kogge_stone_double_buffer, 2 brent_kung,
                                                 // 3 three_phase, 4 single_pass, 5 single_pass_registers,
-                                                // 6 single_pass_warp, 7 single_pass_prefetch
+                                                // 6 single_pass_warp, 7 single_pass_prefetch,
+                                                // 8 single_pass_persistent
   static constexpr int block = BLOCK_SIZE;      // threads per block
   static constexpr int items = ITEMS_PER_THREAD;
   static constexpr int vec = VEC;               // elements per global load/store instruction
@@ -98,7 +115,11 @@ struct ScanPolicy {
   // MIN_THREADS_PER_SM > 0: __launch_bounds__ asks the compiler for registers that let this many threads be
   // resident on an SM (1024: at most 64 per thread, 1536: 40, 2048: 32), so that more bytes can be in flight; 0: no cap.
   static constexpr bool streaming = STREAMING != 0;  // full tiles: loads and stores with the evict-first hint (.cs)
+  static constexpr bool l2_prefetch = L2_PREFETCH != 0;  // full-tile 16-byte loads ask the L2 to fetch 256 bytes
   static constexpr int min_threads = MIN_THREADS_PER_SM;
+  // CLEAR_STATE: read by the host plan only (1: a memset clears the tile state before each launch); the kernel
+  // is the same either way.
+  static constexpr bool clear_state = CLEAR_STATE != 0;
   static constexpr int min_blocks = MIN_THREADS_PER_SM > 0 ? MIN_THREADS_PER_SM / BLOCK_SIZE : 1;
   static constexpr int dtype = DTYPE_ID;         // 0 int32, 1 float32, 2 float64
   static constexpr int op = OP_ID;               // 0 sum, 2 max (the numbering of the reduction family)
@@ -128,7 +149,7 @@ constexpr unsigned kFullMask = 0xffffffffu;
 __host__ __device__ constexpr bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
 static_assert(ScanPolicy::op == 0 || ScanPolicy::op == 2, "OP_ID must be 0 (sum) or 2 (max)");
-static_assert(ScanPolicy::variant >= 0 && ScanPolicy::variant <= 7, "VARIANT must be 0..7");
+static_assert(ScanPolicy::variant >= 0 && ScanPolicy::variant <= 8, "VARIANT must be 0..8");
 static_assert(kBlock % kWarp == 0 && kBlock >= 64 && kBlock <= 1024, "BLOCK_SIZE: a multiple of 32 in [64, 1024]");
 static_assert(kItems >= 1 && kItems <= 64, "ITEMS_PER_THREAD must be in [1, 64]");
 static_assert(kVec == 1 || kVec == 2 || kVec == 4, "VEC must be 1, 2 or 4");
@@ -178,9 +199,20 @@ template <class V, int N> struct alignas(sizeof(V) * N) VecOf { V v[N]; };
 typedef VecOf<value_t, kVec> vec_t;
 
 /// One vector of a full tile from global memory; STREAMING: with the evict-first (streaming, .cs) hint, since
-/// every element is read once. (The unions reinterpret the vector as the hint intrinsics' types.)
+/// every element is read once; L2_PREFETCH (16-byte vectors): with the hint that the L2 fetch 256 bytes around
+/// the access (the block's neighbouring vectors). (The unions reinterpret the vector as the hint types.)
 __device__ __forceinline__ vec_t load_vec(const vec_t* p) {
-  if constexpr (ScanPolicy::streaming && sizeof(vec_t) == 16) {
+  if constexpr (ScanPolicy::l2_prefetch && sizeof(vec_t) == 16) {
+    union { uint4 u; vec_t v; } c;
+    if constexpr (ScanPolicy::streaming) {
+      asm volatile("ld.global.cs.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(c.u.x), "=r"(c.u.y), "=r"(c.u.z), "=r"(c.u.w) : "l"(p));
+    } else {
+      asm volatile("ld.global.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(c.u.x), "=r"(c.u.y), "=r"(c.u.z), "=r"(c.u.w) : "l"(p));
+    }
+    return c.v;
+  } else if constexpr (ScanPolicy::streaming && sizeof(vec_t) == 16) {
     union { uint4 u; vec_t v; } c;
     c.u = __ldcs(reinterpret_cast<const uint4*>(p));
     return c.v;
@@ -539,18 +571,40 @@ __device__ __forceinline__ value_t* block_scan(value_t* s, value_t* s2, value_t*
 }
 
 // ---- tile status for the decoupled look-back ------------------------------------------------------------
-// state layout (bytes), cleared by the plan's memset step:
-//   [0, 4) tile counter (dynamic tile ids), [4, 8) unused,
-//   4-byte T: [8, 8 + 8 * tiles) one 64-bit word per tile: flag << 32 | value bits (flag and value are
+// state layout (bytes). The buffer is zero when first used and every launch leaves it ready for the next one,
+// so no launch needs a memset before it:
+//   [0, 8) launch word: bits 63..32 the launch generation g, bits 31..0 the next ticket (tile id). Blocks take
+//          tickets with a 64-bit atomicAdd (so each sees g with its ticket); the block that takes the last
+//          ticket of the launch stores (g + 1) << 32: every other ticket was handed out before it, so no block
+//          of this launch reads the word again, and the next launch (stream-ordered) starts at ticket 0.
+//   4-byte T: [8, 8 + 8 * tiles) one 64-bit word per tile: tag << 32 | value bits (tag and value are
 //             published together by one 64-bit store);
-//   8-byte T: [8, 8 + 4 * tiles) one 32-bit flag per tile, then (8-aligned) tiles aggregates and tiles
-//             inclusive prefixes; a value is written before its flag with release/acquire ordering.
-// Flags: 0 = nothing yet, 1 = aggregate of the tile available, 2 = inclusive prefix available.
+//   8-byte T: [8, 8 + 4 * tiles) one 32-bit tag per tile, then (8-aligned) tiles aggregates and tiles
+//             inclusive prefixes; a value is written before its tag with release/acquire ordering.
+// A tag is (generation tag << 2) | flag with flag 1 = aggregate available, 2 = inclusive prefix available and
+// generation tag = g mod (2^30 - 1) + 1 (never 0, so a zeroed word is never current). A word whose generation
+// tag is not the current launch's reads as "nothing yet": words left by earlier launches need no clearing.
+// (A word is taken for current only if it was last written exactly a multiple of 2^30 - 1 launches earlier
+// and never since, which needs that many launches with fewer tiles in between.)
 
 constexpr unsigned kFlagNone = 0, kFlagAggregate = 1, kFlagPrefix = 2;
 
-// A packed 64-bit status word carries flag and value together and nothing else is communicated through
-// it, so relaxed (strong, gpu-scope) accesses suffice: a reader sees either 0 or the complete word.
+/// The tag bits of generation g (the low two bits, for the flag, are zero).
+__device__ __forceinline__ unsigned generation_tag(unsigned g) { return (g % 0x3fffffffu + 1u) << 2; }
+
+/// Takes the next ticket of this launch; `last` is the launch's last ticket (every ticket is taken exactly
+/// once). Sets gen to the launch generation.
+__device__ __forceinline__ unsigned take_ticket(unsigned char* state, unsigned last, unsigned& gen) {
+  unsigned long long* word = reinterpret_cast<unsigned long long*>(state);
+  const unsigned long long w = atomicAdd(word, 1ull);
+  const unsigned ticket = static_cast<unsigned>(w);
+  gen = static_cast<unsigned>(w >> 32);
+  if (ticket == last) atomicExch(word, static_cast<unsigned long long>(gen + 1u) << 32);
+  return ticket;
+}
+
+// A packed 64-bit status word carries tag and value together and nothing else is communicated through
+// it, so relaxed (strong, gpu-scope) accesses suffice: a reader sees either an old word or the complete new one.
 // (Acquire loads would also invalidate the L1 cache on every spin of the look-back.)
 __device__ __forceinline__ void st_relaxed(unsigned long long* p, unsigned long long v) {
   asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
@@ -587,19 +641,37 @@ template <> __device__ __forceinline__ float from_bits<float>(unsigned u) { retu
 struct TileStatus {
   unsigned char* state;
   long long tiles;
+  unsigned tag;  // generation_tag of this launch
+
+  /// The flag a tag stands for in this launch (kFlagNone for a tag of another launch).
+  __device__ __forceinline__ unsigned flag_of(unsigned t) const { return (t & ~3u) == tag ? (t & 3u) : kFlagNone; }
 
   // Templates so that the branch for the other element size is never instantiated.
   template <class V>
   __device__ void publish(long long tile, unsigned flag, V v) const {
     if constexpr (sizeof(V) == 4) {
       unsigned long long* words = reinterpret_cast<unsigned long long*>(state + 8);
-      st_relaxed(words + tile, (static_cast<unsigned long long>(flag) << 32) | to_bits(v));
+      st_relaxed(words + tile, (static_cast<unsigned long long>(tag | flag) << 32) | to_bits(v));
     } else {
       unsigned* flags = reinterpret_cast<unsigned*>(state + 8);
       double* aggregates = reinterpret_cast<double*>(state + 8 + ((4 * tiles + 7) / 8) * 8);
       double* prefixes = aggregates + tiles;
       st_relaxed((flag == kFlagAggregate ? aggregates : prefixes) + tile, v);
-      st_release(flags + tile, flag);
+      st_release(flags + tile, tag | flag);
+    }
+  }
+
+  /// Asks the L2 to fetch the status of `tile` (its sector is in memory, not in the L2, when a launch starts
+  /// after other work), so that the look-backs of its successors and its own publishing find it there.
+  template <class V>
+  __device__ void prefetch(long long tile) const {
+    if constexpr (sizeof(V) == 4) {
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(state + 8 + 8 * tile));
+    } else {
+      const long long values = 8 + ((4 * tiles + 7) / 8) * 8;
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(state + 8 + 4 * tile));
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(state + values + 8 * tile));
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(state + values + 8 * (tiles + tile)));
     }
   }
 
@@ -608,13 +680,13 @@ struct TileStatus {
     if constexpr (sizeof(V) == 4) {
       const unsigned long long* words = reinterpret_cast<const unsigned long long*>(state + 8);
       const unsigned long long w = ld_relaxed(words + tile);
-      flag = static_cast<unsigned>(w >> 32);
+      flag = flag_of(static_cast<unsigned>(w >> 32));
       v = from_bits<V>(static_cast<unsigned>(w));
     } else {
       const unsigned* flags = reinterpret_cast<const unsigned*>(state + 8);
       const double* aggregates = reinterpret_cast<const double*>(state + 8 + ((4 * tiles + 7) / 8) * 8);
       const double* prefixes = aggregates + tiles;
-      flag = ld_acquire(flags + tile);
+      flag = flag_of(ld_acquire(flags + tile));
       v = flag == kFlagAggregate ? ld_relaxed(aggregates + tile)
                                  : (flag == kFlagPrefix ? ld_relaxed(prefixes + tile) : identity());
     }
@@ -719,20 +791,31 @@ scan_add(scan_value_t* __restrict__ data, long long n, const scan_value_t* __res
   }
 }
 
-/// Single-pass chained scan with decoupled look-back. state: see "tile status" above, cleared (zero) by
-/// the plan before the launch. Grid: ceil(n / (BLOCK_SIZE * ITEMS_PER_THREAD)) blocks.
+/// Single-pass chained scan with decoupled look-back. state: see "tile status" above (zero before the
+/// first launch; each launch leaves it ready for the next). Grid: ceil(n / (BLOCK_SIZE * ITEMS_PER_THREAD))
+/// blocks (VARIANT 7, 8: at most that many persistent blocks).
 extern "C" __global__ void __launch_bounds__(ScanPolicy::block, ScanPolicy::min_blocks)
 scan_single_pass(const scan_value_t* __restrict__ in, scan_value_t* __restrict__ out, long long n,
                  int exclusive, unsigned char* __restrict__ state) {
   using namespace scan_detail;
   __shared__ value_t warp_tot[kWarp];
-  __shared__ unsigned s_tile;
+  __shared__ unsigned s_tile, s_gen;
   __shared__ value_t s_prefix;
-  if (threadIdx.x == 0) s_tile = atomicAdd(reinterpret_cast<unsigned*>(state), 1u);
+  const long long tiles = (n + kTile - 1) / kTile;
+  // Tickets of a launch: one per block; persistent blocks (VARIANT 7, 8) take tickets until one is >= tiles.
+  constexpr bool kPersistent = ScanPolicy::variant == 7 || ScanPolicy::variant == 8;
+  const unsigned last_ticket = static_cast<unsigned>(kPersistent ? tiles + gridDim.x - 1 : gridDim.x - 1);
+  if (threadIdx.x == 0) {
+    unsigned gen;
+    const unsigned t = take_ticket(state, last_ticket, gen);
+    if (t < tiles) TileStatus{state, tiles, 0}.prefetch<value_t>(t);
+    s_tile = t;
+    s_gen = gen;
+  }
   __syncthreads();
   const long long tile = s_tile;
   const long long base = tile * kTile;
-  const TileStatus st{state, (n + kTile - 1) / kTile};
+  const TileStatus st{state, tiles, generation_tag(s_gen)};
   if constexpr (ScanPolicy::variant == 5) {
     value_t r[kItems];
     load_blocked(in, base, n, r);
@@ -794,14 +877,17 @@ scan_single_pass(const scan_value_t* __restrict__ in, scan_value_t* __restrict__
   } else if constexpr (ScanPolicy::variant == 7) {
     __shared__ value_t s[kTileSmem];
     __shared__ unsigned s_next;
-    const long long tiles = st.tiles;
     long long current = tile;  // < tiles: the plan launches at most `tiles` blocks
     value_t r[kItems];
     load_striped(in, current * kTile, n, r);
     while (current < tiles) {
       const long long at = current * kTile;
       stage_striped(r, at, n, s);
-      if (threadIdx.x == 0) s_next = atomicAdd(reinterpret_cast<unsigned*>(state), 1u);
+      if (threadIdx.x == 0) {
+        unsigned gen;
+        s_next = take_ticket(state, last_ticket, gen);
+        if (s_next < tiles) st.prefetch<value_t>(s_next);
+      }
       __syncthreads();
       three_phase(s, warp_tot);  // ends with a barrier; r is free meanwhile (fewer registers)
       const long long next = s_next;
@@ -814,6 +900,32 @@ scan_single_pass(const scan_value_t* __restrict__ in, scan_value_t* __restrict__
       store_tile(out, at, n, s, s_prefix, exclusive != 0);
       __syncthreads();  // s, s_next and s_prefix are written again for the next tile
       current = next;
+    }
+  } else if constexpr (ScanPolicy::variant == 8) {
+    __shared__ value_t s[kTileSmem];
+    __shared__ unsigned s_next;
+    long long current = tile;
+    while (current < tiles) {
+      const long long at = current * kTile;
+      load_tile(in, at, n, s);
+      __syncthreads();
+      three_phase(s, warp_tot);
+      if (threadIdx.x < kWarp) {
+        const value_t prefix = look_back(st, current, s[pad(kTile - 1)]);
+        if (threadIdx.x == 0) {
+          s_prefix = prefix;
+          // The next ticket only now: a tile id taken earlier would wait for this tile's whole scan, and the
+          // look-backs of all later tiles with it (measured: 1.6x slower at 2^28). Its round trip overlaps
+          // the stores of this tile.
+          unsigned gen;
+          s_next = take_ticket(state, last_ticket, gen);
+          if (s_next < tiles) st.prefetch<value_t>(s_next);
+        }
+      }
+      __syncthreads();
+      store_tile(out, at, n, s, s_prefix, exclusive != 0);
+      current = s_next;
+      __syncthreads();  // s, s_next and s_prefix are written again for the next tile
     }
   } else {
     __shared__ value_t s[ScanPolicy::variant >= 5 ? 1 : kTileSmem];

@@ -12,6 +12,7 @@
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/registry.hpp"
 #include "tuner/sim/synthetic.hpp"
+#include "plan_emulation.hpp"
 
 using namespace autotune;
 
@@ -27,7 +28,7 @@ ProblemKey problem(std::int64_t n, std::int64_t pct) {
 
 Config config(Value variant, Value block, Value items, Value stage = 0) {
   return Config({{"VARIANT", variant}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"STAGE_OUTPUT", stage},
-                 {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}, {"STREAMING", 0}});
+                 {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}, {"STREAMING", 0}, {"CLEAR_STATE", 0}});
 }
 
 std::shared_ptr<const KernelAdapter> adapter() {
@@ -67,108 +68,115 @@ struct View {
   }
 };
 
-/// Runs the plan with the semantics of compaction.cu's kernels (tile = BLOCK_SIZE * ITEMS_PER_THREAD) on
-/// buffers poisoned like CudaBackend's. Returns the output buffers.
+/// Runs the plan `runs` times with the semantics of compaction.cu's kernels (tile = BLOCK_SIZE *
+/// ITEMS_PER_THREAD) on buffers prepared like CudaBackend's: kernel state zeroed once, outputs and scratch
+/// poisoned before every run. Returns the output buffers of the last run.
 template <typename V>
-HostBuffers emulate(const LaunchPlan& plan, const HostBuffers& inputs, std::int64_t tile, bool select_if) {
-  HostBuffers bufs;
-  for (const auto& b : plan.buffers) {
-    if (b.role == BufferRole::input) {
-      REQUIRE(inputs.count(b.name));
-      REQUIRE(inputs.at(b.name).size() == b.bytes);
-      bufs[b.name] = inputs.at(b.name);
-    } else {
-      bufs[b.name] = std::vector<unsigned char>(b.bytes, 0xFF);
-    }
-  }
-  auto view = [&](const KernelArg& a, auto tag) {
-    using W = decltype(tag);
-    if (a.kind == KernelArg::Kind::u64 && a.i == 0) return View<W>{};
-    REQUIRE(a.kind == KernelArg::Kind::buffer);
-    REQUIRE(bufs.count(a.buffer));
-    REQUIRE(a.offset_bytes % 256 == 0);
-    return View<W>{&bufs[a.buffer], a.offset_bytes};
-  };
-  auto selected = [&](const View<V>& in, const View<unsigned char>& flags, std::int64_t i) {
-    return select_if ? in.at(i) > V(0) : flags.at(i) != 0;
-  };
-  for (const auto& s : plan.steps) {
-    if (s.kind == LaunchStep::Kind::memset32) {
-      auto& b = bufs.at(s.buffer);
-      REQUIRE(s.count * 4 <= b.size());
-      for (std::size_t i = 0; i < s.count; ++i) std::memcpy(b.data() + 4 * i, &s.value, 4);
-      continue;
-    }
-    const std::int64_t grid = s.grid[0];
-    const bool data_kernel = s.kernel == "compact_count" || s.kernel == "compact_scatter" ||
-                             s.kernel == "compact_single_pass";
-    View<V> in;
-    View<unsigned char> flags;
-    std::int64_t n = 0;
-    if (data_kernel) {
-      REQUIRE(s.args.size() >= 4);
-      in = view(s.args[0], V{});
-      flags = view(s.args[1], static_cast<unsigned char>(0));
-      CHECK(s.args[2].i == 0);  // threshold
-      CHECK(s.args[2].f == 0.0);
-      n = s.args[3].i;
-      REQUIRE(grid == (n + tile - 1) / tile);
-      if (select_if) CHECK(flags.bytes == nullptr);
-    }
-    if (s.kernel == "compact_count") {
-      REQUIRE(s.args.size() == 5);
-      const View<std::uint32_t> counts = view(s.args[4], std::uint32_t{});
-      for (std::int64_t b = 0; b < grid; ++b) {
-        std::uint32_t c = 0;
-        for (std::int64_t i = b * tile; i < std::min(n, (b + 1) * tile); ++i) c += selected(in, flags, i) ? 1 : 0;
-        counts.set(b, c);
+HostBuffers emulate(const LaunchPlan& plan, const HostBuffers& inputs, std::int64_t tile, bool select_if, int runs = 2) {
+  HostBuffers bufs = autotune_test::initial_buffers(plan, inputs);
+  const bool cleared = autotune_test::clears_state(plan);  // a memset step clears the state before each run
+  for (int run = 0; run < runs; ++run) {
+    autotune_test::poison_for_run(plan, bufs);
+    auto view = [&](const KernelArg& a, auto tag) {
+      using W = decltype(tag);
+      if (a.kind == KernelArg::Kind::u64 && a.i == 0) return View<W>{};
+      REQUIRE(a.kind == KernelArg::Kind::buffer);
+      REQUIRE(bufs.count(a.buffer));
+      REQUIRE(a.offset_bytes % 256 == 0);
+      return View<W>{&bufs[a.buffer], a.offset_bytes};
+    };
+    auto selected = [&](const View<V>& in, const View<unsigned char>& flags, std::int64_t i) {
+      return select_if ? in.at(i) > V(0) : flags.at(i) != 0;
+    };
+    for (const auto& s : plan.steps) {
+      if (s.kind == LaunchStep::Kind::memset32) {
+        autotune_test::run_memset(s, bufs);
+        continue;
       }
-    } else if (s.kernel == "compact_scan_tiles") {
-      REQUIRE(s.args.size() == 4);
-      const View<std::uint32_t> src = view(s.args[0], std::uint32_t{}), dst = view(s.args[1], std::uint32_t{}),
-                                sums = view(s.args[3], std::uint32_t{});
-      const std::int64_t m = s.args[2].i;
-      REQUIRE(grid == (m + tile - 1) / tile);
-      for (std::int64_t b = 0; b < grid; ++b) {
-        std::uint32_t acc = 0;
-        for (std::int64_t i = b * tile; i < std::min(m, (b + 1) * tile); ++i) {
-          const std::uint32_t v = src.at(i);
-          dst.set(i, acc);
-          acc += v;
+      const std::int64_t grid = s.grid[0];
+      const bool data_kernel = s.kernel == "compact_count" || s.kernel == "compact_scatter" ||
+                               s.kernel == "compact_single_pass";
+      View<V> in;
+      View<unsigned char> flags;
+      std::int64_t n = 0;
+      if (data_kernel) {
+        REQUIRE(s.args.size() >= 4);
+        in = view(s.args[0], V{});
+        flags = view(s.args[1], static_cast<unsigned char>(0));
+        CHECK(s.args[2].i == 0);  // threshold
+        CHECK(s.args[2].f == 0.0);
+        n = s.args[3].i;
+        REQUIRE(grid == (n + tile - 1) / tile);
+        if (select_if) CHECK(flags.bytes == nullptr);
+      }
+      if (s.kernel == "compact_count") {
+        REQUIRE(s.args.size() == 5);
+        const View<std::uint32_t> counts = view(s.args[4], std::uint32_t{});
+        for (std::int64_t b = 0; b < grid; ++b) {
+          std::uint32_t c = 0;
+          for (std::int64_t i = b * tile; i < std::min(n, (b + 1) * tile); ++i) c += selected(in, flags, i) ? 1 : 0;
+          counts.set(b, c);
         }
-        sums.set(b, acc);
-      }
-    } else if (s.kernel == "compact_scan_add") {
-      REQUIRE(s.args.size() == 3);
-      const View<std::uint32_t> data = view(s.args[0], std::uint32_t{}), offsets = view(s.args[2], std::uint32_t{});
-      const std::int64_t m = s.args[1].i;
-      REQUIRE(grid == (m + tile - 1) / tile - 1);
-      for (std::int64_t t = 1; t <= grid; ++t)
-        for (std::int64_t i = t * tile; i < std::min(m, (t + 1) * tile); ++i) data.set(i, data.at(i) + offsets.at(t));
-    } else if (s.kernel == "compact_scatter") {
-      REQUIRE(s.args.size() == 7);
-      const View<std::uint32_t> offsets = view(s.args[4], std::uint32_t{});
-      const View<V> out = view(s.args[5], V{});
-      const View<std::uint32_t> count = view(s.args[6], std::uint32_t{});
-      for (std::int64_t b = 0; b < grid; ++b) {
-        std::uint32_t pos = offsets.at(b);
-        for (std::int64_t i = b * tile; i < std::min(n, (b + 1) * tile); ++i)
+      } else if (s.kernel == "compact_scan_tiles") {
+        REQUIRE(s.args.size() == 4);
+        const View<std::uint32_t> src = view(s.args[0], std::uint32_t{}), dst = view(s.args[1], std::uint32_t{}),
+                                  sums = view(s.args[3], std::uint32_t{});
+        const std::int64_t m = s.args[2].i;
+        REQUIRE(grid == (m + tile - 1) / tile);
+        for (std::int64_t b = 0; b < grid; ++b) {
+          std::uint32_t acc = 0;
+          for (std::int64_t i = b * tile; i < std::min(m, (b + 1) * tile); ++i) {
+            const std::uint32_t v = src.at(i);
+            dst.set(i, acc);
+            acc += v;
+          }
+          sums.set(b, acc);
+        }
+      } else if (s.kernel == "compact_scan_add") {
+        REQUIRE(s.args.size() == 3);
+        const View<std::uint32_t> data = view(s.args[0], std::uint32_t{}), offsets = view(s.args[2], std::uint32_t{});
+        const std::int64_t m = s.args[1].i;
+        REQUIRE(grid == (m + tile - 1) / tile - 1);
+        for (std::int64_t t = 1; t <= grid; ++t)
+          for (std::int64_t i = t * tile; i < std::min(m, (t + 1) * tile); ++i) data.set(i, data.at(i) + offsets.at(t));
+      } else if (s.kernel == "compact_scatter") {
+        REQUIRE(s.args.size() == 7);
+        const View<std::uint32_t> offsets = view(s.args[4], std::uint32_t{});
+        const View<V> out = view(s.args[5], V{});
+        const View<std::uint32_t> count = view(s.args[6], std::uint32_t{});
+        for (std::int64_t b = 0; b < grid; ++b) {
+          std::uint32_t pos = offsets.at(b);
+          for (std::int64_t i = b * tile; i < std::min(n, (b + 1) * tile); ++i)
+            if (selected(in, flags, i)) out.set(pos++, in.at(i));
+          if (b == grid - 1) count.set(0, pos);
+        }
+      } else if (s.kernel == "compact_single_pass") {
+        REQUIRE(s.args.size() == 7);
+        const View<V> out = view(s.args[4], V{});
+        const View<std::uint32_t> count = view(s.args[5], std::uint32_t{});
+        const View<std::uint32_t> state = view(s.args[6], std::uint32_t{});
+        REQUIRE(plan.find(s.args[6].buffer)->role == BufferRole::state);
+        // The state the launch finds: ticket 0 of generation g (the number of earlier runs), no tile word with
+        // g's tag. It leaves every tile's inclusive count tagged with g and generation g + 1.
+        CHECK(state.at(0) == 0u);
+        const std::uint32_t gen = state.at(1);
+        CHECK(gen == (cleared ? 0u : static_cast<std::uint32_t>(run)));  // CLEAR_STATE: a memset each run
+        const std::uint32_t tag = (gen % 0x3fffffffu + 1u) << 2;
+        for (std::int64_t t = 0; t < grid; ++t) CHECK((state.at(2 + 2 * t + 1) & ~3u) != tag);
+        std::uint32_t pos = 0;
+        for (std::int64_t i = 0; i < n; ++i) {
           if (selected(in, flags, i)) out.set(pos++, in.at(i));
-        if (b == grid - 1) count.set(0, pos);
+          if (i % tile == tile - 1 || i == n - 1) {
+            state.set(2 + 2 * (i / tile), pos);
+            state.set(2 + 2 * (i / tile) + 1, tag | 2u);
+          }
+        }
+        count.set(0, pos);
+        state.set(0, 0u);
+        state.set(1, gen + 1);
+      } else {
+        FAIL("unknown kernel " << s.kernel);
       }
-    } else if (s.kernel == "compact_single_pass") {
-      REQUIRE(s.args.size() == 7);
-      const View<V> out = view(s.args[4], V{});
-      const View<std::uint32_t> count = view(s.args[5], std::uint32_t{});
-      const View<std::uint32_t> state = view(s.args[6], std::uint32_t{});
-      CHECK(state.at(0) == 0u);  // tile counter
-      for (std::int64_t t = 0; t < grid; ++t) CHECK(state.at(2 + 2 * t + 1) == 0u);  // flags
-      std::uint32_t pos = 0;
-      for (std::int64_t i = 0; i < n; ++i)
-        if (selected(in, flags, i)) out.set(pos++, in.at(i));
-      count.set(0, pos);
-    } else {
-      FAIL("unknown kernel " << s.kernel);
     }
   }
   HostBuffers out;
@@ -216,7 +224,9 @@ TEST_CASE("compaction spec is embedded and its spaces have a few hundred configu
     // 1024 x 12 and 1024 x 16 with two values, 768 x 16 with one: 5).
     // STREAMING 1: single_pass_blocked with MIN_THREADS_PER_SM 1536 or 2048 only: 7 (block, value) pairs x 6,
     // less the same 3 staged tiles over 48 KiB (39).
-    CHECK(space.size() == 125 + 2 * 125 + 2 * 61 + 2 * 55 + 39);
+    // CLEAR_STATE 1: the single-pass variants with MIN_THREADS_PER_SM 1536 or 2048: the same 39 for single_pass,
+    // twice that for single_pass_blocked (STREAMING 0 and 1).
+    CHECK(space.size() == 125 + 2 * 125 + 2 * 61 + 2 * 55 + 39 + 3 * 39);
     CHECK(space.default_index() >= 0);
   }
 }
@@ -248,23 +258,31 @@ TEST_CASE("compaction plans", "[cpu][compaction]") {
     CHECK(f.find("count")->bytes == 4);
     CHECK(f.find("count")->role == BufferRole::output);
     CHECK(f.find("out")->bytes == 20000);
-    CHECK(f.steps[1].args[1].buffer == "flags");
+    CHECK(f.steps[0].args[1].buffer == "flags");
     const LaunchPlan i = a->plan(config(1, 256, 4), Workload::parse("float32/if"), problem(5000, 50), d);
     CHECK(i.find("flags") == nullptr);
-    CHECK(i.steps[1].args[1].kind == KernelArg::Kind::u64);
-    CHECK(i.steps[1].args[1].i == 0);
-    CHECK(i.steps[1].args[2].kind == KernelArg::Kind::f32);
+    CHECK(i.steps[0].args[1].kind == KernelArg::Kind::u64);
+    CHECK(i.steps[0].args[1].i == 0);
+    CHECK(i.steps[0].args[2].kind == KernelArg::Kind::f32);
     const LaunchPlan k = a->plan(config(1, 256, 4), Workload::parse("int32/if"), problem(5000, 50), d);
-    CHECK(k.steps[1].args[2].kind == KernelArg::Kind::i32);
+    CHECK(k.steps[0].args[2].kind == KernelArg::Kind::i32);
   }
-  SECTION("single pass: memset of counter and tile words, one kernel") {
+  SECTION("single pass: one kernel, its tile state kept between launches (no memset step)") {
     const LaunchPlan p = a->plan(config(1, 256, 4), Workload::parse("int32/flagged"), problem(1000003, 50), d);
-    REQUIRE(p.steps.size() == 2);
-    CHECK(p.steps[0].kind == LaunchStep::Kind::memset32);
-    CHECK(p.steps[0].buffer == "tile_state");
-    CHECK(p.steps[0].count == (8 + 8 * 977) / 4);
-    CHECK(p.steps[1].kernel == "compact_single_pass");
-    CHECK(p.steps[1].grid[0] == 977u);
+    REQUIRE(p.steps.size() == 1);
+    CHECK(p.steps[0].kernel == "compact_single_pass");
+    CHECK(p.steps[0].grid[0] == 977u);
+    CHECK(p.steps[0].args[6].buffer == "tile_state");
+    CHECK(p.find("tile_state")->bytes == 8 + 8 * 977);
+    CHECK(p.find("tile_state")->role == BufferRole::state);
+    Config clear = config(1, 256, 4);
+    clear.set("CLEAR_STATE", 1);
+    const LaunchPlan c = a->plan(clear, Workload::parse("int32/flagged"), problem(1000003, 50), d);
+    REQUIRE(c.steps.size() == 2);
+    CHECK(c.steps[0].kind == LaunchStep::Kind::memset32);
+    CHECK(c.steps[0].buffer == "tile_state");
+    CHECK(c.steps[0].count == (8 + 8 * 977) / 4);
+    CHECK(c.steps[1].kernel == "compact_single_pass");
   }
   SECTION("three phase: count, the scan levels of the tile counts, scatter") {
     const LaunchPlan one = a->plan(config(0, 64, 1), Workload::parse("int32/flagged"), problem(64, 50), d);
@@ -287,8 +305,11 @@ TEST_CASE("compaction plans", "[cpu][compaction]") {
 
 TEST_CASE("compaction plans executed by a CPU emulation of the kernels verify", "[cpu][compaction]") {
   auto a = adapter();
-  const std::vector<Config> configs = {config(0, 64, 1), config(0, 192, 3, 1), config(0, 1024, 16),
-                                       config(1, 64, 1), config(1, 384, 6, 1), config(1, 1024, 8, 1)};
+  std::vector<Config> configs = {config(0, 64, 1), config(0, 192, 3, 1), config(0, 1024, 16),
+                                 config(1, 64, 1), config(1, 384, 6, 1), config(1, 1024, 8, 1)};
+  Config cleared = config(1, 256, 8, 1);  // CLEAR_STATE: the same kernel after a memset step
+  cleared.set("CLEAR_STATE", 1);
+  configs.push_back(cleared);
   const std::int64_t sizes[] = {1, 1000, 4097, 262149};
   for (const char* wk : kWorkloads) {
     const Workload w = Workload::parse(wk);

@@ -16,6 +16,7 @@
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/registry.hpp"
 #include "tuner/sim/synthetic.hpp"
+#include "plan_emulation.hpp"
 
 using namespace autotune;
 
@@ -33,7 +34,7 @@ ProblemKey size_n(std::int64_t n) {
 
 Config config(Value variant, Value block, Value items, Value vec = 1, Value padding = 0) {
   return Config({{"VARIANT", variant}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"VEC", vec},
-                 {"PADDING", padding}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}, {"STREAMING", 0}});
+                 {"PADDING", padding}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}, {"STREAMING", 0}, {"L2_PREFETCH", 0}, {"CLEAR_STATE", 0}});
 }
 
 std::shared_ptr<const KernelAdapter> adapter() { return kernels::make_scan_adapter(kernels::builtin_spec("scan")); }
@@ -89,90 +90,108 @@ struct ScanOps {
   }
 };
 
-/// Runs the plan's steps with the semantics of scan.cu's kernels (tile = BLOCK_SIZE * ITEMS_PER_THREAD),
-/// outputs and scratch poisoned with 0xFF first, as CudaBackend does. Returns the output buffers.
+/// The tag bits of launch generation g (scan.cu's generation_tag).
+std::uint32_t generation_tag(std::uint32_t g) { return (g % 0x3fffffffu + 1u) << 2; }
+
+/// Runs the plan's steps `runs` times with the semantics of scan.cu's kernels (tile = BLOCK_SIZE *
+/// ITEMS_PER_THREAD), as CudaBackend does: kernel state (BufferRole::state) zeroed once, outputs and scratch
+/// poisoned with 0xFF before every run. Returns the output buffers of the last run.
 template <typename V>
-HostBuffers emulate(const LaunchPlan& plan, const HostBuffers& inputs, std::int64_t tile, bool max) {
+HostBuffers emulate(const LaunchPlan& plan, const HostBuffers& inputs, std::int64_t tile, bool max, int runs = 2) {
   const ScanOps<V> ops{max};
-  HostBuffers bufs;
-  for (const auto& b : plan.buffers) {
-    if (b.role == BufferRole::input) {
-      REQUIRE(inputs.count(b.name));
-      REQUIRE(inputs.at(b.name).size() == b.bytes);
-      bufs[b.name] = inputs.at(b.name);
-    } else {
-      bufs[b.name] = std::vector<unsigned char>(b.bytes, 0xFF);
-    }
-  }
-  auto view = [&](const KernelArg& a) {
-    REQUIRE(a.kind == KernelArg::Kind::buffer);
-    REQUIRE(bufs.count(a.buffer));
-    REQUIRE(a.offset_bytes % 256 == 0);  // regions stay aligned for vector accesses
-    return View<V>{&bufs[a.buffer], a.offset_bytes};
-  };
-  for (const auto& s : plan.steps) {
-    if (s.kind == LaunchStep::Kind::memset32) {
-      auto& b = bufs.at(s.buffer);
-      REQUIRE(s.count * 4 <= b.size());
-      for (std::size_t i = 0; i < s.count; ++i) std::memcpy(b.data() + 4 * i, &s.value, 4);
-      continue;
-    }
-    const std::int64_t grid = s.grid[0];
-    CHECK(s.grid[1] == 1);
-    CHECK(s.grid[2] == 1);
-    CHECK(s.block[0] * static_cast<std::int64_t>(s.block[1]) * s.block[2] <= 1024);
-    if (s.kernel == "scan_tiles") {
-      REQUIRE(s.args.size() == 5);
-      const View<V> in = view(s.args[0]), out = view(s.args[1]), sums = view(s.args[3]);
-      const std::int64_t n = s.args[2].i;
-      const bool exclusive = s.args[4].i != 0;
-      REQUIRE(grid == (n + tile - 1) / tile);
-      for (std::int64_t b = 0; b < grid; ++b) {
+  HostBuffers bufs = autotune_test::initial_buffers(plan, inputs);
+  const bool cleared = autotune_test::clears_state(plan);  // a memset step clears the state before each run
+  for (int run = 0; run < runs; ++run) {
+    autotune_test::poison_for_run(plan, bufs);
+    auto view = [&](const KernelArg& a) {
+      REQUIRE(a.kind == KernelArg::Kind::buffer);
+      REQUIRE(bufs.count(a.buffer));
+      REQUIRE(a.offset_bytes % 256 == 0);  // regions stay aligned for vector accesses
+      return View<V>{&bufs[a.buffer], a.offset_bytes};
+    };
+    for (const auto& s : plan.steps) {
+      if (s.kind == LaunchStep::Kind::memset32) {
+        autotune_test::run_memset(s, bufs);
+        continue;
+      }
+      const std::int64_t grid = s.grid[0];
+      CHECK(s.grid[1] == 1);
+      CHECK(s.grid[2] == 1);
+      CHECK(s.block[0] * static_cast<std::int64_t>(s.block[1]) * s.block[2] <= 1024);
+      if (s.kernel == "scan_tiles") {
+        REQUIRE(s.args.size() == 5);
+        const View<V> in = view(s.args[0]), out = view(s.args[1]), sums = view(s.args[3]);
+        const std::int64_t n = s.args[2].i;
+        const bool exclusive = s.args[4].i != 0;
+        REQUIRE(grid == (n + tile - 1) / tile);
+        for (std::int64_t b = 0; b < grid; ++b) {
+          V acc = ops.identity();
+          for (std::int64_t i = b * tile; i < std::min(n, (b + 1) * tile); ++i) {
+            const V x = in.at(i);
+            if (!exclusive) acc = ops.combine(acc, x);
+            out.set(i, acc);
+            if (exclusive) acc = ops.combine(acc, x);
+          }
+          sums.set(b, acc);
+        }
+      } else if (s.kernel == "scan_add") {
+        REQUIRE(s.args.size() == 3);
+        const View<V> data = view(s.args[0]), offsets = view(s.args[2]);
+        const std::int64_t n = s.args[1].i;
+        REQUIRE(grid == (n + tile - 1) / tile - 1);
+        for (std::int64_t t = 1; t <= grid; ++t)
+          for (std::int64_t i = t * tile; i < std::min(n, (t + 1) * tile); ++i)
+            data.set(i, ops.combine(offsets.at(t), data.at(i)));
+      } else if (s.kernel == "scan_single_pass") {
+        REQUIRE(s.args.size() == 5);
+        const View<V> in = view(s.args[0]), out = view(s.args[1]);
+        const std::int64_t n = s.args[2].i;
+        const bool exclusive = s.args[3].i != 0;
+        const std::int64_t tiles = (n + tile - 1) / tile;
+        REQUIRE(grid >= 1);
+        REQUIRE(grid <= tiles);  // one block per tile, or fewer persistent ones (VARIANT 7)
+        // The state the launch finds: ticket 0 of some generation g, and no tile word with g's tag (it would be
+        // taken for published). It leaves every tile's inclusive prefix tagged with g and generation g + 1.
+        const View<std::uint32_t> state{&bufs.at(s.args[4].buffer), s.args[4].offset_bytes};
+        REQUIRE(plan.find(s.args[4].buffer)->role == BufferRole::state);
+        CHECK(state.at(0) == 0u);
+        const std::uint32_t gen = state.at(1);
+        CHECK(gen == (cleared ? 0u : static_cast<std::uint32_t>(run)));  // CLEAR_STATE: a memset each run
+        const std::uint32_t tag = generation_tag(gen);
+        const std::size_t flags_at = sizeof(V) == 4 ? 0 : (4 * static_cast<std::size_t>(tiles) + 7) / 8 * 8;
+        if (sizeof(V) == 4) {
+          REQUIRE(bufs.at(s.args[4].buffer).size() >= 8 + 8 * static_cast<std::size_t>(tiles));
+          for (std::int64_t t = 0; t < tiles; ++t) CHECK((state.at(2 + 2 * t + 1) & ~3u) != tag);
+        } else {
+          REQUIRE(bufs.at(s.args[4].buffer).size() >= 8 + flags_at + 16 * static_cast<std::size_t>(tiles));
+          for (std::int64_t t = 0; t < tiles; ++t) CHECK((state.at(2 + t) & ~3u) != tag);
+        }
         V acc = ops.identity();
-        for (std::int64_t i = b * tile; i < std::min(n, (b + 1) * tile); ++i) {
+        for (std::int64_t i = 0; i < n; ++i) {
           const V x = in.at(i);
           if (!exclusive) acc = ops.combine(acc, x);
           out.set(i, acc);
           if (exclusive) acc = ops.combine(acc, x);
+          if (i % tile == tile - 1 || i == n - 1) {  // the tile's inclusive prefix, published
+            const std::int64_t t = i / tile;
+            const V prefix = exclusive ? acc : out.at(i);
+            if constexpr (sizeof(V) == 4) {
+              std::uint32_t bits;
+              std::memcpy(&bits, &prefix, 4);
+              state.set(2 + 2 * t, bits);
+              state.set(2 + 2 * t + 1, tag | 2u);
+            } else {
+              state.set(2 + t, tag | 2u);
+              const View<V> prefixes{&bufs.at(s.args[4].buffer), s.args[4].offset_bytes + 8 + flags_at + 8 * tiles};
+              prefixes.set(t, prefix);
+            }
+          }
         }
-        sums.set(b, acc);
-      }
-    } else if (s.kernel == "scan_add") {
-      REQUIRE(s.args.size() == 3);
-      const View<V> data = view(s.args[0]), offsets = view(s.args[2]);
-      const std::int64_t n = s.args[1].i;
-      REQUIRE(grid == (n + tile - 1) / tile - 1);
-      for (std::int64_t t = 1; t <= grid; ++t)
-        for (std::int64_t i = t * tile; i < std::min(n, (t + 1) * tile); ++i)
-          data.set(i, ops.combine(offsets.at(t), data.at(i)));
-    } else if (s.kernel == "scan_single_pass") {
-      REQUIRE(s.args.size() == 5);
-      const View<V> in = view(s.args[0]), out = view(s.args[1]);
-      const std::int64_t n = s.args[2].i;
-      const bool exclusive = s.args[3].i != 0;
-      const std::int64_t tiles = (n + tile - 1) / tile;
-      REQUIRE(grid >= 1);
-      REQUIRE(grid <= tiles);  // one block per tile, or fewer persistent ones (VARIANT 7)
-      // The counter and every tile's flag word must have been cleared (they are read before written).
-      const View<std::uint32_t> state{&bufs.at(s.args[4].buffer), s.args[4].offset_bytes};
-      CHECK(state.at(0) == 0u);
-      if (sizeof(V) == 4) {
-        for (std::int64_t t = 0; t < tiles; ++t) CHECK(state.at(2 + 2 * t + 1) == 0u);
-        REQUIRE(bufs.at(s.args[4].buffer).size() >= 8 + 8 * static_cast<std::size_t>(tiles));
+        state.set(0, 0u);
+        state.set(1, gen + 1);
       } else {
-        for (std::int64_t t = 0; t < tiles; ++t) CHECK(state.at(2 + t) == 0u);
-        REQUIRE(bufs.at(s.args[4].buffer).size() >= 8 + (4 * static_cast<std::size_t>(tiles) + 7) / 8 * 8 +
-                                                          16 * static_cast<std::size_t>(tiles));
+        FAIL("unknown kernel " << s.kernel);
       }
-      V acc = ops.identity();
-      for (std::int64_t i = 0; i < n; ++i) {
-        const V x = in.at(i);
-        if (!exclusive) acc = ops.combine(acc, x);
-        out.set(i, acc);
-        if (exclusive) acc = ops.combine(acc, x);
-      }
-    } else {
-      FAIL("unknown kernel " << s.kernel);
     }
   }
   HostBuffers out;
@@ -218,10 +237,10 @@ TEST_CASE("scan spec is embedded and its spaces have a few hundred configuration
     INFO(w.key());
     const ParameterSpace space = s.space(s.problem_sizes.front(), d, w);
     CHECK(space.size() >= 100);
-    CHECK(space.size() <= 1500);  // brute force at 2^26 stays within a few minutes on the GPU machine
+    CHECK(space.size() <= 2000);  // brute force at 2^26 stays within a minute or two on the GPU machine (~150/s)
     CHECK(space.default_index() >= 0);  // the default is valid for every element type
     // Every variant has configurations.
-    for (Value v = 0; v <= 7; ++v) {
+    for (Value v = 0; v <= 8; ++v) {
       bool found = false;
       for (std::size_t i = 0; i < space.size() && !found; ++i) found = space.config(i).at("VARIANT") == v;
       CHECK(found);
@@ -293,30 +312,41 @@ TEST_CASE("scan plans: one step for a single tile, levels for large n", "[cpu][s
     CHECK(plan.find("out")->bytes == ((std::size_t{1} << 28) + 3) * 4);
     CHECK(plan.find("partials")->role == BufferRole::scratch);
   }
-  SECTION("single pass: a memset of the tile state, then one kernel") {
+  SECTION("single pass: one kernel, its tile state kept between launches (no memset step)") {
     const std::int64_t n = 1000003;  // 489 tiles of 2048
     const LaunchPlan p32 = a->plan(config(4, 256, 8), w, size_n(n), d);
-    REQUIRE(p32.steps.size() == 2);
-    CHECK(p32.steps[0].kind == LaunchStep::Kind::memset32);
-    CHECK(p32.steps[0].buffer == "tile_state");
-    CHECK(p32.steps[0].value == 0u);
-    CHECK(p32.steps[0].count == (8 + 8 * 489) / 4);
-    CHECK(p32.steps[1].kernel == "scan_single_pass");
-    CHECK(p32.steps[1].grid[0] == 489u);
+    REQUIRE(p32.steps.size() == 1);
+    CHECK(p32.steps[0].kernel == "scan_single_pass");
+    CHECK(p32.steps[0].grid[0] == 489u);
+    CHECK(p32.steps[0].args[4].buffer == "tile_state");
     CHECK(p32.find("tile_state")->bytes == 8 + 8 * 489);
-    // float64: 32-bit flags are cleared, the two value arrays are not.
+    CHECK(p32.find("tile_state")->role == BufferRole::state);
+    // float64: 32-bit tags (1956 bytes, rounded up to 1960), then the two value arrays.
     const LaunchPlan p64 = a->plan(config(4, 256, 8), Workload::parse("float64/inclusive_sum"), size_n(n), d);
-    CHECK(p64.steps[0].count == (8 + 1960) / 4);
+    REQUIRE(p64.steps.size() == 1);
     CHECK(p64.find("tile_state")->bytes == 8 + 1960 + 16 * 489);
+    CHECK(p64.find("tile_state")->role == BufferRole::state);
     // Prefetch: the same state, but persistent blocks: as many as 2048 threads per SM allow, at most one per tile.
     const LaunchPlan pf = a->plan(config(7, 256, 8, 2, 1), w, size_n(n), d);
-    REQUIRE(pf.steps.size() == 2);
-    CHECK(pf.steps[0].count == (8 + 8 * 489) / 4);
-    CHECK(pf.steps[1].kernel == "scan_single_pass");
-    CHECK(pf.steps[1].grid[0] == 489u);  // fewer tiles than 132 SMs x 8 blocks
+    REQUIRE(pf.steps.size() == 1);
+    CHECK(pf.steps[0].kernel == "scan_single_pass");
+    CHECK(pf.steps[0].grid[0] == 489u);  // fewer tiles than 132 SMs x 8 blocks
     const LaunchPlan big = a->plan(config(7, 256, 8, 2, 1), w, size_n(std::int64_t{1} << 26), d);
-    CHECK(big.steps[1].grid[0] == static_cast<unsigned>(d.sm_count * 8));
+    CHECK(big.steps[0].grid[0] == static_cast<unsigned>(d.sm_count * 8));
     CHECK(big.find("tile_state")->bytes == 8 + 8 * ((std::size_t{1} << 26) / 2048));
+    // CLEAR_STATE = 1: a memset of the launch word and the tags first (not the float64 value arrays).
+    Config clear = config(4, 256, 8);
+    clear.set("CLEAR_STATE", 1);
+    const LaunchPlan c32 = a->plan(clear, w, size_n(n), d);
+    REQUIRE(c32.steps.size() == 2);
+    CHECK(c32.steps[0].kind == LaunchStep::Kind::memset32);
+    CHECK(c32.steps[0].buffer == "tile_state");
+    CHECK(c32.steps[0].value == 0u);
+    CHECK(c32.steps[0].count == (8 + 8 * 489) / 4);
+    CHECK(c32.steps[1].kernel == "scan_single_pass");
+    const LaunchPlan c64 = a->plan(clear, Workload::parse("float64/inclusive_sum"), size_n(n), d);
+    REQUIRE(c64.steps.size() == 2);
+    CHECK(c64.steps[0].count == (8 + 1960) / 4);
   }
   SECTION("exclusive is an argument of the first level only") {
     const LaunchPlan plan = a->plan(config(3, 64, 1), Workload::parse("int32/exclusive_sum"), size_n(64 * 64 + 1), d);
@@ -331,9 +361,12 @@ TEST_CASE("scan plans: one step for a single tile, levels for large n", "[cpu][s
 
 TEST_CASE("scan plans executed by a CPU emulation of the kernels verify for every workload", "[cpu][scan]") {
   auto a = adapter();
-  const std::vector<Config> configs = {config(0, 64, 1), config(1, 128, 2, 2, 1), config(2, 64, 2),
-                                       config(3, 64, 1), config(3, 256, 12, 4, 1), config(4, 64, 1),
-                                       config(4, 256, 8, 2, 1), config(7, 128, 8, 4, 1)};
+  std::vector<Config> configs = {config(0, 64, 1), config(1, 128, 2, 2, 1), config(2, 64, 2),
+                                 config(3, 64, 1), config(3, 256, 12, 4, 1), config(4, 64, 1),
+                                 config(4, 256, 8, 2, 1), config(7, 128, 8, 4, 1), config(8, 256, 8, 4, 1)};
+  Config cleared = config(4, 256, 8, 2, 1);  // CLEAR_STATE: the same kernel after a memset step
+  cleared.set("CLEAR_STATE", 1);
+  configs.push_back(cleared);
   // 1, a partial tile, several levels for tiles of 64 (64^2 + 1 and 64^3 + 5 elements), odd sizes.
   const std::int64_t sizes[] = {1, 3, 1000, 4097, 262149};
   for (const char* wk : kWorkloads) {

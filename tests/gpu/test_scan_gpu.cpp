@@ -46,7 +46,7 @@ std::vector<Config> variant_corners(const TuningSpec& s, const ParameterSpace& s
     if (space.is_valid(c) && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
   };
   auto tile = [](const Config& c) { return c.at("BLOCK_SIZE") * c.at("ITEMS_PER_THREAD"); };
-  for (Value v = 0; v <= 7; ++v) {
+  for (Value v = 0; v <= 8; ++v) {
     Config def = s.default_config();
     def.set("VARIANT", v);
     add(def);
@@ -123,21 +123,22 @@ TEST_CASE("every scan variant handles 2^28 + 5 elements", "[gpu][scan][large]") 
     const Workload w = Workload::parse(wk);
     const ParameterSpace space = s.space(p, backend.device(), w);
     std::vector<Config> configs;
-    for (Value v = 0; v <= 7; ++v) {
+    for (Value v = 0; v <= 8; ++v) {
       Config c = s.default_config();
       c.set("VARIANT", v);
+      if (v == 8) c.set("VEC", 4);                           // persistent blocks: VEC 4 only
       if (!space.is_valid(c)) c.set("ITEMS_PER_THREAD", 4);  // Kogge-Stone: at most 4 items
       if (!space.is_valid(c)) c.set("PADDING", 0);           // registers: no shared tile to pad
       REQUIRE(space.is_valid(c));
       configs.push_back(c);
     }
     configs.push_back(Config({{"VARIANT", 2}, {"BLOCK_SIZE", 64}, {"ITEMS_PER_THREAD", 2}, {"VEC", 2}, {"PADDING", 1},
-                              {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}, {"STREAMING", 0}}));
+                              {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}, {"STREAMING", 0}, {"L2_PREFETCH", 0}, {"CLEAR_STATE", 0}}));
     // The single pass with the tightest register cap (32 per thread, with spills).
     configs.push_back(Config({{"VARIANT", 4}, {"BLOCK_SIZE", 512}, {"ITEMS_PER_THREAD", 16}, {"VEC", 4},
-                              {"PADDING", 1}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 2048}, {"STREAMING", 0}}));
+                              {"PADDING", 1}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 2048}, {"STREAMING", 0}, {"L2_PREFETCH", 0}, {"CLEAR_STATE", 0}}));
     configs.push_back(Config({{"VARIANT", 6}, {"BLOCK_SIZE", 256}, {"ITEMS_PER_THREAD", 16}, {"VEC", 4},
-                              {"PADDING", 1}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 2048}, {"STREAMING", 1}}));
+                              {"PADDING", 1}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 2048}, {"STREAMING", 1}, {"L2_PREFETCH", 0}, {"CLEAR_STATE", 0}}));
     for (std::size_t i = configs.size() - 3; i < configs.size(); ++i) REQUIRE(space.is_valid(configs[i]));
     backend.prepare(w, p, 5);
     check_ok(s, w, p, configs, backend.evaluate(configs));
@@ -179,12 +180,12 @@ TEST_CASE("scan timings are sane against the copy bandwidth", "[gpu][scan][timin
     const ProblemKey p = s.problem_sizes.front();
     const ParameterSpace space = s.space(p, backend.device(), w);
     std::vector<Config> configs;
-    for (Value v = 0; v <= 7; ++v)
+    for (Value v = 0; v <= 8; ++v)
       for (const auto& [block, items, vec, padding] :
            {std::tuple<Value, Value, Value, Value>{256, 8, 2, 1}, {128, 4, 2, 0}, {256, 4, 4, 1}, {128, 8, 4, 0},
             {256, 16, 4, 1}, {512, 16, 4, 1}}) {
         const Config c({{"VARIANT", v}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"VEC", vec},
-                        {"PADDING", padding}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}, {"STREAMING", 0}});
+                        {"PADDING", padding}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}, {"STREAMING", 0}, {"L2_PREFETCH", 0}, {"CLEAR_STATE", 0}});
         if (space.is_valid(c)) configs.push_back(c);
       }
     backend.prepare(w, p, 7);

@@ -24,7 +24,7 @@ bool contains_bytes(const std::vector<unsigned char>& hay, const std::string& ne
 
 Config config(Value variant, Value block, Value items, Value stage, Value min_threads = 0, Value streaming = 0) {
   return Config({{"VARIANT", variant}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"STAGE_OUTPUT", stage},
-                 {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", min_threads}, {"STREAMING", streaming}});
+                 {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", min_threads}, {"STREAMING", streaming}, {"CLEAR_STATE", 0}});
 }
 
 std::vector<std::string> all_options(const KernelAdapter& a, const Config& c, const Workload& w) {

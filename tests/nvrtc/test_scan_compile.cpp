@@ -36,7 +36,7 @@ std::vector<Config> corner_configs(const TuningSpec& s, const Workload& w) {
   for (const Param& p : s.params) {
     if (p.name == "VARIANT") variants = p.values;
   }
-  REQUIRE(variants.size() >= 8);
+  REQUIRE(variants.size() >= 9);
   for (Value v : variants) {
     Config def = s.default_config();
     def.set("VARIANT", v);
@@ -50,6 +50,7 @@ std::vector<Config> corner_configs(const TuningSpec& s, const Workload& w) {
           c.set("ITEMS_PER_THREAD", items);
           c.set("PADDING", v == 5 ? 0 : 1);
           c.set("MIN_THREADS_PER_SM", mt);
+          if (v == 8) c.set("VEC", w.dtype == "float64" ? 2 : 4);  // persistent blocks: 16-byte vectors only
           if (!space.is_valid(c)) continue;
           add(c);
           ++capped;
@@ -57,6 +58,12 @@ std::vector<Config> corner_configs(const TuningSpec& s, const Workload& w) {
           streaming.set("VEC", 4);
           streaming.set("STREAMING", 1);
           if (space.is_valid(streaming)) add(streaming);
+          for (Value st : {0, 1}) {  // the L2 prefetch-size hint, with and without the evict-first one
+            Config prefetch = streaming;
+            prefetch.set("STREAMING", st);
+            prefetch.set("L2_PREFETCH", 1);
+            if (space.is_valid(prefetch)) add(prefetch);
+          }
         }
       CHECK(capped >= 2);
     }

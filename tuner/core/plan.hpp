@@ -16,6 +16,8 @@ enum class BufferRole {
   input,    // filled from make_inputs() once; never written by a correct kernel
   output,   // poisoned before the verification run, compared by verify()
   scratch,  // temporary storage; poisoned before the verification run
+  state,    // kernel state kept between runs: zero-filled once when the plan is loaded (never poisoned); the
+            // kernels leave it ready for their next run (the single-pass scan's and compaction's tile state)
 };
 
 struct BufferDecl {

@@ -121,7 +121,10 @@ LaunchPlan read_plan(Reader& r) {
   for (auto& b : plan.buffers) {
     b.name = r.str();
     b.bytes = r.u64();
-    b.role = static_cast<BufferRole>(r.u8());
+    const std::uint8_t role = r.u8();
+    if (role > static_cast<std::uint8_t>(BufferRole::state))
+      throw UsageError("launch plan buffer '" + b.name + "' has an unknown role " + std::to_string(role));
+    b.role = static_cast<BufferRole>(role);
   }
   plan.steps.resize(r.u64());
   for (auto& s : plan.steps) {
@@ -438,9 +441,24 @@ struct Executor::State {
       throw UsageError("the shared output region is too small");
     unsigned char* base = region.map(region_fd, region_bytes);
     load(cubin);
+    bool has_state = false;
     for (const auto& b : plan.buffers) {
       if (b.role == BufferRole::input || b.bytes == 0) continue;
-      check(d->memset_d8(work.at(b.name).ptr, kPoisonByte, b.bytes), "cuMemsetD8");
+      // Kernel state starts zeroed (once per loaded configuration; the kernels reset it for their next run),
+      // everything else poisoned.
+      has_state = has_state || b.role == BufferRole::state;
+      const unsigned char fill = b.role == BufferRole::state ? 0 : kPoisonByte;
+      check(d->memset_d8(work.at(b.name).ptr, fill, b.bytes), "cuMemsetD8");
+    }
+    if (has_state) {
+      // The timed runs start from the state an earlier run left, so the verified run does too: one run from
+      // the zeroed state, the outputs and scratch poisoned again, then the verified run.
+      run_steps();
+      check(d->stream_synchronize(stream), "cuStreamSynchronize");
+      for (const auto& b : plan.buffers) {
+        if (b.role == BufferRole::input || b.role == BufferRole::state || b.bytes == 0) continue;
+        check(d->memset_d8(work.at(b.name).ptr, kPoisonByte, b.bytes), "cuMemsetD8");
+      }
     }
     run_steps();
     check(d->stream_synchronize(stream), "cuStreamSynchronize");

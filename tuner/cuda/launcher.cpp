@@ -268,6 +268,14 @@ void Launcher::run(const PreparedPlan& p, const std::map<std::string, std::uintp
   run(p, ptrs.data(), stream);
 }
 
+void Launcher::fill32_async(std::uintptr_t ptr, std::uint32_t value, std::size_t count, void* stream) const {
+  if (count == 0) return;
+  const auto& d = driver();
+  ScopedContext scope(ctx_);
+  const CUresult r = d.memset_d32_async(static_cast<CUdeviceptr>(ptr), value, count, static_cast<CUstream>(stream));
+  if (r != CUDA_SUCCESS) throw_call_error(r, "cuMemsetD32Async(" + std::to_string(count) + " words)");
+}
+
 void Launcher::order_after(void* stream, void* previous) const {
   if (stream == previous) return;
   const auto& d = driver();

@@ -90,6 +90,9 @@ class Launcher {
   /// Same with buffers by name (slower: for tools and tests).
   void run(const PreparedPlan& p, const std::map<std::string, std::uintptr_t>& buffers, void* stream) const;
 
+  /// Enqueues filling count 32-bit words at ptr with value on stream (cuMemsetD32Async).
+  void fill32_async(std::uintptr_t ptr, std::uint32_t value, std::size_t count, void* stream) const;
+
   /// Makes `stream` wait for all work submitted to `previous` so far (an event; no host synchronisation).
   void order_after(void* stream, void* previous) const;
 

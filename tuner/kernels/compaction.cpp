@@ -91,15 +91,20 @@ class CompactionAdapter : public KernelAdapter {
                                    threshold_arg(k), KernelArg::i64(n)};
 
     if (variant == kSinglePass || variant == kSinglePassBlocked) {
-      // Layout of tile_state: see "decoupled look-back" in compaction.cu; all of it is cleared.
+      // Layout of tile_state: see "decoupled look-back" in compaction.cu. Zero when first used; the kernel
+      // leaves it ready for its next launch, so the plan has no memset step.
       const std::size_t state_bytes = 8 + 8 * static_cast<std::size_t>(tiles);
-      plan.buffers.push_back({"tile_state", state_bytes, BufferRole::scratch});
-      LaunchStep clear;
-      clear.kind = LaunchStep::Kind::memset32;
-      clear.buffer = "tile_state";
-      clear.value = 0;
-      clear.count = state_bytes / 4;
-      plan.steps.push_back(clear);
+      plan.buffers.push_back({"tile_state", state_bytes, BufferRole::state});
+      if (c.get("CLEAR_STATE").value_or(0) != 0) {
+        // CLEAR_STATE = 1: a memset of the whole state before every launch anyway (one more step in the
+        // stream, but the status lines are then in the L2 when the look-backs read them).
+        LaunchStep clear;
+        clear.kind = LaunchStep::Kind::memset32;
+        clear.buffer = "tile_state";
+        clear.value = 0;
+        clear.count = state_bytes / 4;
+        plan.steps.push_back(clear);
+      }
       LaunchStep s = kernel_step("compact_single_pass", tiles, block);
       s.args = head;
       s.args.push_back(KernelArg::buf("out"));

@@ -20,10 +20,11 @@ namespace {
 enum class Elem { int32 = 0, float32 = 1, float64 = 2 };
 enum class Op { sum = 0, max = 2 };
 
-// VARIANT 4-7 run scan_single_pass (4 tile in shared memory, 5 in registers, 6 warp-transposed, 7 persistent
-// blocks that prefetch); 0-3 are hierarchical.
+// VARIANT 4-8 run scan_single_pass (4 tile in shared memory, 5 in registers, 6 warp-transposed, 7 persistent
+// blocks that prefetch, 8 persistent blocks); 0-3 are hierarchical.
 constexpr int kSinglePass = 4;
 constexpr int kSinglePassPrefetch = 7;
+constexpr int kSinglePassPersistent = 8;
 constexpr std::size_t kRegionAlign = 256;  // bytes; keeps VEC-wide accesses of every region aligned
 // Depth allowance of the float tolerance beyond log2(n): the sequential part of a thread (ITEMS_PER_THREAD
 // is at most 32 in the shipped spec).
@@ -95,7 +96,7 @@ class ScanAdapter : public KernelAdapter {
     const std::int64_t variant = c.at("VARIANT");
     const std::int64_t block = c.at("BLOCK_SIZE");
     const std::int64_t items = c.at("ITEMS_PER_THREAD");
-    if (variant < 0 || variant > kSinglePassPrefetch) throw UsageError("scan: VARIANT must be 0..7");
+    if (variant < 0 || variant > kSinglePassPersistent) throw UsageError("scan: VARIANT must be 0..8");
     if (block < 32 || block > 1024 || block % 32 != 0 || items < 1)
       throw UsageError("scan: BLOCK_SIZE must be a multiple of 32 in [32, 1024] and ITEMS_PER_THREAD >= 1");
     const std::int64_t tile = block * items;
@@ -107,23 +108,28 @@ class ScanAdapter : public KernelAdapter {
     plan.buffers.push_back({"out", static_cast<std::size_t>(n) * es, BufferRole::output});
 
     if (variant >= kSinglePass) {
-      // Layout of tile_state: see "tile status" in scan.cu. Counter and flags are cleared by a memset.
+      // Layout of tile_state: see "tile status" in scan.cu. Zero when first used; the kernel leaves it ready
+      // for its next launch (generation-tagged status words), so the plan has no memset step.
       const auto tiles = static_cast<std::size_t>(tiles_of(n));
       const std::size_t flag_bytes = es == 4 ? 8 * tiles : align_up(4 * tiles, 8);
       const std::size_t value_bytes = es == 4 ? 0 : 2 * 8 * tiles;
-      plan.buffers.push_back({"tile_state", 8 + flag_bytes + value_bytes, BufferRole::scratch});
-      LaunchStep clear;
-      clear.kind = LaunchStep::Kind::memset32;
-      clear.buffer = "tile_state";
-      clear.value = 0;
-      clear.count = (8 + flag_bytes) / 4;
-      plan.steps.push_back(clear);
-      // Prefetch: persistent blocks, as many as 2048 threads per SM allow (blocks that do not fit start when
-      // the others are done, find no tile left and end); at most one per tile.
+      plan.buffers.push_back({"tile_state", 8 + flag_bytes + value_bytes, BufferRole::state});
+      if (c.get("CLEAR_STATE").value_or(0) != 0) {
+        // CLEAR_STATE = 1: a memset of the launch word and the tags before every launch anyway (one more step
+        // in the stream, but the status lines are then in the L2 when the look-backs read them).
+        LaunchStep clear;
+        clear.kind = LaunchStep::Kind::memset32;
+        clear.buffer = "tile_state";
+        clear.value = 0;
+        clear.count = (8 + flag_bytes) / 4;
+        plan.steps.push_back(clear);
+      }
+      // Persistent blocks (VARIANT 7, 8): as many as 2048 threads per SM allow (blocks that do not fit start
+      // when the others are done, find no tile left and end); at most one per tile.
+      const bool persistent = variant == kSinglePassPrefetch || variant == kSinglePassPersistent;
       const std::int64_t blocks =
-          variant == kSinglePassPrefetch
-              ? std::min(tiles_of(n), std::max<std::int64_t>(1, d.sm_count) * std::max<std::int64_t>(1, 2048 / block))
-              : tiles_of(n);
+          persistent ? std::min(tiles_of(n), std::max<std::int64_t>(1, d.sm_count) * std::max<std::int64_t>(1, 2048 / block))
+                     : tiles_of(n);
       LaunchStep s = kernel_step("scan_single_pass", blocks, block);
       s.args = {KernelArg::buf("in"), KernelArg::buf("out"), KernelArg::i64(n), KernelArg::i32(k.exclusive ? 1 : 0),
                 KernelArg::buf("tile_state")};

@@ -122,6 +122,15 @@ class Family {
       if (scratch_used_ && stream != last_stream_) launcher_.order_after(stream, last_stream_);
       scratch_used_ = true;
       last_stream_ = stream;
+      // Kernel state (BufferRole::state) must be zero before a plan's first launch on it; the plan's own
+      // launches keep it consistent after that. Any other plan may have written the scratch in between.
+      const std::uint64_t owner = state_owner_;
+      state_owner_ = 0;  // until this launch is enqueued
+      if (owner != p.id)
+        for (const auto& [offset, bytes] : p.state) launcher_.fill32_async(scratch_ + offset, 0, bytes / 4, stream);
+      launcher_.run(*p.plan, ptrs.data(), stream);
+      state_owner_ = p.state.empty() ? 0 : p.id;
+      return;
     }
     launcher_.run(*p.plan, ptrs.data(), stream);
   }
@@ -132,10 +141,12 @@ class Family {
     std::size_t scratch_offset = 0;  // scratch only
   };
   struct Prepared {
+    std::uint64_t id = 0;  // unique within this object (never 0)
     Choice choice;
     std::shared_ptr<const cuda::PreparedPlan> plan;
     std::vector<Slot> slots;  // one per plan buffer
     std::size_t scratch_bytes = 0;
+    std::vector<std::pair<std::size_t, std::size_t>> state;  // (scratch offset, bytes) of BufferRole::state buffers
   };
 
   const Prepared& get(int w, std::initializer_list<std::int64_t> dims) {
@@ -167,6 +178,7 @@ class Family {
     const DeviceInfo& dev = launcher_.device();
 
     auto p = std::make_unique<Prepared>();
+    p->id = ++last_prepared_id_;
     Choice& c = p->choice;
     c.kernel = spec_.name;
     c.workload = w.key();
@@ -198,8 +210,9 @@ class Family {
     if (plan.buffers.size() > kMaxBuffers) throw UsageError(spec_.name + ": the launch plan has too many buffers");
     for (const auto& b : plan.buffers) {
       Slot s;
-      if (b.role == BufferRole::scratch) {
+      if (b.role == BufferRole::scratch || b.role == BufferRole::state) {
         s.scratch_offset = p->scratch_bytes;
+        if (b.role == BufferRole::state) p->state.emplace_back(s.scratch_offset, align_up(b.bytes, 4));
         p->scratch_bytes = align_up(p->scratch_bytes + b.bytes, kScratchAlign);
       } else {
         for (std::size_t u = 0; u < user_buffers_.size(); ++u)
@@ -259,6 +272,7 @@ class Family {
     scratch_ = launcher_.allocate(bytes);
     scratch_capacity_ = bytes;
     scratch_used_ = false;
+    state_owner_ = 0;
   }
 
   std::mutex mu_;
@@ -274,6 +288,8 @@ class Family {
   std::size_t scratch_capacity_ = 0;
   bool scratch_used_ = false;
   void* last_stream_ = nullptr;
+  std::uint64_t last_prepared_id_ = 0;
+  std::uint64_t state_owner_ = 0;  // id of the plan whose kernel state the scratch holds, valid; 0: none
 };
 
 // ---- FamilyHandle -----------------------------------------------------------------------------------------

@@ -1,0 +1,53 @@
+// Buffer handling shared by the CPU emulations of launch plans (tests/cpu/test_scan.cpp,
+// tests/cpu/test_compaction.cpp): the buffers are prepared the way CudaBackend prepares them.
+#pragma once
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <vector>
+
+#include "tuner/core/plan.hpp"
+
+namespace autotune_test {
+
+/// The plan's buffers before its first run: inputs copied from `inputs` (which must match the declared
+/// sizes), kernel state (BufferRole::state) zeroed; outputs and scratch come from poison_for_run().
+inline autotune::HostBuffers initial_buffers(const autotune::LaunchPlan& plan, const autotune::HostBuffers& inputs) {
+  autotune::HostBuffers bufs;
+  for (const auto& b : plan.buffers) {
+    if (b.role == autotune::BufferRole::input) {
+      REQUIRE(inputs.count(b.name));
+      REQUIRE(inputs.at(b.name).size() == b.bytes);
+      bufs[b.name] = inputs.at(b.name);
+    } else if (b.role == autotune::BufferRole::state) {
+      bufs[b.name] = std::vector<unsigned char>(b.bytes, 0);
+    }
+  }
+  return bufs;
+}
+
+/// Outputs and scratch poisoned with 0xFF (NaN for floats, -1 for integers) before a run; state is kept.
+inline void poison_for_run(const autotune::LaunchPlan& plan, autotune::HostBuffers& bufs) {
+  for (const auto& b : plan.buffers)
+    if (b.role == autotune::BufferRole::output || b.role == autotune::BufferRole::scratch)
+      bufs[b.name] = std::vector<unsigned char>(b.bytes, 0xFF);
+}
+
+/// Whether the plan clears its kernel state itself before every run (a memset step on a state buffer).
+inline bool clears_state(const autotune::LaunchPlan& plan) {
+  for (const auto& s : plan.steps)
+    if (s.kind == autotune::LaunchStep::Kind::memset32 && plan.find(s.buffer) != nullptr &&
+        plan.find(s.buffer)->role == autotune::BufferRole::state)
+      return true;
+  return false;
+}
+
+/// Executes a memset32 step: `count` 32-bit words of its buffer set to `value` (bounds checked).
+inline void run_memset(const autotune::LaunchStep& s, autotune::HostBuffers& bufs) {
+  REQUIRE(bufs.count(s.buffer));
+  auto& b = bufs.at(s.buffer);
+  REQUIRE(s.count * 4 <= b.size());
+  for (std::size_t i = 0; i < s.count; ++i) std::memcpy(b.data() + 4 * i, &s.value, 4);
+}
+
+}  // namespace autotune_test
