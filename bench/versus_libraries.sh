@@ -18,7 +18,7 @@
 # Environment (defaults in brackets):
 #   OUT [out]  DB [$OUT/tune.db]  TUNE [1] (0: skip tuning, reuse DB)  TUNE_SECONDS [300]
 #   SEED [1]  STRATEGY [random_sample]  SAMPLES [15]
-#   BUDGET_20 [128]  BUDGET_24 [64]  BUDGET_28 [32]  BUDGET_28_OUT [8] (scan, compaction at 2^28)
+#   BUDGET_20 [128]  BUDGET_24 [64]  BUDGET_28 [32]  BUDGET_28_OUT [20] (scan, compaction at 2^28)
 #   LIMIT_20 [20]  LIMIT_24 [40]  LIMIT_28 [90] (seconds per tune, a safety net; includes input generation)
 #   TRANSPOSE_STRATEGY [brute_force] (90 configurations)  TRANSPOSE_LIMIT [40]
 #   COMPACTION_DTYPES [int32 float32]  ONLY [reduction scan compaction transpose]
@@ -55,7 +55,7 @@ SAMPLES=${SAMPLES:-15}
 BUDGET_20=${BUDGET_20:-128}
 BUDGET_24=${BUDGET_24:-64}
 BUDGET_28=${BUDGET_28:-32}
-BUDGET_28_OUT=${BUDGET_28_OUT:-8}
+BUDGET_28_OUT=${BUDGET_28_OUT:-20}
 LIMIT_20=${LIMIT_20:-20}
 LIMIT_24=${LIMIT_24:-40}
 LIMIT_28=${LIMIT_28:-90}
