@@ -26,7 +26,8 @@
 #   RESTRICT_28_SCAN, RESTRICT_28_COMPACTION: at 2^24 and 2^28, where each verification moves up to 1 GiB and
 #     the budget is small, sample only the region that won the tunes at 2^26 and 2^28 (docs/scan.md,
 #     docs/compaction.md): scan single_pass and single_pass_warp with VEC 4, PADDING 1, 16 items, 256-512
-#     threads, MIN_THREADS_PER_SM 2048, STREAMING and CLEAR_STATE 0 or 1 (16 configurations); compaction
+#     threads, MIN_THREADS_PER_SM 2048, STREAMING and CLEAR_STATE 0 or 1, and 256 x 32 with MIN_THREADS_PER_SM
+#     1024 and STREAMING 0 or 1 (20 configurations); compaction
 #     single_pass_blocked, staged output, 16 items, 256-512 threads, MIN_THREADS_PER_SM 1536 or 2048,
 #     STREAMING and CLEAR_STATE 0 or 1 (20). '' = whole space
 set -uo pipefail
@@ -65,7 +66,7 @@ COMPACTION_DTYPES=${COMPACTION_DTYPES:-int32 float32}
 ONLY=${ONLY:-reduction scan compaction transpose}
 TUNE_SECONDS=${TUNE_SECONDS:-300}
 BENCH_TIMEOUT=${BENCH_TIMEOUT:-240}
-RESTRICT_28_SCAN=${RESTRICT_28_SCAN-(VARIANT == 4 || VARIANT == 6) && VEC == 4 && PADDING == 1 && ITEMS_PER_THREAD == 16 && LOOKBACK_DELAY == 0 && BLOCK_SIZE >= 256 && BLOCK_SIZE <= 512 && MIN_THREADS_PER_SM == 2048 && L2_PREFETCH == 0}
+RESTRICT_28_SCAN=${RESTRICT_28_SCAN-(VARIANT == 4 || VARIANT == 6) && VEC == 4 && PADDING == 1 && LOOKBACK_DELAY == 0 && L2_PREFETCH == 0 && ((ITEMS_PER_THREAD == 16 && BLOCK_SIZE >= 256 && BLOCK_SIZE <= 512 && MIN_THREADS_PER_SM == 2048) || (ITEMS_PER_THREAD == 32 && BLOCK_SIZE == 256 && MIN_THREADS_PER_SM == 1024))}
 RESTRICT_28_COMPACTION=${RESTRICT_28_COMPACTION-VARIANT == 2 && STAGE_OUTPUT == 1 && LOOKBACK_DELAY == 0 && ITEMS_PER_THREAD == 16 && BLOCK_SIZE >= 256 && BLOCK_SIZE <= 512 && MIN_THREADS_PER_SM >= 1536}
 
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
