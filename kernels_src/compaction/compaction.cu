@@ -201,17 +201,46 @@ __device__ __forceinline__ unsigned block_rank(const bool (&sel)[kItems], unsign
   return counts[kCounts];
 }
 
+/// *p = v, with the evict-first hint when STREAMING is set (the output is written once and not read here).
+template <class T>
+__device__ __forceinline__ void store_once(T* p, T v) {
+  if constexpr (CompactPolicy::streaming && sizeof(T) == 8) {
+    union { uint2 u; T v; } c;
+    c.v = v;
+    __stcs(reinterpret_cast<uint2*>(p), c.u);
+  } else if constexpr (CompactPolicy::streaming && sizeof(T) == 4) {
+    union { unsigned u; T v; } c;
+    c.v = v;
+    __stcs(reinterpret_cast<unsigned*>(p), c.u);
+  } else {
+    *p = v;
+  }
+}
+
+/// STAGE_OUTPUT: the tile's selected elements compacted in shared memory, stage[rank] = x.
+__device__ __forceinline__ void stage_ranked(const bool (&sel)[kItems], const value_t (&x)[kItems],
+                                             const unsigned (&rank)[kItems], value_t* stage) {
+#pragma unroll
+  for (int r = 0; r < kItems; ++r)
+    if (sel[r]) stage[rank[r]] = x[r];
+}
+
+/// STAGE_OUTPUT: the tile's `total` staged elements to out[offset, offset + total), contiguous. The stage
+/// must be complete (a barrier after it was written).
+__device__ __forceinline__ void copy_staged(unsigned total, unsigned long long offset, value_t* __restrict__ out,
+                                            const value_t* stage) {
+  for (unsigned e = threadIdx.x; e < total; e += kBlock) store_once(out + offset + e, stage[e]);
+}
+
 /// Writes the selected elements of a tile to out[offset + rank]: directly, or (STAGE_OUTPUT) compacted in
 /// shared memory first so that the global writes are contiguous.
 __device__ __forceinline__ void scatter(const bool (&sel)[kItems], const value_t (&x)[kItems],
                                         const unsigned (&rank)[kItems], unsigned total, unsigned long long offset,
                                         value_t* __restrict__ out, value_t* stage) {
   if constexpr (CompactPolicy::stage_output) {
-#pragma unroll
-    for (int r = 0; r < kItems; ++r)
-      if (sel[r]) stage[rank[r]] = x[r];
+    stage_ranked(sel, x, rank, stage);
     __syncthreads();
-    for (unsigned j = threadIdx.x; j < total; j += kBlock) out[offset + j] = stage[j];
+    copy_staged(total, offset, out, stage);
   } else {
 #pragma unroll
     for (int r = 0; r < kItems; ++r)
@@ -250,21 +279,6 @@ __device__ __forceinline__ T load_once(const T* p) {
   }
 }
 
-/// *p = v, with the evict-first hint when STREAMING is set (the output is written once and not read here).
-template <class T>
-__device__ __forceinline__ void store_once(T* p, T v) {
-  if constexpr (CompactPolicy::streaming && sizeof(T) == 8) {
-    union { uint2 u; T v; } c;
-    c.v = v;
-    __stcs(reinterpret_cast<uint2*>(p), c.u);
-  } else if constexpr (CompactPolicy::streaming && sizeof(T) == 4) {
-    union { unsigned u; T v; } c;
-    c.v = v;
-    __stcs(reinterpret_cast<unsigned*>(p), c.u);
-  } else {
-    *p = v;
-  }
-}
 
 /// Loads this thread's elements and decides which are selected: bit k of *sel for element k (unselected or
 /// out of range: 0). One register for the selection instead of one per element keeps the register count
@@ -336,24 +350,21 @@ __device__ __forceinline__ unsigned block_exclusive_count(unsigned c, unsigned* 
   return inc - c + (w > 0 ? warp_tot[w - 1] : 0u);
 }
 
-/// Writes this thread's selected elements, in order, to out[offset + mine + j] (STAGE_OUTPUT: through
-/// shared memory, so that the global writes of the tile are contiguous).
+/// STAGE_OUTPUT: this thread's selected elements, in order, to stage[mine + j].
+__device__ __forceinline__ void stage_blocked(unsigned sel, const value_t (&x)[kItems], unsigned mine, value_t* stage) {
+  unsigned j = mine;
+#pragma unroll
+  for (int k = 0; k < kItems; ++k)
+    if ((sel >> k) & 1u) stage[j++] = x[k];
+}
+
+/// Without STAGE_OUTPUT: this thread's selected elements, in order, straight to out[offset + mine + j].
 __device__ __forceinline__ void scatter_blocked(unsigned sel, const value_t (&x)[kItems], unsigned mine,
-                                                unsigned total, unsigned long long offset,
-                                                value_t* __restrict__ out, value_t* stage) {
-  if constexpr (CompactPolicy::stage_output) {
-    unsigned j = mine;
+                                                unsigned long long offset, value_t* __restrict__ out) {
+  unsigned long long j = offset + mine;
 #pragma unroll
-    for (int k = 0; k < kItems; ++k)
-      if ((sel >> k) & 1u) stage[j++] = x[k];
-    __syncthreads();
-    for (unsigned e = threadIdx.x; e < total; e += kBlock) store_once(out + offset + e, stage[e]);
-  } else {
-    unsigned long long j = offset + mine;
-#pragma unroll
-    for (int k = 0; k < kItems; ++k)
-      if ((sel >> k) & 1u) store_once(out + j++, x[k]);
-  }
+  for (int k = 0; k < kItems; ++k)
+    if ((sel >> k) & 1u) store_once(out + j++, x[k]);
 }
 
 // ---- decoupled look-back over tile counts ---------------------------------------------------------------
@@ -562,16 +573,8 @@ compact_single_pass(const compact_value_t* __restrict__ in, const unsigned char*
     // Staged output: the tile's selection goes to shared memory before the look-back, so that no register
     // holds the values while warp 0 waits for its predecessors (the barrier after the look-back orders these
     // writes before the copy-out).
-    if constexpr (CompactPolicy::variant == 2) {
-      unsigned j = rank[0];
-#pragma unroll
-      for (int k = 0; k < kItems; ++k)
-        if ((sel_bits >> k) & 1u) stage[j++] = x[k];
-    } else {
-#pragma unroll
-      for (int r = 0; r < kItems; ++r)
-        if (sel[r]) stage[rank[r]] = x[r];
-    }
+    if constexpr (CompactPolicy::variant == 2) stage_blocked(sel_bits, x, rank[0], stage);
+    else stage_ranked(sel, x, rank, stage);
   }
   if (threadIdx.x < kWarp) {
     const unsigned exclusive =
@@ -580,15 +583,8 @@ compact_single_pass(const compact_value_t* __restrict__ in, const unsigned char*
   }
   __syncthreads();
   const unsigned offset = s_offset;
-  if constexpr (CompactPolicy::stage_output) {
-    for (unsigned e = threadIdx.x; e < total; e += kBlock) {
-      if constexpr (CompactPolicy::variant == 2) store_once(out + offset + e, stage[e]);
-      else out[offset + e] = stage[e];
-    }
-  } else if constexpr (CompactPolicy::variant == 2) {
-    scatter_blocked(sel_bits, x, rank[0], total, offset, out, stage);
-  } else {
-    scatter(sel, x, rank, total, offset, out, stage);
-  }
+  if constexpr (CompactPolicy::stage_output) copy_staged(total, offset, out, stage);
+  else if constexpr (CompactPolicy::variant == 2) scatter_blocked(sel_bits, x, rank[0], offset, out);
+  else scatter(sel, x, rank, total, offset, out, stage);
   if (threadIdx.x == 0 && tile == tiles - 1) *count = offset + total;
 }

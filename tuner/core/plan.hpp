@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace autotune {
@@ -58,6 +59,16 @@ struct LaunchStep {
   std::string buffer;
   std::uint32_t value = 0;
   std::size_t count = 0;
+
+  /// A memset32 step: `count` 32-bit words of `buffer` set to `value`.
+  static LaunchStep fill32(std::string buffer, std::uint32_t value, std::size_t count) {
+    LaunchStep s;
+    s.kind = Kind::memset32;
+    s.buffer = std::move(buffer);
+    s.value = value;
+    s.count = count;
+    return s;
+  }
 };
 
 struct LaunchPlan {

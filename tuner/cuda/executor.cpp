@@ -441,24 +441,25 @@ struct Executor::State {
       throw UsageError("the shared output region is too small");
     unsigned char* base = region.map(region_fd, region_bytes);
     load(cubin);
-    bool has_state = false;
-    for (const auto& b : plan.buffers) {
-      if (b.role == BufferRole::input || b.bytes == 0) continue;
-      // Kernel state starts zeroed (once per loaded configuration; the kernels reset it for their next run),
-      // everything else poisoned.
-      has_state = has_state || b.role == BufferRole::state;
-      const unsigned char fill = b.role == BufferRole::state ? 0 : kPoisonByte;
-      check(d->memset_d8(work.at(b.name).ptr, fill, b.bytes), "cuMemsetD8");
-    }
-    if (has_state) {
-      // The timed runs start from the state an earlier run left, so the verified run does too: one run from
-      // the zeroed state, the outputs and scratch poisoned again, then the verified run.
+    // memsets every kernel-state buffer (state = true) or every output and scratch buffer with `byte`;
+    // returns whether there was such a buffer.
+    auto fill = [&](bool state, unsigned char byte) {
+      bool any = false;
+      for (const auto& b : plan.buffers) {
+        if (b.role == BufferRole::input || (b.role == BufferRole::state) != state || b.bytes == 0) continue;
+        check(d->memset_d8(work.at(b.name).ptr, byte, b.bytes), "cuMemsetD8");
+        any = true;
+      }
+      return any;
+    };
+    fill(false, kPoisonByte);
+    if (fill(true, 0)) {
+      // Kernel state starts zeroed once per loaded configuration; the kernels leave it ready for their next
+      // run. The timed runs start from the state an earlier run left, so the verified run does too: one run
+      // from the zeroed state, the outputs and scratch poisoned again, then the verified run.
       run_steps();
       check(d->stream_synchronize(stream), "cuStreamSynchronize");
-      for (const auto& b : plan.buffers) {
-        if (b.role == BufferRole::input || b.role == BufferRole::state || b.bytes == 0) continue;
-        check(d->memset_d8(work.at(b.name).ptr, kPoisonByte, b.bytes), "cuMemsetD8");
-      }
+      fill(false, kPoisonByte);
     }
     run_steps();
     check(d->stream_synchronize(stream), "cuStreamSynchronize");

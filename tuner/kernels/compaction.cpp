@@ -98,12 +98,7 @@ class CompactionAdapter : public KernelAdapter {
       if (c.get("CLEAR_STATE").value_or(0) != 0) {
         // CLEAR_STATE = 1: a memset of the whole state before every launch anyway (one more step in the
         // stream, but the status lines are then in the L2 when the look-backs read them).
-        LaunchStep clear;
-        clear.kind = LaunchStep::Kind::memset32;
-        clear.buffer = "tile_state";
-        clear.value = 0;
-        clear.count = state_bytes / 4;
-        plan.steps.push_back(clear);
+        plan.steps.push_back(LaunchStep::fill32("tile_state", 0, state_bytes / 4));
       }
       LaunchStep s = kernel_step("compact_single_pass", tiles, block);
       s.args = head;

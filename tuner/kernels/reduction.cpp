@@ -583,14 +583,8 @@ class ReductionAdapter : public KernelAdapter {
   /// repeated 32-bit word (int32, float32, float64 sum: 0, +-inf, INT_MAX/INT_MIN), else reduce_init.
   LaunchStep init_step(const Kind& k, const Config& c, const ProblemKey& p, const DeviceInfo& d,
                        const Workload& w) const {
-    LaunchStep s;
-    s.kind = LaunchStep::Kind::memset32;
-    s.buffer = "out";
-    s.count = static_cast<std::size_t>(k.size) / 4;
-    if (k.op == Op::sum && k.custom == nullptr) {
-      s.value = 0;
-      return s;
-    }
+    LaunchStep s = LaunchStep::fill32("out", 0, static_cast<std::size_t>(k.size) / 4);
+    if (k.op == Op::sum && k.custom == nullptr) return s;
     if (k.custom == nullptr && k.elem == Elem::int32) {
       s.value = k.op == Op::min ? 0x7fffffffu : 0x80000000u;
       return s;

@@ -117,12 +117,7 @@ class ScanAdapter : public KernelAdapter {
       if (c.get("CLEAR_STATE").value_or(0) != 0) {
         // CLEAR_STATE = 1: a memset of the launch word and the tags before every launch anyway (one more step
         // in the stream, but the status lines are then in the L2 when the look-backs read them).
-        LaunchStep clear;
-        clear.kind = LaunchStep::Kind::memset32;
-        clear.buffer = "tile_state";
-        clear.value = 0;
-        clear.count = (8 + flag_bytes) / 4;
-        plan.steps.push_back(clear);
+        plan.steps.push_back(LaunchStep::fill32("tile_state", 0, (8 + flag_bytes) / 4));
       }
       // Persistent blocks (VARIANT 7, 8): as many as 2048 threads per SM allow (blocks that do not fit start
       // when the others are done, find no tile left and end); at most one per tile.
