@@ -124,15 +124,13 @@ class Family {
       last_stream_ = stream;
       // Kernel state (BufferRole::state) must be zero before a plan's first launch on it; the plan's own
       // launches keep it consistent after that. Any other plan may have written the scratch in between.
-      const std::uint64_t owner = state_owner_;
-      state_owner_ = 0;  // until this launch is enqueued
-      if (owner != p.id)
+      const bool zero = state_owner_ != p.id;
+      state_owner_ = 0;  // until this launch is enqueued (a failed memset or launch leaves no valid owner)
+      if (zero)
         for (const auto& [offset, bytes] : p.state) launcher_.fill32_async(scratch_ + offset, 0, bytes / 4, stream);
-      launcher_.run(*p.plan, ptrs.data(), stream);
-      state_owner_ = p.state.empty() ? 0 : p.id;
-      return;
     }
     launcher_.run(*p.plan, ptrs.data(), stream);
+    if (p.scratch_bytes != 0) state_owner_ = p.state.empty() ? 0 : p.id;
   }
 
  private:
