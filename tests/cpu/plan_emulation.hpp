@@ -42,12 +42,13 @@ inline bool clears_state(const autotune::LaunchPlan& plan) {
   return false;
 }
 
-/// Executes a memset32 step: `count` 32-bit words of its buffer set to `value` (bounds checked).
+/// Executes a memset32 step: `count` 32-bit words of its buffer from byte offset_bytes on set to `value`
+/// (bounds checked).
 inline void run_memset(const autotune::LaunchStep& s, autotune::HostBuffers& bufs) {
   REQUIRE(bufs.count(s.buffer));
   auto& b = bufs.at(s.buffer);
-  REQUIRE(s.count * 4 <= b.size());
-  for (std::size_t i = 0; i < s.count; ++i) std::memcpy(b.data() + 4 * i, &s.value, 4);
+  REQUIRE(s.offset_bytes + s.count * 4 <= b.size());
+  for (std::size_t i = 0; i < s.count; ++i) std::memcpy(b.data() + s.offset_bytes + 4 * i, &s.value, 4);
 }
 
 }  // namespace autotune_test

@@ -17,7 +17,6 @@
 
 #include "tuner/core/adapter.hpp"
 #include "tuner/core/error.hpp"
-#include "tuner/cuda/executor.hpp"
 #include "tuner/cuda/launcher.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/session/session.hpp"

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "tuner/core/error.hpp"
-#include "tuner/cuda/executor.hpp"
 #include "tuner/cuda/runtime.hpp"
 
 using namespace autotune;
@@ -64,15 +63,6 @@ TEST_CASE("compile produces CUBIN for sm_80 and sm_90 without a GPU", "[nvrtc]")
   }
   // The two architectures give different binaries.
   CHECK(compile(kAxpy, "axpy.cu", {}, "sm_80").cubin != compile(kAxpy, "axpy.cu", {}, "sm_90").cubin);
-}
-
-TEST_CASE("the L2 flush kernel of the timing loop compiles for sm_80 and sm_90", "[nvrtc]") {
-  for (const char* arch : {"sm_80", "sm_90"}) {
-    const cuda::CompileResult r = cuda::compile(cuda::detail::l2_flush_source(), "autotune_l2_flush.cu", {}, arch);
-    INFO(arch << ": " << r.log);
-    CHECK(r.ok);
-    CHECK(r.cubin.size() > 100);
-  }
 }
 
 TEST_CASE("the verification timeout: explicit, or derived from the fastest verification run", "[nvrtc]") {

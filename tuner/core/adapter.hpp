@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tuner/core/check.hpp"
 #include "tuner/core/config.hpp"
 #include "tuner/core/keys.hpp"
 #include "tuner/core/plan.hpp"
@@ -44,6 +45,18 @@ class KernelAdapter {
   /// "" if outputs match expected; otherwise a one-line description of the first mismatch.
   virtual std::string verify(const HostBuffers& outputs, const HostBuffers& expected, const Workload& w,
                              const ProblemKey& p) const = 0;
+
+  /// verify()'s comparisons as data (tuner/core/check.hpp), so that the CUDA backend can run them as
+  /// comparison kernels next to expected values kept on the GPU: one OutputCheck per output, in the order a
+  /// message should report them; they must accept exactly what verify() accepts. expected is what reference()
+  /// (or the reference kernel) produced. Empty (the default): outputs are copied back and verify() runs.
+  virtual std::vector<OutputCheck> checks(const HostBuffers& expected, const Workload& w,
+                                          const ProblemKey& p) const {
+    (void)expected;
+    (void)w;
+    (void)p;
+    return {};
+  }
 
   /// Bytes one run must move through device memory at least (for GB/s).
   virtual double bytes_moved(const Workload& w, const ProblemKey& p) const = 0;

@@ -28,6 +28,27 @@ struct DeviceInfo {
 
   /// Lower-case name with runs of non-alphanumerics collapsed to '_', e.g. "nvidia_h200".
   std::string normalised_name() const;
+  /// The one list of the fields above: calls f(field_name, member) for each, in declaration order (name,
+  /// then cc, ...). Message formats, database columns and JSON objects are written and read through it, so a
+  /// new field needs one line here. D is DeviceInfo or const DeviceInfo; members are std::string, int or
+  /// std::uint64_t.
+  template <typename D, typename F>
+  static void for_each_field(D& d, F&& f) {
+    f("name", d.name);
+    f("cc", d.cc);
+    f("sm_count", d.sm_count);
+    f("max_threads_per_block", d.max_threads_per_block);
+    f("max_shared_memory_per_block", d.max_shared_memory_per_block);
+    f("max_shared_memory_per_block_optin", d.max_shared_memory_per_block_optin);
+    f("warp_size", d.warp_size);
+    f("l2_bytes", d.l2_bytes);
+    f("total_memory", d.total_memory);
+    f("driver_version", d.driver_version);
+    f("uuid", d.uuid);
+    f("clock_khz", d.clock_khz);
+    f("memory_clock_khz", d.memory_clock_khz);
+    f("memory_bus_width", d.memory_bus_width);
+  }
   /// sm_count, max_threads_per_block, max_shared_memory_per_block, warp_size, cc.
   Bindings bindings() const;
 };

@@ -55,18 +55,21 @@ struct LaunchStep {
   std::array<std::uint32_t, 3> block{1, 1, 1};
   std::uint32_t shared_bytes = 0;  // dynamic shared memory
   std::vector<KernelArg> args;
-  // memset32: fill `count` 32-bit words of `buffer` with `value` (part of the timed sequence)
+  // memset32: fill `count` 32-bit words of `buffer` from byte `offset_bytes` on with `value` (part of the
+  // timed sequence)
   std::string buffer;
   std::uint32_t value = 0;
   std::size_t count = 0;
+  std::size_t offset_bytes = 0;  // a multiple of 4
 
-  /// A memset32 step: `count` 32-bit words of `buffer` set to `value`.
-  static LaunchStep fill32(std::string buffer, std::uint32_t value, std::size_t count) {
+  /// A memset32 step: `count` 32-bit words of `buffer` from byte `offset` on set to `value`.
+  static LaunchStep fill32(std::string buffer, std::uint32_t value, std::size_t count, std::size_t offset = 0) {
     LaunchStep s;
     s.kind = Kind::memset32;
     s.buffer = std::move(buffer);
     s.value = value;
     s.count = count;
+    s.offset_bytes = offset;
     return s;
   }
 };

@@ -4,14 +4,15 @@
 // kernels_src/reduction/reduction.cu took 1.556 s on 1 thread, 1.303 s on 8 and 1.336 s on 16 threads of one
 // process, but 0.635 s in 16 separate processes. compile_in_worker() therefore sends each compilation to a
 // compile worker owned by the calling thread: this very executable started again from /proc/self/exe with
-// AUTOTUNE_NVRTC_WORKER_FD set (spawn_helper in executor.cpp), which the static initializer at the end of this
+// AUTOTUNE_NVRTC_WORKER_FD set (spawn_helper in worker_process.cpp), which the static initializer at the end of this
 // file serves before main() runs. The initializer lives in the same translation unit as compile_in_worker(),
 // so every executable that can start a compile worker also links the code that serves it.
 #include <string>
 #include <vector>
 
 #include "tuner/core/error.hpp"
-#include "tuner/cuda/executor.hpp"
+#include "tuner/cuda/messages.hpp"
+#include "tuner/cuda/worker_process.hpp"
 #include "tuner/cuda/runtime.hpp"
 
 namespace autotune::cuda {

@@ -1,17 +1,11 @@
 // CudaBackend, host side: plans, inputs and references from the adapter; NVRTC compilation (parallel,
-// cached); verification and timing requests to the GPU executor, which runs in a worker process by default
-// (executor.hpp explains why) or in-process.
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
+// cached); verification and timing requests to the GPU executor (executor_client.hpp), which runs in a worker
+// process by default (executor.hpp explains why) or in-process. Outputs are compared on the GPU by comparison
+// kernels against expected values kept there (TimingOptions::verify), or copied back and compared on the CPU.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <exception>
-#include <functional>
 #include <cstring>
 #include <future>
 #include <map>
@@ -24,17 +18,16 @@
 #include "tuner/core/compile.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/core/sampling.hpp"
+#include "tuner/core/stats.hpp"
 #include "tuner/core/timer.hpp"
+#include "tuner/cuda/device_kernels.hpp"
 #include "tuner/cuda/driver.hpp"
-#include "tuner/cuda/executor.hpp"
-#include "tuner/cuda/runtime.hpp"
+#include "tuner/cuda/executor_client.hpp"
 #include "tuner/cuda/launcher.hpp"
+#include "tuner/cuda/runtime.hpp"
 
 namespace autotune::cuda {
-using detail::Op;
-using detail::Reader;
-using detail::ReplyStatus;
-using detail::Writer;
+using detail::CallStatus;
 
 namespace {
 
@@ -43,8 +36,8 @@ constexpr std::size_t kGiB = std::size_t{1} << 30;
 // memory).
 constexpr std::size_t kMemoryReserve = std::size_t{256} << 20;
 constexpr std::size_t kLogExcerpt = 2000;
-constexpr double kInitTimeoutS = 300;  // driver initialisation of a fresh worker
 constexpr double kCopyTimeoutS = 300;
+constexpr double kToolsTimeoutS = 300;
 
 std::string gib_text(double bytes) {
   char buf[32];
@@ -61,28 +54,54 @@ double seconds_since(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
-// Linear interpolation between closest ranks; v sorted, non-empty.
-double quantile(const std::vector<double>& v, double q) {
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const auto hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
-
 std::string basename_of(const std::string& path) {
   auto slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-/// Outcome of one request to the executor.
-struct Reply {
-  enum class Kind { ok, cuda_error, timeout, died };
-  Kind kind = Kind::ok;
-  std::string payload;  // whole reply; the body starts at offset 1 when ok
-  int code = 0;         // CUresult
-  bool sticky = false;
-  std::string message;
-};
+std::size_t aligned64(std::size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+/// memcpy on up to 16 threads (the first touch of fresh shared pages dominates a large copy).
+void parallel_copy(unsigned char* dst, const unsigned char* src, std::size_t bytes) {
+  constexpr std::size_t kPiece = std::size_t{16} << 20;
+  const std::size_t pieces = (bytes + kPiece - 1) / kPiece;
+  const std::size_t threads =
+      std::min<std::size_t>(pieces, std::min(16u, std::max(1u, std::thread::hardware_concurrency())));
+  if (threads <= 1) {
+    if (bytes != 0) std::memcpy(dst, src, bytes);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t p = next++; p < pieces; p = next++)
+      std::memcpy(dst + p * kPiece, src + p * kPiece, std::min(kPiece, bytes - p * kPiece));
+  };
+  std::vector<std::thread> pool;
+  try {
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  } catch (...) {  // fewer threads: the ones started and this one copy everything
+  }
+  work();
+  for (auto& t : pool) t.join();
+}
+
+/// Fills status and log of m from a failed request; false if it succeeded.
+bool failed(const CallStatus& r, Measurement& m) {
+  switch (r.kind) {
+    case CallStatus::Kind::ok: return false;
+    case CallStatus::Kind::cuda_error:
+      m.status = !r.sticky                              ? TrialStatus::launch_error
+                 : r.code == CUDA_ERROR_LAUNCH_TIMEOUT ? TrialStatus::timeout
+                                                       : TrialStatus::runtime_fault;
+      break;
+    case CallStatus::Kind::timeout: m.status = TrialStatus::timeout; break;
+    case CallStatus::Kind::died: m.status = TrialStatus::runtime_fault; break;
+  }
+  m.log = r.message;
+  m.median_ns = m.min_ns = m.spread = 0;
+  m.samples = 0;
+  return true;
+}
 
 }  // namespace
 
@@ -92,21 +111,21 @@ struct CudaBackend::Impl {
   BinaryCache* cache = nullptr;
   DeviceInfo info;
   std::string arch;  // "sm_90"
-  std::vector<unsigned char> flush_cubin;  // the L2 flush kernel for arch
-  std::shared_future<CompileResult> flush_compile;  // its compilation, started once the arch is known
-  bool flush_installed = false;                     // the executor has it (set by the first prepare())
+  std::vector<unsigned char> tools_cubin;           // device_kernels.hpp for arch
+  std::shared_future<CompileResult> tools_compile;  // its compilation, started once the arch is known
+  bool tools_installed = false;                     // the executor has them (set by the first prepare())
 
-  std::unique_ptr<detail::Executor> local;  // opt.isolate == false
-  detail::WorkerProcess worker;             // opt.isolate == true; pid < 0 when none runs
-  int workers_started = 0;
+  detail::SharedRegion region;  // inputs [0, inputs_end), where the executor finds them; then outputs or expected
+  std::unique_ptr<detail::ExecutorClient> executor;
 
   bool prepared = false;
   Workload workload;
   ProblemKey problem;
   std::uint64_t seed = 0;
   HostBuffers expected;
-  HostBuffers outputs;            // verification outputs, reused (no allocation per trial)
-  detail::SharedRegion region;    // inputs [0, inputs_end), where the executor finds them; then the outputs
+  std::vector<OutputCheck> checks;  // non-empty: outputs are compared on the GPU
+  std::string verification = "host";
+  HostBuffers outputs;            // verification outputs on the host path, reused (no allocation per trial)
   std::size_t inputs_end = 0;     // 64-byte aligned
   std::optional<double> copy_gbps;
   double best_run_seconds = 0;  // fastest verification run of a configuration that verified (0: none yet)
@@ -120,153 +139,49 @@ struct CudaBackend::Impl {
     if (opt.samples < 1) opt.samples = 1;
     if (opt.warmup < 0) opt.warmup = 0;
     region.create();
-    ScopedTimer start_time(counters.setup_ms["start"]);
-    if (opt.isolate) {
-      try {
-        start_worker(false);
-      } catch (...) {
-        stop_worker(false);
-        throw;
-      }
-    } else {
-      local = std::make_unique<detail::Executor>();
-      info = init_executor();
+    {
+      ScopedTimer start_time(counters.setup_ms["start"]);
+      executor = std::make_unique<detail::ExecutorClient>(opt.isolate, opt.device, region);
     }
-    begin_flush_compile();  // runs while the caller goes on; prepare() installs the kernel
+    info = executor->device();
+    executor->on_restart([this] { restore_after_restart(); });
+    begin_tools_compile();  // runs while the caller goes on; prepare() installs the kernels
   }
 
-  ~Impl() {
-    if (worker.pid > 0) {
-      Writer w;
-      w.u8(static_cast<std::uint8_t>(Op::quit));
-      detail::send_frame(worker.fd, w.buffer());
-      stop_worker(false);
-    }
-  }
+  // ---- tool kernels and restarts ---------------------------------------------------------------------
 
-  // ---- executor transport ----------------------------------------------------------------------------
-
-  DeviceInfo init_executor() {
-    Writer w;
-    w.u8(static_cast<std::uint8_t>(Op::init));
-    w.i32(opt.device);
-    Reply r = raw_call(w.buffer(), kInitTimeoutS);
-    if (r.kind != Reply::Kind::ok) {
-      throw EnvironmentError("the GPU worker could not initialise device " + std::to_string(opt.device) + ": " +
-                             r.message);
-    }
-    Reader rd(r.payload, 1);
-    return detail::read_device(rd);
-  }
-
-  /// Starts compiling the L2 flush kernel for this GPU on a thread of its own (once).
-  void begin_flush_compile() {
+  /// Starts compiling the tool kernels (L2 flush, comparisons) for this GPU on a thread of its own (once).
+  void begin_tools_compile() {
     arch = "sm_" + std::to_string(info.cc);
-    if (!opt.flush_l2 || !flush_cubin.empty() || flush_compile.valid()) return;
-    flush_compile = std::async(std::launch::async, [a = arch] {
-                      return compile(detail::l2_flush_source(), "autotune_l2_flush.cu", {}, a);
+    if (!tools_cubin.empty() || tools_compile.valid()) return;
+    tools_compile = std::async(std::launch::async, [a = arch] {
+                      return compile(detail::tool_kernels_source(), "autotune_tools.cu",
+                                     detail::tool_kernels_options(), a);
                     }).share();
   }
 
-  /// Hands the L2 flush kernel (compiled once) to the executor, which then flushes the L2 before each timed
-  /// run by reading a 2x L2 buffer instead of writing it (see l2_flush_source()).
-  void install_flush_kernel() {
-    arch = "sm_" + std::to_string(info.cc);
-    if (!opt.flush_l2) return;
-    if (flush_cubin.empty()) {
-      begin_flush_compile();
-      CompileResult r = flush_compile.get();
-      if (!r.ok) {
-        throw EnvironmentError("the L2 flush kernel does not compile for " + arch + ":\n" + excerpt(r.log, kLogExcerpt));
-      }
-      flush_cubin = std::move(r.cubin);
+  /// Hands the tool kernels (compiled once) to the executor: the L2 flush reads a 2x L2 buffer before each
+  /// timed run instead of writing it, and the comparison kernels verify outputs on the device.
+  void install_tool_kernels() {
+    if (tools_cubin.empty()) {
+      begin_tools_compile();
+      CompileResult r = tools_compile.get();
+      if (!r.ok)
+        throw EnvironmentError("the tuner's own kernels do not compile for " + arch + ":\n" + excerpt(r.log, kLogExcerpt));
+      tools_cubin = std::move(r.cubin);
     }
-    Writer w;
-    w.u8(static_cast<std::uint8_t>(Op::flush_kernel));
-    w.bytes(flush_cubin.data(), flush_cubin.size());
-    Reply r = raw_call(w.buffer(), kInitTimeoutS);
-    if (r.kind != Reply::Kind::ok) throw EnvironmentError("loading the L2 flush kernel failed: " + r.message);
+    detail::ToolKernelsRequest q;
+    q.cubin = tools_cubin;
+    executor->call_ok(q, "loading the tool kernels failed", kToolsTimeoutS);
   }
 
-  /// Starts a worker process and initialises it; a replacement (restart) also gets the L2 flush kernel and,
-  /// if a problem is prepared, its inputs again (regenerated from the seed).
-  void start_worker(bool restart = true) {
-    worker = detail::spawn_worker(region.fd());
-    ++workers_started;
-    info = init_executor();
-    if (!restart) return;
-    if (flush_installed) install_flush_kernel();
-    if (prepared) upload_inputs(adapter->make_inputs(workload, problem, seed));
-  }
-
-  /// Ends the worker (kill_now: SIGKILL first, for a hung one) and returns how it ended.
-  std::string stop_worker(bool kill_now) { return detail::stop_helper(worker, kill_now); }
-
-  static Reply parse(std::string payload) {
-    Reply r;
-    r.payload = std::move(payload);
-    Reader rd(r.payload);
-    const auto status = static_cast<ReplyStatus>(rd.u8());
-    switch (status) {
-      case ReplyStatus::ok: r.kind = Reply::Kind::ok; break;
-      case ReplyStatus::cuda_error:
-        r.kind = Reply::Kind::cuda_error;
-        r.code = rd.i32();
-        r.sticky = rd.u8() != 0;
-        r.message = rd.str();
-        break;
-      case ReplyStatus::usage_error: throw UsageError(rd.str());
-      case ReplyStatus::environment_error: throw EnvironmentError(rd.str());
-      default: throw EnvironmentError("malformed reply from the GPU executor");
-    }
-    return r;
-  }
-
-  /// One request, no restart. Timeouts apply to the worker process only (timeout_s <= 0: none).
-  Reply raw_call(const std::string& request, double timeout_s) {
-    if (local) return parse(local->handle(request));
-    Reply r;
-    if (!detail::send_frame(worker.fd, request)) {
-      r.kind = Reply::Kind::died;
-      r.message = "the GPU worker process ended unexpectedly (" + stop_worker(false) + ")";
-      return r;
-    }
-    std::string payload;
-    switch (detail::recv_frame(worker.fd, payload, timeout_s)) {
-      case detail::RecvResult::ok: break;
-      case detail::RecvResult::timeout:
-        r.kind = Reply::Kind::timeout;
-        stop_worker(true);
-        r.message = "no answer from the GPU within " + std::to_string(static_cast<int>(std::ceil(timeout_s))) +
-                    " s; the worker process was killed";
-        return r;
-      case detail::RecvResult::closed:
-        r.kind = Reply::Kind::died;
-        r.message = "the GPU worker process ended unexpectedly (" + stop_worker(false) + ")";
-        return r;
-    }
-    r = parse(std::move(payload));
-    if (r.kind == Reply::Kind::cuda_error && r.sticky) stop_worker(false);  // it exits after a fault
-    return r;
-  }
-
-  /// One request; starts a new worker first if the previous one ended.
-  Reply call(const std::string& request, double timeout_s) {
-    if (!local && worker.pid <= 0) start_worker();
-    return raw_call(request, timeout_s);
-  }
-
-  /// A request that must succeed (buffer management): failures become EnvironmentError.
-  Reply call_ok(const std::string& request, const char* what, double timeout_s = 0) {
-    Reply r = call(request, timeout_s);
-    if (r.kind != Reply::Kind::ok) throw EnvironmentError(std::string(what) + ": " + r.message);
-    return r;
-  }
-
-  static std::string simple(Op op) {
-    Writer w;
-    w.u8(static_cast<std::uint8_t>(op));
-    return std::move(w.buffer());
+  /// A replacement worker gets the tool kernels and, if a problem is prepared, its inputs (regenerated from
+  /// the seed) and expected values again.
+  void restore_after_restart() {
+    if (tools_installed) install_tool_kernels();
+    if (!prepared) return;
+    upload_inputs(adapter->make_inputs(workload, problem, seed));
+    if (!checks.empty()) upload_expected();
   }
 
   // ---- problem ---------------------------------------------------------------------------------------
@@ -283,51 +198,60 @@ struct CudaBackend::Impl {
     std::size_t end = 0;
     for (const auto& in : inputs) {
       placed.emplace_back(&in, end);
-      end += (in.second.size() + 63) / 64 * 64;
+      end += aligned64(in.second.size());
     }
     region.reserve(end);
     unsigned char* base = region.map(region.fd(), end);
     for (const auto& [in, offset] : placed) parallel_copy(base + offset, in->second.data(), in->second.size());
     inputs_end = end;
     for (const auto& [in, offset] : placed) {
-      Writer w;
-      w.u8(static_cast<std::uint8_t>(Op::upload));
-      w.str(in->first);
-      w.i32(local ? region.fd() : detail::kWorkerRegionFd);
-      w.u64(end);
-      w.u64(offset);
-      w.u64(in->second.size());
-      call_ok(w.buffer(), "uploading the inputs failed");
+      detail::UploadRequest q;
+      q.name = in->first;
+      q.fd = executor->region_fd();
+      q.region_bytes = end;
+      q.offset = offset;
+      q.bytes = in->second.size();
+      executor->call_ok(q, "uploading the inputs failed");
     }
   }
 
-  /// memcpy on up to 16 threads (the first touch of fresh shared pages dominates a large copy).
-  static void parallel_copy(unsigned char* dst, const unsigned char* src, std::size_t bytes) {
-    constexpr std::size_t kPiece = std::size_t{16} << 20;
-    const std::size_t pieces = (bytes + kPiece - 1) / kPiece;
-    const std::size_t threads = std::min<std::size_t>(pieces, std::min(16u, std::max(1u, std::thread::hardware_concurrency())));
-    if (threads <= 1) {
-      if (bytes != 0) std::memcpy(dst, src, bytes);
-      return;
+  /// Names of the expected buffers the checks read (values and tolerances), each once.
+  std::set<std::string> expected_names() const {
+    std::set<std::string> names;
+    for (const OutputCheck& c : checks) {
+      names.insert(c.expected);
+      if (c.kind == OutputCheck::Kind::abs_tolerance) names.insert(c.tolerance);
     }
-    std::atomic<std::size_t> next{0};
-    auto work = [&] {
-      for (std::size_t p = next++; p < pieces; p = next++)
-        std::memcpy(dst + p * kPiece, src + p * kPiece, std::min(kPiece, bytes - p * kPiece));
-    };
-    std::vector<std::thread> pool;
-    try {
-      for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-    } catch (...) {  // fewer threads: the ones started and this one copy everything
+    return names;
+  }
+
+  std::size_t expected_device_bytes() const {
+    std::size_t total = 0;
+    for (const std::string& name : expected_names()) total += expected.at(name).size();
+    return total;
+  }
+
+  /// The expected values the checks read, one buffer at a time through the region after the inputs, to the
+  /// device, where they stay for the problem's lifetime.
+  void upload_expected() {
+    for (const std::string& name : expected_names()) {
+      const std::vector<unsigned char>& data = expected.at(name);
+      const std::size_t end = inputs_end + aligned64(data.size());
+      region.reserve(end);
+      parallel_copy(region.map(region.fd(), end) + inputs_end, data.data(), data.size());
+      detail::UploadRequest q;
+      q.name = name;
+      q.expected = true;
+      q.fd = executor->region_fd();
+      q.region_bytes = end;
+      q.offset = inputs_end;
+      q.bytes = data.size();
+      executor->call_ok(q, "uploading the expected values failed");
     }
-    work();
-    for (auto& t : pool) t.join();
   }
 
   std::uint64_t free_memory() {
-    Reply r = call_ok(simple(Op::mem_info), "querying free device memory failed");
-    Reader rd(r.payload, 1);
-    return rd.u64();
+    return executor->call_ok(detail::MemInfoRequest{}, "querying free device memory failed").free_bytes;
   }
 
   void check_fits(std::size_t needed) {
@@ -348,40 +272,64 @@ struct CudaBackend::Impl {
     return (spec.name.empty() ? std::string("kernel") : spec.name) + ".cu";
   }
 
+  /// Device bytes the problem needs besides expected values: the default configuration's buffers and the L2
+  /// flush buffer; nullopt when the default configuration cannot be planned for this device.
+  std::optional<std::size_t> planned_bytes() const {
+    std::size_t needed = flush_bytes();
+    try {
+      LaunchPlan plan = adapter->plan(adapter->spec().default_config(), workload, problem, info);
+      for (const auto& b : plan.buffers) needed += b.bytes;
+      return needed;
+    } catch (const UsageError&) {
+      throw;
+    } catch (const std::exception&) {
+      return std::nullopt;  // checked with the inputs alone once they are made
+    }
+  }
+
   void prepare(const Workload& w, const ProblemKey& p, std::uint64_t s) {
     pipeline.cancel();  // compile options depend on the workload: what was queued is of no use now
     prepared = false;
     expected.clear();
+    checks.clear();
     workload = w;
     problem = p;
     seed = s;
-    call_ok(simple(Op::release), "releasing the previous problem failed");
+    executor->call_ok(detail::ReleaseRequest{}, "releasing the previous problem failed");
     inputs_end = 0;
-    const TuningSpec& spec = adapter->spec();
 
     // Size check before any host or device allocation, from the plan of the default configuration.
-    std::size_t needed = flush_bytes();
-    bool estimated = false;
-    try {
-      LaunchPlan plan = adapter->plan(spec.default_config(), w, p, info);
-      for (const auto& b : plan.buffers) needed += b.bytes;
-      estimated = true;
-    } catch (const UsageError&) {
-      throw;
-    } catch (const std::exception&) {
-      // The default config may not be plannable for this device; check with the inputs alone below.
+    const std::optional<std::size_t> planned = planned_bytes();
+    if (planned) check_fits(*planned);
+    std::size_t needed = planned.value_or(flush_bytes());
+    make_and_upload(planned.has_value(), needed);
+    choose_verification(needed);
+    if (!tools_installed) {
+      install_tool_kernels();
+      tools_installed = true;
     }
-    if (estimated) check_fits(needed);
+    if (!checks.empty()) {
+      double ms = 0;
+      {
+        ScopedTimer t(ms);
+        upload_expected();
+      }
+      counters.setup_ms["expected_upload"] = ms;
+    }
+    prepared = true;
+  }
 
-    // The host makes the inputs (on all its cores) while the GPU worker measures the copy bandwidth (once per
-    // backend; only when the size check above has passed), and computes the reference while the inputs travel
-    // to the GPU: together the set-up takes about as long as its longest part.
+  /// Makes the inputs (on all its cores) while the GPU worker measures the copy bandwidth (once per backend;
+  /// only when the size check has passed), and computes the reference while the inputs travel to the GPU:
+  /// together the set-up takes about as long as its longest part. needed grows by the inputs when the size
+  /// check could not be made from a plan (estimated == false).
+  void make_and_upload(bool estimated, std::size_t& needed) {
     double inputs_ms = 0, reference_ms = 0;
     HostBuffers inputs;
     {
       std::future<HostBuffers> made = std::async(std::launch::async, [&] {
         ScopedTimer t(inputs_ms);
-        return adapter->make_inputs(w, p, s);
+        return adapter->make_inputs(workload, problem, seed);
       });
       try {
         if (estimated) copy_bandwidth();
@@ -400,7 +348,7 @@ struct CudaBackend::Impl {
     {
       std::future<std::optional<HostBuffers>> computed = std::async(std::launch::async, [&] {
         ScopedTimer t(reference_ms);
-        return adapter->reference(inputs, w, p);
+        return adapter->reference(inputs, workload, problem);
       });
       try {
         double upload_ms = 0;
@@ -418,11 +366,32 @@ struct CudaBackend::Impl {
     counters.setup_ms["reference"] = reference_ms;
     inputs.clear();
     expected = ref ? std::move(*ref) : run_reference_kernel();
-    if (!flush_installed) {
-      install_flush_kernel();
-      flush_installed = true;
+  }
+
+  /// Sets checks (GPU comparisons) when asked for and possible, and says which verification is used.
+  void choose_verification(std::size_t needed) {
+    checks.clear();
+    if (opt.verify == TimingOptions::Verify::host) {
+      verification = "host (--verify host)";
+      return;
     }
-    prepared = true;
+    std::vector<OutputCheck> wanted = adapter->checks(expected, workload, problem);
+    if (wanted.empty()) {
+      verification = "host (the kernel's adapter describes no comparison kernels)";
+      return;
+    }
+    checks = std::move(wanted);
+    // The inputs are on the device already: the configurations' other buffers and the expected values must
+    // fit in what is free now.
+    const std::size_t extra = expected_device_bytes();
+    const std::size_t still_needed = needed - std::min(needed, inputs_end);
+    if (extra + still_needed + kMemoryReserve > free_memory()) {
+      checks.clear();
+      verification = "host (the expected values, " + gib_text(static_cast<double>(extra)) +
+                     " GiB, do not fit on the GPU next to the problem)";
+      return;
+    }
+    verification = "device";
   }
 
   HostBuffers run_reference_kernel() {
@@ -436,49 +405,44 @@ struct CudaBackend::Impl {
       throw SpecError("/reference", "the reference kernel of '" + spec.name + "' does not compile for " + arch +
                                         ":\n" + excerpt(cr.log, kLogExcerpt));
     }
-    Reply r = load_run(*plan, cr);
-    if (r.kind != Reply::Kind::ok) {
-      throw UsageError("the reference kernel of '" + spec.name + "' failed: " + r.message);
-    }
+    auto r = load_run(*plan, cr, true);
+    if (!r.ok()) throw UsageError("the reference kernel of '" + spec.name + "' failed: " + r.message);
     HostBuffers out = outputs;
-    call_ok(simple(Op::unload), "unloading the reference kernel failed");
+    executor->call_ok(detail::UnloadRequest{}, "unloading the reference kernel failed");
     return out;
   }
 
-  /// Loads the binary, runs the plan once on poisoned outputs and synchronises; on success the outputs are in
-  /// `outputs` (copied out of the shared region into buffers reused from trial to trial).
-  Reply load_run(const LaunchPlan& plan, const CompileResult& cr) {
-    const std::size_t region_bytes = inputs_end + detail::output_region_bytes(plan);
-    region.reserve(region_bytes);
-    Writer w;
-    w.u8(static_cast<std::uint8_t>(Op::load_run));
-    detail::write_plan(w, plan);
-    w.bytes(cr.cubin.data(), cr.cubin.size());
-    w.i32(local ? region.fd() : detail::kWorkerRegionFd);
-    w.u64(region_bytes);
-    w.u64(inputs_end);
-    Reply r = call(w.buffer(), effective_timeout(opt, best_run_seconds));
-    if (r.kind != Reply::Kind::ok) return r;
-    Reader rd(r.payload, 1);
+  /// Loads the binary, runs the plan once on poisoned outputs and synchronises; then, with copy_outputs, the
+  /// outputs are in `outputs` (copied out of the shared region into buffers reused from trial to trial), and
+  /// the verdict of every check comes back.
+  detail::Outcome<detail::LoadRunRequest::Reply> load_run(const LaunchPlan& plan, const CompileResult& cr,
+                                                           bool copy_outputs) {
+    detail::LoadRunRequest q;
+    q.plan = plan;
+    q.cubin = cr.cubin;
+    q.fd = executor->region_fd();
+    q.copy_outputs = copy_outputs;
+    q.region_bytes = inputs_end + (copy_outputs ? detail::output_region_bytes(plan) : 0);
+    q.outputs_at = inputs_end;
+    if (!copy_outputs) q.checks = checks;
+    region.reserve(q.region_bytes);
+    auto r = executor->call(q, effective_timeout(opt, best_run_seconds));
+    if (r.ok() && copy_outputs) take_outputs(r.body.outputs, q.region_bytes);
+    return r;
+  }
+
+  void take_outputs(const std::vector<detail::OutputPlace>& places, std::size_t region_bytes) {
     const unsigned char* base = region.map(region.fd(), region_bytes);
     std::set<std::string> seen;
-    for (std::uint64_t n = rd.u64(); n > 0; --n) {
-      std::string name = rd.str();
-      const std::uint64_t offset = rd.u64();
-      const std::uint64_t bytes = rd.u64();
-      if (offset > region_bytes || bytes > region_bytes - offset) {
-        throw EnvironmentError("the GPU executor placed output '" + name + "' outside the shared region");
-      }
-      std::vector<unsigned char>& host = outputs[name];
-      host.resize(bytes);  // keeps its capacity from earlier trials: no allocation, no page faults
-      if (bytes != 0) std::memcpy(host.data(), base + offset, bytes);
-      seen.insert(std::move(name));
+    for (const detail::OutputPlace& o : places) {
+      if (o.offset > region_bytes || o.bytes > region_bytes - o.offset)
+        throw EnvironmentError("the GPU executor placed output '" + o.name + "' outside the shared region");
+      std::vector<unsigned char>& host = outputs[o.name];
+      host.resize(o.bytes);  // keeps its capacity from earlier trials: no allocation, no page faults
+      if (o.bytes != 0) std::memcpy(host.data(), base + o.offset, o.bytes);
+      seen.insert(o.name);
     }
-    for (auto it = outputs.begin(); it != outputs.end();) {
-      it = seen.count(it->first) != 0 ? std::next(it) : outputs.erase(it);
-    }
-    r.payload.clear();
-    return r;
+    for (auto it = outputs.begin(); it != outputs.end();) it = seen.count(it->first) != 0 ? std::next(it) : outputs.erase(it);
   }
 
   // ---- evaluation ------------------------------------------------------------------------------------
@@ -541,22 +505,15 @@ struct CudaBackend::Impl {
     return st;
   }
 
-  /// Fills status and log from a failed reply; false if the reply was ok.
-  static bool failed(const Reply& r, Measurement& m) {
-    switch (r.kind) {
-      case Reply::Kind::ok: return false;
-      case Reply::Kind::cuda_error:
-        m.status = !r.sticky ? TrialStatus::launch_error
-                   : r.code == CUDA_ERROR_LAUNCH_TIMEOUT ? TrialStatus::timeout
-                                                         : TrialStatus::runtime_fault;
-        break;
-      case Reply::Kind::timeout: m.status = TrialStatus::timeout; break;
-      case Reply::Kind::died: m.status = TrialStatus::runtime_fault; break;
+  /// "" if the verification run's outputs match; else the mismatch message.
+  std::string mismatch_of(const detail::LoadRunRequest::Reply& reply) const {
+    const std::string where = " (" + workload.key() + ", " + problem.key() + ")";
+    if (checks.empty()) return adapter->verify(outputs, expected, workload, problem);
+    if (reply.verdicts.size() != checks.size()) throw EnvironmentError("the GPU executor returned a wrong number of verdicts");
+    for (std::size_t i = 0; i < checks.size(); ++i) {
+      if (!reply.verdicts[i].ok()) return describe(checks[i], reply.verdicts[i], where);
     }
-    m.log = r.message;
-    m.median_ns = m.min_ns = m.spread = 0;
-    m.samples = 0;
-    return true;
+    return "";
   }
 
   Measurement measure(const LaunchPlan& plan, const CompileResult& cr) {
@@ -574,60 +531,54 @@ struct CudaBackend::Impl {
     ++counters.verified;
     std::optional<ScopedTimer> verify_time;
     verify_time.emplace(counters.verify_ms);
-    Reply r = load_run(plan, cr);
+    auto r = load_run(plan, cr, checks.empty());
     if (failed(r, m)) return m;
     const double run_seconds = seconds_since(verify_start);
-    const std::string mismatch = adapter->verify(outputs, expected, workload, problem);
+    const std::string mismatch = mismatch_of(r.body);
     m.verify_ms = seconds_since(verify_start) * 1e3;
     if (!mismatch.empty()) {
       m.status = TrialStatus::wrong_result;
-      m.log = mismatch;
-      call_ok(simple(Op::unload), "unloading a module failed");
+      m.log = excerpt(mismatch, kLogExcerpt);
+      executor->call_ok(detail::UnloadRequest{}, "unloading a module failed");
       // A wrong kernel may have written into its inputs.
-      call_ok(simple(Op::restore_inputs), "restoring the inputs failed");
+      executor->call_ok(detail::RestoreInputsRequest{}, "restoring the inputs failed");
       return m;
     }
-
     verify_time.reset();
     if (best_run_seconds <= 0 || run_seconds < best_run_seconds) best_run_seconds = run_seconds;
+    time(m, run_seconds);
+    return m;
+  }
 
-    // Timing.
+  /// Warm-up and timed samples of the module loaded by the verification run.
+  void time(Measurement& m, double run_seconds) {
     ++counters.timed;
     ScopedTimer benchmark_time(counters.benchmark_ms);
-    Writer t;
-    t.u8(static_cast<std::uint8_t>(Op::time));
-    t.i32(opt.warmup);
-    t.i32(opt.samples);
-    t.u8(opt.flush_l2 ? 1 : 0);
-    t.f64(opt.max_seconds_per_config);
-    t.i32(opt.min_samples);
-    t.f64(opt.stable_ci);
+    detail::TimeRequest q;
+    q.warmup = opt.warmup;
+    q.flush_l2 = opt.flush_l2;
+    q.rule = sampling();
     const double time_limit = effective_timeout(opt, best_run_seconds) + opt.max_seconds_per_config +
                               2.0 * (opt.warmup + std::min(opt.samples, std::max(opt.min_samples, 1))) * run_seconds;
-    r = call(t.buffer(), time_limit);
-    if (failed(r, m)) return m;
-    Reader samples(r.payload, 1);
-    std::vector<double> ms(samples.u64());
-    for (auto& v : ms) v = samples.f64();
+    auto r = executor->call(q, time_limit);
+    if (failed(r, m)) return;
+    std::vector<double>& ms = r.body.samples_ms;
     if (ms.empty()) throw EnvironmentError("the GPU executor returned no samples");
     std::sort(ms.begin(), ms.end());
-    const std::size_t n = ms.size();
-    const double median = n % 2 == 1 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+    const double median = stats::quantile_sorted(ms, 0.5);
     m.status = TrialStatus::ok;
     m.median_ns = median * 1e6;
     m.min_ns = ms.front() * 1e6;
-    m.spread = median > 0 ? (quantile(ms, 0.9) - quantile(ms, 0.1)) / median : 0.0;
-    m.samples = static_cast<int>(n);
-    return m;
+    m.spread = median > 0 ? (stats::quantile_sorted(ms, 0.9) - stats::quantile_sorted(ms, 0.1)) / median : 0.0;
+    m.samples = static_cast<int>(ms.size());
   }
 
   double copy_bandwidth() {
     if (copy_gbps) return *copy_gbps;
     ScopedTimer t(counters.setup_ms["copy_bandwidth"]);
-    Reply r = call(simple(Op::copy_bandwidth), kCopyTimeoutS);
-    if (r.kind != Reply::Kind::ok) throw EnvironmentError("measuring the copy bandwidth failed: " + r.message);
-    Reader rd(r.payload, 1);
-    copy_gbps = rd.f64();
+    auto r = executor->call(detail::CopyBandwidthRequest{}, kCopyTimeoutS);
+    if (!r.ok()) throw EnvironmentError("measuring the copy bandwidth failed: " + r.message);
+    copy_gbps = r.body.gbps;
     return *copy_gbps;
   }
 };
@@ -662,5 +613,7 @@ std::vector<Measurement> CudaBackend::evaluate(const std::vector<Config>& config
 void CudaBackend::prefetch(const std::vector<Config>& configs) { impl_->prefetch(configs); }
 
 BackendStats CudaBackend::stats() const { return impl_->stats(); }
+
+std::string CudaBackend::verification() const { return impl_->verification; }
 
 }  // namespace autotune::cuda

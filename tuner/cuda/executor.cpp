@@ -1,39 +1,23 @@
-// GPU side of the CUDA backend: buffers, module loading, poisoned verification runs, event timing,
-// and the worker process that hosts them (see executor.hpp for why a process).
+// GPU side of the CUDA backend: buffers, module loading, poisoned verification runs with comparison kernels,
+// event timing (see executor.hpp).
 #include "tuner/cuda/executor.hpp"
 
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/mman.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
-#include <fcntl.h>
-
 #include <algorithm>
-#include <array>
-#include <cerrno>
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
-#include <thread>
+#include <vector>
 
-#include "tuner/core/sampling.hpp"
+#include "tuner/cuda/device_kernels.hpp"
 #include "tuner/cuda/driver.hpp"
-
-extern char** environ;
+#include "tuner/cuda/messages.hpp"
+#include "tuner/cuda/plan_binding.hpp"
+#include "tuner/cuda/worker_process.hpp"
 
 namespace autotune::cuda::detail {
 namespace {
 
-constexpr const char* kWorkerEnv = "AUTOTUNE_CUDA_WORKER_FD";
-constexpr int kWorkerFd = 200;  // the socket's number in the worker
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 constexpr std::size_t kGiB = std::size_t{1} << 30;
-// Dynamic shared memory above this needs CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES.
-constexpr std::uint32_t kDefaultSharedLimit = 48 * 1024;
 constexpr int kCopyWarmup = 3;
 constexpr int kCopySamples = 15;
 constexpr unsigned char kPoisonByte = 0xFF;  // NaN for floats, -1 for signed integers
@@ -43,40 +27,6 @@ struct DeviceBuffer {
   std::size_t bytes = 0;  // allocated size
 };
 
-// One plan step with everything resolved for cuLaunchKernel / cuMemsetD32Async.
-struct ResolvedStep {
-  LaunchStep::Kind kind = LaunchStep::Kind::kernel;
-  std::string kernel;
-  CUfunction fn = nullptr;
-  std::array<std::uint32_t, 3> grid{1, 1, 1};
-  std::array<std::uint32_t, 3> block{1, 1, 1};
-  std::uint32_t shared_bytes = 0;
-  std::vector<std::uint64_t> arg_storage;  // one 8-byte slot per argument (every KernelArg type fits)
-  std::vector<void*> arg_ptrs;             // into arg_storage; set by finalize()
-  CUdeviceptr dst = 0;                     // memset32
-  std::uint32_t value = 0;
-  std::size_t count = 0;
-
-  void finalize() {
-    arg_ptrs.clear();
-    for (auto& slot : arg_storage) arg_ptrs.push_back(&slot);
-  }
-  std::string describe() const {
-    auto dims = [](const std::array<std::uint32_t, 3>& a) {
-      return std::to_string(a[0]) + "x" + std::to_string(a[1]) + "x" + std::to_string(a[2]);
-    };
-    return "cuLaunchKernel(" + kernel + ", grid " + dims(grid) + ", block " + dims(block) + ", " +
-           std::to_string(shared_bytes) + " B dynamic shared)";
-  }
-};
-
-template <typename T>
-std::uint64_t to_slot(T v) {
-  std::uint64_t slot = 0;
-  std::memcpy(&slot, &v, sizeof v);
-  return slot;
-}
-
 std::string gib_text(double bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f", bytes / static_cast<double>(kGiB));
@@ -84,107 +34,6 @@ std::string gib_text(double bytes) {
 }
 
 }  // namespace
-
-// ---- messages ------------------------------------------------------------------------------------------
-
-void write_plan(Writer& w, const LaunchPlan& plan) {
-  w.u64(plan.buffers.size());
-  for (const auto& b : plan.buffers) {
-    w.str(b.name);
-    w.u64(b.bytes);
-    w.u8(static_cast<std::uint8_t>(b.role));
-  }
-  w.u64(plan.steps.size());
-  for (const auto& s : plan.steps) {
-    w.u8(static_cast<std::uint8_t>(s.kind));
-    w.str(s.kernel);
-    for (auto v : s.grid) w.u32(v);
-    for (auto v : s.block) w.u32(v);
-    w.u32(s.shared_bytes);
-    w.u64(s.args.size());
-    for (const auto& a : s.args) {
-      w.u8(static_cast<std::uint8_t>(a.kind));
-      w.str(a.buffer);
-      w.i64(a.i);
-      w.f64(a.f);
-      w.u64(a.offset_bytes);
-    }
-    w.str(s.buffer);
-    w.u32(s.value);
-    w.u64(s.count);
-  }
-}
-
-LaunchPlan read_plan(Reader& r) {
-  LaunchPlan plan;
-  plan.buffers.resize(r.u64());
-  for (auto& b : plan.buffers) {
-    b.name = r.str();
-    b.bytes = r.u64();
-    const std::uint8_t role = r.u8();
-    if (role > static_cast<std::uint8_t>(BufferRole::state))
-      throw UsageError("launch plan buffer '" + b.name + "' has an unknown role " + std::to_string(role));
-    b.role = static_cast<BufferRole>(role);
-  }
-  plan.steps.resize(r.u64());
-  for (auto& s : plan.steps) {
-    s.kind = static_cast<LaunchStep::Kind>(r.u8());
-    s.kernel = r.str();
-    for (auto& v : s.grid) v = r.u32();
-    for (auto& v : s.block) v = r.u32();
-    s.shared_bytes = r.u32();
-    s.args.resize(r.u64());
-    for (auto& a : s.args) {
-      a.kind = static_cast<KernelArg::Kind>(r.u8());
-      a.buffer = r.str();
-      a.i = r.i64();
-      a.f = r.f64();
-      a.offset_bytes = r.u64();
-    }
-    s.buffer = r.str();
-    s.value = r.u32();
-    s.count = r.u64();
-  }
-  return plan;
-}
-
-void write_device(Writer& w, const DeviceInfo& d) {
-  w.str(d.name);
-  w.i32(d.cc);
-  w.i32(d.sm_count);
-  w.i32(d.max_threads_per_block);
-  w.i32(d.max_shared_memory_per_block);
-  w.i32(d.max_shared_memory_per_block_optin);
-  w.i32(d.warp_size);
-  w.i32(d.l2_bytes);
-  w.u64(d.total_memory);
-  w.i32(d.driver_version);
-  w.str(d.uuid);
-  w.i32(d.clock_khz);
-  w.i32(d.memory_clock_khz);
-  w.i32(d.memory_bus_width);
-}
-
-DeviceInfo read_device(Reader& r) {
-  DeviceInfo d;
-  d.name = r.str();
-  d.cc = r.i32();
-  d.sm_count = r.i32();
-  d.max_threads_per_block = r.i32();
-  d.max_shared_memory_per_block = r.i32();
-  d.max_shared_memory_per_block_optin = r.i32();
-  d.warp_size = r.i32();
-  d.l2_bytes = r.i32();
-  d.total_memory = r.u64();
-  d.driver_version = r.i32();
-  d.uuid = r.str();
-  d.clock_khz = r.i32();
-  d.memory_clock_khz = r.i32();
-  d.memory_bus_width = r.i32();
-  return d;
-}
-
-// ---- executor ------------------------------------------------------------------------------------------
 
 struct Executor::State {
   const Driver* d = nullptr;
@@ -196,33 +45,36 @@ struct Executor::State {
   DeviceInfo info;
   bool lost = false;
 
-  SharedRegion region;                         // where verification outputs go
+  SharedRegion region;  // inputs, expected values and verification outputs travel through it
   struct HostInput {
     int fd = -1;  // the shared region that holds it for the problem's lifetime
     std::uint64_t region_bytes = 0, offset = 0, bytes = 0;
   };
   std::map<std::string, HostInput> inputs_host;  // for restore_inputs
-  std::map<std::string, DeviceBuffer> inputs;  // exact sizes
-  std::map<std::string, DeviceBuffer> work;    // outputs and scratch, reused while large enough
-  DeviceBuffer flush;                          // 2x L2
-  DeviceBuffer flush_sink;                     // 4 bytes the flush kernel could write
-  CUmodule flush_module = nullptr;             // kL2FlushKernel, when the backend sent it
+  std::map<std::string, DeviceBuffer> inputs;    // exact sizes
+  std::map<std::string, DeviceBuffer> expected;  // expected values of the comparison kernels, exact sizes
+  std::map<std::string, DeviceBuffer> work;      // outputs and scratch, reused while large enough
+  DeviceBuffer flush;                            // 2x L2
+  DeviceBuffer flush_sink;                       // 4 bytes the flush kernel could write
+  DeviceBuffer compare_results;                  // 2 x kCompareMaxBlocks u64
+  CUmodule tools = nullptr;                      // device_kernels.hpp, when the backend sent them
   CUfunction flush_fn = nullptr;
+  std::map<std::string, CUfunction> compare_fns;  // by entry point, resolved on first use
   CUmodule module = nullptr;
-  LaunchPlan plan;                             // of the loaded module
-  std::vector<ResolvedStep> steps;
-  std::vector<double> samples_ms;              // of the timing request, reused
+  LaunchPlan plan;                               // of the loaded module
+  BoundPlan bound;
+  std::vector<std::uintptr_t> addresses;         // of plan.buffers, in order (CUdeviceptr values)
+  std::vector<double> samples_ms;                // of the timing request, reused
   std::vector<std::pair<CUevent, CUevent>> sample_events;  // start and end of each sample, created on demand
 
   ~State() {
     if (ctx == nullptr || lost) return;  // after a fault the context is unusable; the process ends soon
     d->ctx_set_current(ctx);
     unload_quietly();
-    for (auto& [name, b] : inputs) free_quietly(b);
-    for (auto& [name, b] : work) free_quietly(b);
-    free_quietly(flush);
-    free_quietly(flush_sink);
-    if (flush_module != nullptr) d->module_unload(flush_module);
+    for (auto* group : {&inputs, &expected, &work})
+      for (auto& [name, b] : *group) free_quietly(b);
+    for (DeviceBuffer* b : {&flush, &flush_sink, &compare_results}) free_quietly(*b);
+    if (tools != nullptr) d->module_unload(tools);
     for (auto& [start, end] : sample_events) {
       d->event_destroy(start);
       d->event_destroy(end);
@@ -258,6 +110,11 @@ struct Executor::State {
     b = {};
   }
 
+  void free_checked(DeviceBuffer& b) {
+    if (b.ptr != 0) check(d->mem_free(b.ptr), "cuMemFree");
+    b = {};
+  }
+
   DeviceBuffer allocate(std::size_t bytes) {
     DeviceBuffer b;
     check(d->mem_alloc(&b.ptr, std::max<std::size_t>(bytes, 4)), "cuMemAlloc");
@@ -268,47 +125,31 @@ struct Executor::State {
   void ensure_work(const std::string& name, std::size_t bytes) {
     DeviceBuffer& b = work[name];
     if (b.ptr != 0 && b.bytes >= bytes) return;
-    if (b.ptr != 0) check(d->mem_free(b.ptr), "cuMemFree");
-    b = {};
+    free_checked(b);
     b = allocate(bytes);
   }
 
   void release() {
     unload();
-    for (auto& [name, b] : inputs) {
-      if (b.ptr != 0) check(d->mem_free(b.ptr), "cuMemFree");
+    for (auto* group : {&inputs, &expected, &work}) {
+      for (auto& [name, b] : *group) free_checked(b);
+      group->clear();
     }
-    for (auto& [name, b] : work) {
-      if (b.ptr != 0) check(d->mem_free(b.ptr), "cuMemFree");
-    }
-    if (flush.ptr != 0) check(d->mem_free(flush.ptr), "cuMemFree");
-    flush = {};
-    inputs.clear();
-    work.clear();
+    free_checked(flush);
     inputs_host.clear();
   }
 
-  /// An input buffer from the shared region to the device. The backend leaves it there for the problem's
-  /// lifetime (outputs go after the inputs), so restore_inputs copies it again from there.
-  void upload(Reader& r) {
-    const std::string name = r.str();
-    HostInput h;
-    h.fd = r.i32();
-    h.region_bytes = r.u64();
-    h.offset = r.u64();
-    h.bytes = r.u64();
-    if (h.offset > h.region_bytes || h.bytes > h.region_bytes - h.offset)
-      throw UsageError("input '" + name + "' lies beyond the shared region");
-    const std::uint64_t bytes = h.bytes;
-    const unsigned char* data = region.map(h.fd, h.region_bytes) + h.offset;
-    DeviceBuffer& b = inputs[name];
-    if (b.ptr != 0 && b.bytes != bytes) {
-      check(d->mem_free(b.ptr), "cuMemFree");
-      b = {};
-    }
-    if (b.ptr == 0) b = allocate(bytes);
-    if (bytes != 0) check(d->memcpy_htod(b.ptr, data, bytes), "cuMemcpyHtoD");
-    inputs_host[name] = h;
+  /// An input (kept in the shared region for restore_inputs) or expected values (the region may be reused)
+  /// from the shared region to the device.
+  void upload(const UploadRequest& q) {
+    if (q.offset > q.region_bytes || q.bytes > q.region_bytes - q.offset)
+      throw UsageError("buffer '" + q.name + "' lies beyond the shared region");
+    const unsigned char* data = region.map(q.fd, q.region_bytes) + q.offset;
+    DeviceBuffer& b = q.expected ? expected[q.name] : inputs[q.name];
+    if (b.ptr != 0 && b.bytes != q.bytes) free_checked(b);
+    if (b.ptr == 0) b = allocate(q.bytes);
+    if (q.bytes != 0) check(d->memcpy_htod(b.ptr, data, q.bytes), "cuMemcpyHtoD");
+    if (!q.expected) inputs_host[q.name] = HostInput{q.fd, q.region_bytes, q.offset, q.bytes};
   }
 
   void restore_inputs() {
@@ -319,21 +160,10 @@ struct Executor::State {
     }
   }
 
-  CUdeviceptr buffer_ptr(const std::string& name, std::size_t offset, std::size_t access_bytes) {
-    const BufferDecl* decl = plan.find(name);
-    if (decl == nullptr) throw UsageError("launch plan refers to undeclared buffer '" + name + "'");
-    if (offset > decl->bytes || access_bytes > decl->bytes - offset) {
-      throw UsageError("launch plan accesses buffer '" + name + "' beyond its " + std::to_string(decl->bytes) +
-                       " bytes");
-    }
-    const DeviceBuffer& b = decl->role == BufferRole::input ? inputs.at(name) : work.at(name);
-    return b.ptr + offset;
-  }
-
   // -- modules and runs --
 
   void unload() {
-    steps.clear();
+    bound.steps.clear();
     if (module != nullptr) {
       CUmodule m = module;
       module = nullptr;
@@ -342,13 +172,14 @@ struct Executor::State {
   }
 
   void unload_quietly() noexcept {
-    steps.clear();
+    bound.steps.clear();
     if (module != nullptr && !lost) d->module_unload(module);
     module = nullptr;
   }
 
-  /// Allocates the plan's buffers, loads the module, resolves its kernels and packs the arguments.
+  /// Allocates the plan's buffers, loads the module and binds the plan to it.
   void load(const std::vector<unsigned char>& cubin) {
+    addresses.clear();
     for (const auto& b : plan.buffers) {
       if (b.role == BufferRole::input) {
         auto it = inputs.find(b.name);
@@ -356,102 +187,36 @@ struct Executor::State {
           throw UsageError("launch plan input buffer '" + b.name + "' (" + std::to_string(b.bytes) +
                            " bytes) was not provided by the adapter's make_inputs()");
         }
+        addresses.push_back(it->second.ptr);
       } else {
         ensure_work(b.name, b.bytes);
+        addresses.push_back(work.at(b.name).ptr);
       }
     }
     check(d->module_load_data(&module, cubin.data()), "cuModuleLoadData");
-
-    std::map<std::string, CUfunction> functions;
-    std::map<std::string, std::uint32_t> max_shared;
-    for (const auto& s : plan.steps) {
-      ResolvedStep r;
-      r.kind = s.kind;
-      if (s.kind == LaunchStep::Kind::memset32) {
-        r.kernel = "memset32(" + s.buffer + ")";
-        r.dst = buffer_ptr(s.buffer, 0, s.count * 4);
-        r.value = s.value;
-        r.count = s.count;
-        steps.push_back(std::move(r));
-        continue;
-      }
-      r.kernel = s.kernel;
-      auto fit = functions.find(s.kernel);
-      if (fit == functions.end()) {
-        CUfunction fn = nullptr;
-        CUresult res = d->module_get_function(&fn, module, s.kernel.c_str());
-        if (res != CUDA_SUCCESS) throw_call_error(res, "cuModuleGetFunction(" + s.kernel + ")");
-        fit = functions.emplace(s.kernel, fn).first;
-      }
-      r.fn = fit->second;
-      r.grid = s.grid;
-      r.block = s.block;
-      r.shared_bytes = s.shared_bytes;
-      auto& ms = max_shared[s.kernel];
-      ms = std::max(ms, s.shared_bytes);
-      for (const auto& a : s.args) {
-        switch (a.kind) {
-          case KernelArg::Kind::buffer:
-            r.arg_storage.push_back(to_slot<CUdeviceptr>(buffer_ptr(a.buffer, a.offset_bytes, 0)));
-            break;
-          case KernelArg::Kind::i32: r.arg_storage.push_back(to_slot(static_cast<std::int32_t>(a.i))); break;
-          case KernelArg::Kind::u32: r.arg_storage.push_back(to_slot(static_cast<std::uint32_t>(a.i))); break;
-          case KernelArg::Kind::i64: r.arg_storage.push_back(to_slot(static_cast<std::int64_t>(a.i))); break;
-          case KernelArg::Kind::u64: r.arg_storage.push_back(to_slot(static_cast<std::uint64_t>(a.i))); break;
-          case KernelArg::Kind::f32: r.arg_storage.push_back(to_slot(static_cast<float>(a.f))); break;
-          case KernelArg::Kind::f64: r.arg_storage.push_back(to_slot(static_cast<double>(a.f))); break;
-        }
-      }
-      steps.push_back(std::move(r));
-    }
-    for (auto& s : steps) s.finalize();
-    for (const auto& [kernel, bytes] : max_shared) {
-      if (bytes <= kDefaultSharedLimit) continue;
-      CUresult res = d->func_set_attribute(functions.at(kernel), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                           static_cast<int>(bytes));
-      if (res != CUDA_SUCCESS) {
-        throw_call_error(res, "cuFuncSetAttribute(" + kernel + ", MAX_DYNAMIC_SHARED_SIZE_BYTES=" +
-                                  std::to_string(bytes) + ")");
-      }
-    }
+    bound = bind_plan(*d, module, plan);
   }
 
-  void run_steps() {
-    for (auto& s : steps) {
-      if (s.kind == LaunchStep::Kind::memset32) {
-        CUresult r = d->memset_d32_async(s.dst, s.value, s.count, stream);
-        if (r != CUDA_SUCCESS) throw_call_error(r, "cuMemsetD32Async(" + s.kernel + ")");
-        continue;
-      }
-      CUresult r = d->launch_kernel(s.fn, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1], s.block[2],
-                                    s.shared_bytes, stream, s.arg_ptrs.empty() ? nullptr : s.arg_ptrs.data(),
-                                    nullptr);
-      if (r != CUDA_SUCCESS) throw_call_error(r, s.describe());
+  void run_steps() { enqueue(*d, bound, addresses.data(), stream); }
+
+  /// memsets every kernel-state buffer (state = true) or every output and scratch buffer with `byte`;
+  /// returns whether there was such a buffer.
+  bool fill(bool state, unsigned char byte) {
+    bool any = false;
+    for (const auto& b : plan.buffers) {
+      if (b.role == BufferRole::input || (b.role == BufferRole::state) != state || b.bytes == 0) continue;
+      check(d->memset_d8(work.at(b.name).ptr, byte, b.bytes), "cuMemsetD8");
+      any = true;
     }
+    return any;
   }
 
-  void load_run(Reader& r, Writer& out) {
+  LoadRunRequest::Reply load_run(LoadRunRequest& q) {
     unload();
-    plan = read_plan(r);
-    const std::vector<unsigned char> cubin = r.bytes();
-    const int region_fd = r.i32();
-    const std::uint64_t region_bytes = r.u64();
-    const std::uint64_t outputs_at = r.u64();  // the inputs lie before this offset
-    if (outputs_at > region_bytes || region_bytes - outputs_at < output_region_bytes(plan))
+    plan = std::move(q.plan);
+    if (q.copy_outputs && (q.outputs_at > q.region_bytes || q.region_bytes - q.outputs_at < output_region_bytes(plan)))
       throw UsageError("the shared output region is too small");
-    unsigned char* base = region.map(region_fd, region_bytes);
-    load(cubin);
-    // memsets every kernel-state buffer (state = true) or every output and scratch buffer with `byte`;
-    // returns whether there was such a buffer.
-    auto fill = [&](bool state, unsigned char byte) {
-      bool any = false;
-      for (const auto& b : plan.buffers) {
-        if (b.role == BufferRole::input || (b.role == BufferRole::state) != state || b.bytes == 0) continue;
-        check(d->memset_d8(work.at(b.name).ptr, byte, b.bytes), "cuMemsetD8");
-        any = true;
-      }
-      return any;
-    };
+    load(q.cubin);
     fill(false, kPoisonByte);
     if (fill(true, 0)) {
       // Kernel state starts zeroed once per loaded configuration; the kernels leave it ready for their next
@@ -463,20 +228,91 @@ struct Executor::State {
     }
     run_steps();
     check(d->stream_synchronize(stream), "cuStreamSynchronize");
-    std::vector<const BufferDecl*> outputs;
-    for (const auto& b : plan.buffers) {
-      if (b.role == BufferRole::output) outputs.push_back(&b);
-    }
-    out.u64(outputs.size());
-    std::size_t offset = outputs_at;
-    for (const BufferDecl* b : outputs) {
-      if (b->bytes != 0) check(d->memcpy_dtoh(base + offset, work.at(b->name).ptr, b->bytes), "cuMemcpyDtoH");
-      out.str(b->name);
-      out.u64(offset);
-      out.u64(b->bytes);
-      offset += (b->bytes + 63) / 64 * 64;
-    }
+    LoadRunRequest::Reply reply;
+    if (q.copy_outputs) reply.outputs = copy_outputs(q.fd, q.region_bytes, q.outputs_at);
+    for (const OutputCheck& c : q.checks) reply.verdicts.push_back(compare(c));
+    return reply;
   }
+
+  std::vector<OutputPlace> copy_outputs(int fd, std::uint64_t region_bytes, std::uint64_t outputs_at) {
+    unsigned char* base = region.map(fd, region_bytes);
+    std::vector<OutputPlace> places;
+    std::size_t offset = outputs_at;
+    for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
+      const BufferDecl& b = plan.buffers[i];
+      if (b.role != BufferRole::output) continue;
+      if (b.bytes != 0) check(d->memcpy_dtoh(base + offset, static_cast<CUdeviceptr>(addresses[i]), b.bytes), "cuMemcpyDtoH");
+      places.push_back({b.name, offset, b.bytes});
+      offset += (b.bytes + 63) / 64 * 64;
+    }
+    return places;
+  }
+
+  // -- comparison kernels --
+
+  CUfunction compare_function(const OutputCheck& c) {
+    if (tools == nullptr) throw EnvironmentError("GPU executor: a comparison was requested before the tool kernels");
+    const std::string name = compare_kernel_name(c);
+    auto it = compare_fns.find(name);
+    if (it != compare_fns.end()) return it->second;
+    CUfunction fn = nullptr;
+    check(d->module_get_function(&fn, tools, name.c_str()), "cuModuleGetFunction(comparison kernel)");
+    return compare_fns.emplace(name, fn).first->second;
+  }
+
+  const DeviceBuffer& expected_buffer(const std::string& name) const {
+    auto it = expected.find(name);
+    if (it == expected.end()) throw UsageError("expected values '" + name + "' were not uploaded");
+    return it->second;
+  }
+
+  /// Runs the comparison kernel of c on the loaded plan's output and brings back its verdict: the count of
+  /// mismatches and, for the first mismatch of each of the first regions that have one, the elements.
+  CheckVerdict compare(const OutputCheck& c) {
+    const BufferDecl* out = plan.find(c.output);
+    if (out == nullptr || out->role != BufferRole::output)
+      throw UsageError("comparison of '" + c.output + "': not an output buffer of the launch plan");
+    const auto got = static_cast<CUdeviceptr>(addresses[static_cast<std::size_t>(out - plan.buffers.data())]);
+    const DeviceBuffer& want = expected_buffer(c.expected);
+    const DeviceBuffer* tol = c.kind == OutputCheck::Kind::abs_tolerance ? &expected_buffer(c.tolerance) : nullptr;
+    c.validate(out->bytes, want.bytes, tol != nullptr ? tol->bytes : 0);
+    CheckVerdict v;
+    if (c.count == 0) return v;
+    if (compare_results.ptr == 0) compare_results = allocate(2 * kCompareMaxBlocks * sizeof(std::uint64_t));
+    const std::uint64_t blocks =
+        std::clamp<std::uint64_t>((c.count + kCompareMinChunk - 1) / kCompareMinChunk, 1, kCompareMaxBlocks);
+    std::uint64_t chunk = (c.count + blocks - 1) / blocks;
+    CUdeviceptr got_arg = got, want_arg = want.ptr, tol_arg = tol != nullptr ? tol->ptr : 0;
+    unsigned long long count = c.count;
+    unsigned es = c.element_bytes;
+    double relative = c.relative;
+    CUdeviceptr results = compare_results.ptr;
+    void* args[] = {&got_arg, &want_arg, &tol_arg, &count, &chunk, &es, &relative, &results};
+    const CUresult r = d->launch_kernel(compare_function(c), static_cast<unsigned>(blocks), 1, 1, kCompareBlockThreads,
+                                        1, 1, 0, stream, args, nullptr);
+    if (r != CUDA_SUCCESS) throw_call_error(r, "cuLaunchKernel(" + compare_kernel_name(c) + ")");
+    std::vector<std::uint64_t> per_block(2 * blocks);
+    check(d->memcpy_dtoh(per_block.data(), results, per_block.size() * sizeof(std::uint64_t)), "cuMemcpyDtoH");
+    for (std::uint64_t b = 0; b < blocks; ++b) {
+      if (per_block[2 * b] == 0) continue;
+      v.mismatches += per_block[2 * b];
+      if (v.examples.size() < kMaxMismatchExamples) v.examples.push_back(example(c, got, want.ptr, tol, per_block[2 * b + 1]));
+    }
+    return v;
+  }
+
+  Mismatch example(const OutputCheck& c, CUdeviceptr got, CUdeviceptr want, const DeviceBuffer* tol, std::uint64_t i) {
+    Mismatch m;
+    m.index = i;
+    m.got.resize(c.element_bytes);
+    m.expected.resize(c.expected_element_bytes());
+    check(d->memcpy_dtoh(m.got.data(), got + i * m.got.size(), m.got.size()), "cuMemcpyDtoH");
+    check(d->memcpy_dtoh(m.expected.data(), want + i * m.expected.size(), m.expected.size()), "cuMemcpyDtoH");
+    if (tol != nullptr) check(d->memcpy_dtoh(&m.tolerance, tol->ptr + i * 8, 8), "cuMemcpyDtoH");
+    return m;
+  }
+
+  // -- timing --
 
   void ensure_sample_events(std::size_t n) {
     while (sample_events.size() < n) {
@@ -497,16 +333,12 @@ struct Executor::State {
 
   /// Warm-up, then samples between events, each after an L2 flush, until the SamplingRule says enough: a
   /// stable median, the GPU-time budget spent, or the most samples taken.
-  void time(Reader& r, Writer& out) {
-    const int warmup = std::max(0, r.i32());
-    SamplingRule rule;
-    rule.max_samples = std::max(1, r.i32());
-    const bool flush_l2 = r.u8() != 0;
-    rule.max_seconds = r.f64();
-    rule.min_samples = r.i32();
-    rule.stable_ci = r.f64();
+  TimeRequest::Reply time(const TimeRequest& q) {
+    const int warmup = std::max(0, q.warmup);
+    SamplingRule rule = q.rule;
+    rule.max_samples = std::max(1, rule.max_samples);
     if (module == nullptr) throw EnvironmentError("GPU executor: time requested without a loaded module");
-    if (flush_l2 && flush.ptr == 0 && flush_bytes() != 0) {
+    if (q.flush_l2 && flush.ptr == 0 && flush_bytes() != 0) {
       flush = allocate(flush_bytes());
       check(d->memset_d32_async(flush.ptr, 0x3f800000u, flush.bytes / 4, stream), "cuMemsetD32Async");
     }
@@ -518,7 +350,7 @@ struct Executor::State {
     const int first = std::max(1, std::min(rule.min_samples, rule.max_samples));
     auto queue_sample = [&](int i) {
       ensure_sample_events(static_cast<std::size_t>(i) + 1);
-      if (flush_l2 && flush.ptr != 0) flush_l2_cache(static_cast<unsigned>(i));
+      if (q.flush_l2 && flush.ptr != 0) flush_l2_cache(static_cast<unsigned>(i));
       check(d->event_record(sample_events[i].first, stream), "cuEventRecord");
       run_steps();
       check(d->event_record(sample_events[i].second, stream), "cuEventRecord");
@@ -538,8 +370,9 @@ struct Executor::State {
       collect(i, i + 1);
     }
     unload();
-    out.u64(ms.size());
-    for (double t : ms) out.f64(t);
+    TimeRequest::Reply reply;
+    reply.samples_ms = ms;
+    return reply;
   }
 
   /// Evicts the L2 before a timed run: with the flush kernel, by reading the 2x L2 buffer (no dirty line is
@@ -559,15 +392,16 @@ struct Executor::State {
     if (r != CUDA_SUCCESS) throw_call_error(r, "cuLaunchKernel(L2 flush)");
   }
 
-  void set_flush_kernel(const std::vector<unsigned char>& cubin) {
-    if (flush_module != nullptr) {
-      CUmodule m = flush_module;
-      flush_module = nullptr;
+  void set_tool_kernels(const std::vector<unsigned char>& cubin) {
+    if (tools != nullptr) {
+      CUmodule m = tools;
+      tools = nullptr;
       flush_fn = nullptr;
+      compare_fns.clear();
       check(d->module_unload(m), "cuModuleUnload");
     }
-    check(d->module_load_data(&flush_module, cubin.data()), "cuModuleLoadData(L2 flush)");
-    check(d->module_get_function(&flush_fn, flush_module, kL2FlushKernel), "cuModuleGetFunction(L2 flush)");
+    check(d->module_load_data(&tools, cubin.data()), "cuModuleLoadData(tool kernels)");
+    check(d->module_get_function(&flush_fn, tools, kL2FlushKernel), "cuModuleGetFunction(L2 flush)");
     if (flush_sink.ptr == 0) flush_sink = allocate(4);
   }
 
@@ -608,33 +442,64 @@ struct Executor::State {
     return 2.0 * static_cast<double>(bytes) / (median_ms * 1e-3) / 1e9;
   }
 
-  void dispatch(Op op, Reader& r, Writer& out) {
+  /// Decodes the request after its Op byte, runs it and encodes the ok reply.
+  std::string dispatch(Op op, Reader& r) {
     if (op == Op::init) {
-      init(r.i32());
-      write_device(out, info);
-      return;
+      init(decode<InitRequest>(r).ordinal);
+      return encode_ok(InitRequest::Reply{info});
     }
-    if (op == Op::quit) return;
+    if (op == Op::quit) return encode_ok(NoReply{});
     require_init();
     check(d->ctx_set_current(ctx), "cuCtxSetCurrent");
     switch (op) {
       case Op::mem_info: {
+        MemInfoRequest::Reply m;
         std::size_t free_bytes = 0, total_bytes = 0;
         check(d->mem_get_info(&free_bytes, &total_bytes), "cuMemGetInfo");
-        out.u64(free_bytes);
-        out.u64(total_bytes);
-        return;
+        m.free_bytes = free_bytes;
+        m.total_bytes = total_bytes;
+        return encode_ok(m);
       }
-      case Op::release: release(); return;
-      case Op::upload: upload(r); return;
-      case Op::restore_inputs: restore_inputs(); return;
-      case Op::load_run: load_run(r, out); return;
-      case Op::time: time(r, out); return;
-      case Op::unload: unload(); return;
-      case Op::copy_bandwidth: out.f64(copy_bandwidth()); return;
-      case Op::flush_kernel: set_flush_kernel(r.bytes()); return;
+      case Op::release: release(); break;
+      case Op::upload: upload(decode<UploadRequest>(r)); break;
+      case Op::restore_inputs: restore_inputs(); break;
+      case Op::load_run: {
+        LoadRunRequest q = decode<LoadRunRequest>(r);
+        return encode_ok(load_run(q));
+      }
+      case Op::time: return encode_ok(time(decode<TimeRequest>(r)));
+      case Op::unload: unload(); break;
+      case Op::copy_bandwidth: return encode_ok(CopyBandwidthRequest::Reply{copy_bandwidth()});
+      case Op::tool_kernels: set_tool_kernels(decode<ToolKernelsRequest>(r).cubin); break;
       default: throw EnvironmentError("GPU executor: unknown request " + std::to_string(static_cast<int>(op)));
     }
+    return encode_ok(NoReply{});
+  }
+
+  /// The reply to a failed driver call; marks the process lost after a sticky fault.
+  std::string cuda_error_reply(const CudaCallError& e) {
+    ErrorReply err;
+    CUresult code = e.code();
+    err.message = e.what();
+    if (!is_sticky(code) && ctx != nullptr) {
+      // A synchronous launch error can leave earlier steps in flight: drain them; a fault they caused
+      // makes this a sticky error.
+      CUresult r = d->ctx_synchronize();
+      if (is_sticky(r)) {
+        err.message += "; then cuCtxSynchronize failed: " + error_text(r);
+        code = r;
+      }
+    }
+    if (is_sticky(code)) {
+      lost = true;
+      module = nullptr;
+      bound.steps.clear();
+    } else {
+      unload_quietly();
+    }
+    err.code = static_cast<std::int32_t>(code);
+    err.sticky = is_sticky(code);
+    return encode_error(ReplyStatus::cuda_error, err);
   }
 };
 
@@ -643,12 +508,10 @@ Executor::~Executor() = default;
 bool Executor::lost() const { return s_->lost; }
 
 std::string Executor::handle(const std::string& request) {
-  Writer body;
   auto error_reply = [](ReplyStatus status, const std::string& message) {
-    Writer w;
-    w.u8(static_cast<std::uint8_t>(status));
-    w.str(message);
-    return std::move(w.buffer());
+    ErrorReply e;
+    e.message = message;
+    return encode_error(status, e);
   };
   try {
     if (s_->lost) {
@@ -657,34 +520,9 @@ std::string Executor::handle(const std::string& request) {
     }
     Reader r(request);
     const auto op = static_cast<Op>(r.u8());
-    body.u8(static_cast<std::uint8_t>(ReplyStatus::ok));
-    s_->dispatch(op, r, body);
-    return std::move(body.buffer());
+    return s_->dispatch(op, r);
   } catch (const CudaCallError& e) {
-    CUresult code = e.code();
-    std::string message = e.what();
-    if (!is_sticky(code) && s_->ctx != nullptr) {
-      // A synchronous launch error can leave earlier steps in flight: drain them; a fault they caused
-      // makes this a sticky error.
-      CUresult r = s_->d->ctx_synchronize();
-      if (is_sticky(r)) {
-        message += "; then cuCtxSynchronize failed: " + error_text(r);
-        code = r;
-      }
-    }
-    if (is_sticky(code)) {
-      s_->lost = true;
-      s_->module = nullptr;
-      s_->steps.clear();
-    } else {
-      s_->unload_quietly();
-    }
-    Writer w;
-    w.u8(static_cast<std::uint8_t>(ReplyStatus::cuda_error));
-    w.i32(static_cast<std::int32_t>(code));
-    w.u8(is_sticky(code) ? 1 : 0);
-    w.str(message);
-    return std::move(w.buffer());
+    return s_->cuda_error_reply(e);
   } catch (const UsageError& e) {
     s_->unload_quietly();
     return error_reply(ReplyStatus::usage_error, e.what());
@@ -694,240 +532,4 @@ std::string Executor::handle(const std::string& request) {
   }
 }
 
-// ---- L2 flush kernel ---------------------------------------------------------------------------------
-
-const char* l2_flush_source() {
-  return R"(
-extern "C" __global__ void autotune_l2_flush(const uint4* __restrict__ buffer, unsigned long long n,
-                                             unsigned* sink) {
-  unsigned acc = 0;
-  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
-       i += (unsigned long long)gridDim.x * blockDim.x) {
-    const uint4 v = __ldcg(buffer + i);
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (acc == 0x2545f491u) *sink = acc;  // keeps the loads; the buffer's pattern never gives this value
-}
-)";
-}
-
-// ---- shared output region --------------------------------------------------------------------------
-
-SharedRegion::~SharedRegion() {
-  if (base_ != nullptr) ::munmap(base_, mapped_bytes_);
-  if (owned_ && fd_ >= 0) ::close(fd_);
-}
-
-void SharedRegion::create() {
-  if (fd_ >= 0) return;
-  fd_ = ::memfd_create("autotune-outputs", MFD_CLOEXEC);
-  if (fd_ < 0) throw EnvironmentError(std::string("memfd_create for the output region failed: ") + std::strerror(errno));
-  owned_ = true;
-}
-
-void SharedRegion::reserve(std::size_t bytes) {
-  if (!owned_) throw EnvironmentError("SharedRegion::reserve on a region this process does not own");
-  if (bytes <= file_bytes_) return;
-  if (::ftruncate(fd_, static_cast<off_t>(bytes)) != 0) {
-    throw EnvironmentError("cannot grow the output region to " + std::to_string(bytes) + " bytes: " + std::strerror(errno));
-  }
-  file_bytes_ = bytes;
-}
-
-unsigned char* SharedRegion::map(int fd, std::size_t bytes) {
-  bytes = std::max<std::size_t>(bytes, 1);
-  if (base_ != nullptr && fd == mapped_fd_ && bytes <= mapped_bytes_) return static_cast<unsigned char*>(base_);
-  if (base_ != nullptr) ::munmap(base_, mapped_bytes_);
-  base_ = nullptr;
-  mapped_bytes_ = 0;
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) throw EnvironmentError(std::string("cannot map the output region: ") + std::strerror(errno));
-  base_ = p;
-  mapped_bytes_ = bytes;
-  mapped_fd_ = fd;
-  return static_cast<unsigned char*>(base_);
-}
-
-std::size_t output_region_bytes(const LaunchPlan& plan) {
-  std::size_t total = 0;
-  for (const auto& b : plan.buffers) {
-    if (b.role == BufferRole::output) total += (b.bytes + 63) / 64 * 64;
-  }
-  return std::max<std::size_t>(total, 64);
-}
-
-// ---- framing and the worker process --------------------------------------------------------------------
-
-bool send_frame(int fd, const std::string& payload) {
-  std::string frame(sizeof(std::uint64_t), '\0');
-  const std::uint64_t n = payload.size();
-  std::memcpy(frame.data(), &n, sizeof n);
-  auto send_all = [fd](const char* p, std::size_t len) {
-    while (len > 0) {
-      ssize_t k = ::send(fd, p, len, MSG_NOSIGNAL);
-      if (k < 0 && errno == EINTR) continue;
-      if (k <= 0) return false;
-      p += k;
-      len -= static_cast<std::size_t>(k);
-    }
-    return true;
-  };
-  return send_all(frame.data(), frame.size()) && send_all(payload.data(), payload.size());
-}
-
-RecvResult recv_frame(int fd, std::string& payload, double timeout_s) {
-  using clock = std::chrono::steady_clock;
-  const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(
-                                           std::chrono::duration<double>(timeout_s > 0 ? timeout_s : 0));
-  auto recv_all = [&](char* p, std::size_t len) -> RecvResult {
-    while (len > 0) {
-      if (timeout_s > 0) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
-        if (left <= 0) return RecvResult::timeout;
-        pollfd pfd{fd, POLLIN, 0};
-        int pr = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
-        if (pr < 0 && errno == EINTR) continue;
-        if (pr == 0) return RecvResult::timeout;
-        if (pr < 0) return RecvResult::closed;
-      }
-      ssize_t k = ::recv(fd, p, len, 0);
-      if (k < 0 && errno == EINTR) continue;
-      if (k <= 0) return RecvResult::closed;
-      p += k;
-      len -= static_cast<std::size_t>(k);
-    }
-    return RecvResult::ok;
-  };
-  std::uint64_t n = 0;
-  RecvResult res = recv_all(reinterpret_cast<char*>(&n), sizeof n);
-  if (res != RecvResult::ok) return res;
-  payload.assign(n, '\0');
-  return n == 0 ? RecvResult::ok : recv_all(payload.data(), n);
-}
-
-int worker_main(int fd) {
-  Executor executor;
-  std::string request;
-  for (;;) {
-    if (recv_frame(fd, request, 0) != RecvResult::ok) return 0;  // the backend went away
-    const bool quit = !request.empty() && static_cast<Op>(request[0]) == Op::quit;
-    const std::string reply = executor.handle(request);
-    if (!send_frame(fd, reply)) return 0;
-    // After a sticky fault the process is useless; exiting lets the driver clean up.
-    if (quit || executor.lost()) return executor.lost() ? 3 : 0;
-  }
-}
-
-WorkerProcess spawn_helper(const char* env_var, const char* what, const std::string& hint, int region_fd) {
-  const std::string name(what);
-  int sv[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-    throw EnvironmentError("cannot start " + name + ": socketpair failed: " + std::strerror(errno));
-  }
-  // Move the helper's end above kWorkerFd so that dup2 onto kWorkerFd cannot clobber it.
-  int child_end = ::fcntl(sv[1], F_DUPFD_CLOEXEC, kWorkerFd + 1);
-  ::close(sv[1]);
-  if (child_end < 0) {
-    ::close(sv[0]);
-    throw EnvironmentError("cannot start " + name + ": fcntl failed: " + std::strerror(errno));
-  }
-  // Likewise the region's copy lies above both targets (kWorkerRegionFd < kWorkerFd < child_end).
-  int region_copy = -1;
-  if (region_fd >= 0) {
-    region_copy = ::fcntl(region_fd, F_DUPFD_CLOEXEC, kWorkerFd + 1);
-    if (region_copy < 0) {
-      ::close(sv[0]);
-      ::close(child_end);
-      throw EnvironmentError("cannot start " + name + ": fcntl failed: " + std::strerror(errno));
-    }
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, child_end, kWorkerFd);  // dup2 clears FD_CLOEXEC
-  if (region_copy >= 0) posix_spawn_file_actions_adddup2(&actions, region_copy, kWorkerRegionFd);
-
-  const std::string prefix = std::string(env_var) + "=";
-  std::vector<std::string> env_store;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    if (std::strncmp(*e, prefix.c_str(), prefix.size()) != 0) env_store.emplace_back(*e);
-  }
-  env_store.push_back(prefix + std::to_string(kWorkerFd));
-  std::vector<char*> envp;
-  for (auto& s : env_store) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  char arg0[] = "autotune-cuda-worker";
-  char* argv[] = {arg0, nullptr};
-
-  pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv, envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(child_end);
-  if (region_copy >= 0) ::close(region_copy);
-  if (rc != 0) {
-    ::close(sv[0]);
-    throw EnvironmentError("cannot start " + name + " (/proc/self/exe): " + std::strerror(rc) + hint);
-  }
-  return WorkerProcess{pid, sv[0]};
-}
-
-namespace {
-std::string wait_status_text(int status) {
-  if (WIFEXITED(status)) return "exit code " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
-  return "status " + std::to_string(status);
-}
-}  // namespace
-
-std::string stop_helper(WorkerProcess& p, bool kill_now) {
-  if (p.pid <= 0) return "not running";
-  if (kill_now) ::kill(p.pid, SIGKILL);
-  ::close(p.fd);  // the helper sees EOF and exits
-  int status = 0;
-  std::string how = "unknown";
-  const auto start = std::chrono::steady_clock::now();
-  for (;;) {
-    const pid_t r = ::waitpid(p.pid, &status, WNOHANG);
-    if (r == p.pid) {
-      how = wait_status_text(status);
-      break;
-    }
-    if (r < 0) break;  // e.g. SIGCHLD ignored by the host program: nothing to reap
-    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(5)) {
-      ::kill(p.pid, SIGKILL);
-      if (::waitpid(p.pid, &status, 0) == p.pid) how = wait_status_text(status);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  p = {};
-  return how;
-}
-
-void serve_as_helper(const char* env_var, int (*serve)(int fd)) {
-  const char* env = std::getenv(env_var);
-  if (env == nullptr) return;
-  const int fd = std::atoi(env);
-  ::unsetenv(env_var);
-  // No PR_SET_PDEATHSIG: it fires when the spawning *thread* ends. The helper ends on EOF instead.
-  const int code = serve(fd);
-  std::fflush(stderr);
-  std::_Exit(code);
-}
-
-WorkerProcess spawn_worker(int region_fd) {
-  return spawn_helper(kWorkerEnv, "the GPU worker", "; TimingOptions::isolate = false runs GPU work in-process instead",
-                      region_fd);
-}
-
-namespace {
-
-// Runs before main() in a process started by spawn_worker(): serve, then exit without running the host
-// program. Only this file's code and the C/C++ runtime are used, so static initialisation order of other
-// translation units does not matter.
-struct WorkerHook {
-  WorkerHook() { serve_as_helper(kWorkerEnv, worker_main); }
-};
-WorkerHook worker_hook;
-
-}  // namespace
 }  // namespace autotune::cuda::detail

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "tuner/cuda/driver.hpp"
+#include "tuner/cuda/plan_binding.hpp"
 #include "tuner/cuda/runtime.hpp"
 
 namespace autotune::cuda {
@@ -15,11 +16,6 @@ namespace {
 using detail::check;
 using detail::driver;
 using detail::throw_call_error;
-
-// Dynamic shared memory above this needs CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (as in executor.cpp).
-constexpr std::uint32_t kDefaultSharedLimit = 48 * 1024;
-// Arguments of one kernel launch: packed on the stack in run(), so bounded.
-constexpr std::size_t kMaxArgs = 32;
 
 /// Makes ctx current on this thread for the scope: set if none is current, pushed/popped if another is.
 class ScopedContext {
@@ -49,17 +45,6 @@ class ScopedContext {
   bool pushed_ = false;
 };
 
-template <typename T>
-std::uint64_t to_slot(T v) {
-  std::uint64_t slot = 0;
-  std::memcpy(&slot, &v, sizeof v);
-  return slot;
-}
-
-std::string dims_text(const std::array<std::uint32_t, 3>& a) {
-  return std::to_string(a[0]) + "x" + std::to_string(a[1]) + "x" + std::to_string(a[2]);
-}
-
 }  // namespace
 
 // ---- Module ---------------------------------------------------------------------------------------------
@@ -77,23 +62,8 @@ Module::~Module() {
 
 // ---- PreparedPlan ---------------------------------------------------------------------------------------
 
-struct PreparedPlan::Step {
-  LaunchStep::Kind kind = LaunchStep::Kind::kernel;
-  std::string name;  // for messages
-  CUfunction fn = nullptr;
-  std::array<std::uint32_t, 3> grid{1, 1, 1};
-  std::array<std::uint32_t, 3> block{1, 1, 1};
-  std::uint32_t shared_bytes = 0;
-  std::vector<std::uint64_t> args;  // scalar values; buffer slots hold the offset until patched
-  struct Patch {
-    std::size_t slot;
-    std::size_t buffer;
-  };
-  std::vector<Patch> patches;
-  // memset32
-  std::size_t buffer = 0;
-  std::uint32_t value = 0;
-  std::size_t count = 0;
+struct PreparedPlan::Bound {
+  detail::BoundPlan plan;
 };
 
 PreparedPlan::PreparedPlan() = default;
@@ -164,98 +134,15 @@ std::shared_ptr<const PreparedPlan> Launcher::prepare(std::shared_ptr<const Modu
   std::shared_ptr<PreparedPlan> out(new PreparedPlan());
   out->plan_ = plan;
   out->module_ = module;
-  auto buffer_index = [&](const std::string& name) {
-    for (std::size_t i = 0; i < plan.buffers.size(); ++i)
-      if (plan.buffers[i].name == name) return i;
-    throw UsageError("launch plan refers to undeclared buffer '" + name + "'");
-  };
-  std::map<std::string, CUfunction> functions;
-  std::map<std::string, std::uint32_t> max_shared;
-  for (const auto& s : plan.steps) {
-    PreparedPlan::Step st;
-    st.kind = s.kind;
-    if (s.kind == LaunchStep::Kind::memset32) {
-      st.name = "memset32(" + s.buffer + ")";
-      st.buffer = buffer_index(s.buffer);
-      if (s.count * 4 > plan.buffers[st.buffer].bytes)
-        throw UsageError("launch plan: " + st.name + " writes beyond the buffer's " +
-                         std::to_string(plan.buffers[st.buffer].bytes) + " bytes");
-      st.value = s.value;
-      st.count = s.count;
-      out->steps_.push_back(std::move(st));
-      continue;
-    }
-    st.name = s.kernel;
-    auto fit = functions.find(s.kernel);
-    if (fit == functions.end()) {
-      CUfunction fn = nullptr;
-      const CUresult r = d.module_get_function(&fn, static_cast<CUmodule>(module->handle()), s.kernel.c_str());
-      if (r != CUDA_SUCCESS) throw_call_error(r, "cuModuleGetFunction(" + s.kernel + ")");
-      fit = functions.emplace(s.kernel, fn).first;
-    }
-    st.fn = fit->second;
-    st.grid = s.grid;
-    st.block = s.block;
-    st.shared_bytes = s.shared_bytes;
-    auto& ms = max_shared[s.kernel];
-    ms = std::max(ms, s.shared_bytes);
-    if (s.args.size() > kMaxArgs)
-      throw UsageError("launch plan: kernel " + s.kernel + " has more than " + std::to_string(kMaxArgs) + " arguments");
-    for (const auto& a : s.args) {
-      switch (a.kind) {
-        case KernelArg::Kind::buffer: {
-          const std::size_t b = buffer_index(a.buffer);
-          if (a.offset_bytes > plan.buffers[b].bytes)
-            throw UsageError("launch plan: kernel " + s.kernel + " points beyond buffer '" + a.buffer + "'");
-          st.patches.push_back({st.args.size(), b});
-          st.args.push_back(a.offset_bytes);
-          break;
-        }
-        case KernelArg::Kind::i32: st.args.push_back(to_slot(static_cast<std::int32_t>(a.i))); break;
-        case KernelArg::Kind::u32: st.args.push_back(to_slot(static_cast<std::uint32_t>(a.i))); break;
-        case KernelArg::Kind::i64: st.args.push_back(to_slot(static_cast<std::int64_t>(a.i))); break;
-        case KernelArg::Kind::u64: st.args.push_back(to_slot(static_cast<std::uint64_t>(a.i))); break;
-        case KernelArg::Kind::f32: st.args.push_back(to_slot(static_cast<float>(a.f))); break;
-        case KernelArg::Kind::f64: st.args.push_back(to_slot(static_cast<double>(a.f))); break;
-      }
-    }
-    out->steps_.push_back(std::move(st));
-  }
-  for (const auto& [kernel, bytes] : max_shared) {
-    if (bytes <= kDefaultSharedLimit) continue;
-    const CUresult r = d.func_set_attribute(functions.at(kernel), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                            static_cast<int>(bytes));
-    if (r != CUDA_SUCCESS)
-      throw_call_error(r, "cuFuncSetAttribute(" + kernel + ", MAX_DYNAMIC_SHARED_SIZE_BYTES=" + std::to_string(bytes) + ")");
-  }
+  out->bound_ = std::make_unique<PreparedPlan::Bound>();
+  out->bound_->plan = detail::bind_plan(d, static_cast<CUmodule>(module->handle()), plan);
   return out;
 }
 
 void Launcher::run(const PreparedPlan& p, const std::uintptr_t* buffers, void* stream) const {
   const auto& d = driver();
   ScopedContext scope(ctx_);
-  auto s = static_cast<CUstream>(stream);
-  std::array<std::uint64_t, kMaxArgs> slots;
-  std::array<void*, kMaxArgs> ptrs;
-  for (const auto& st : p.steps_) {
-    if (st.kind == LaunchStep::Kind::memset32) {
-      const CUresult r = d.memset_d32_async(static_cast<CUdeviceptr>(buffers[st.buffer]), st.value, st.count, s);
-      if (r != CUDA_SUCCESS) throw_call_error(r, "cuMemsetD32Async(" + st.name + ")");
-      continue;
-    }
-    const std::size_t n = st.args.size();
-    for (std::size_t i = 0; i < n; ++i) {
-      slots[i] = st.args[i];
-      ptrs[i] = &slots[i];
-    }
-    for (const auto& patch : st.patches)
-      slots[patch.slot] = to_slot<CUdeviceptr>(static_cast<CUdeviceptr>(buffers[patch.buffer]) + st.args[patch.slot]);
-    const CUresult r = d.launch_kernel(st.fn, st.grid[0], st.grid[1], st.grid[2], st.block[0], st.block[1],
-                                       st.block[2], st.shared_bytes, s, n ? ptrs.data() : nullptr, nullptr);
-    if (r != CUDA_SUCCESS)
-      throw_call_error(r, "cuLaunchKernel(" + st.name + ", grid " + dims_text(st.grid) + ", block " +
-                              dims_text(st.block) + ", " + std::to_string(st.shared_bytes) + " B dynamic shared)");
-  }
+  detail::enqueue(d, p.bound_->plan, buffers, static_cast<CUstream>(stream));
 }
 
 void Launcher::run(const PreparedPlan& p, const std::map<std::string, std::uintptr_t>& buffers, void* stream) const {

@@ -51,11 +51,11 @@ class PreparedPlan {
 
  private:
   friend class Launcher;
-  struct Step;
+  struct Bound;  // the plan bound to the module's functions (plan_binding.hpp)
   PreparedPlan();
   LaunchPlan plan_;
   std::shared_ptr<const Module> module_;
-  std::vector<Step> steps_;
+  std::unique_ptr<Bound> bound_;
 };
 
 /// Binds one GPU's primary context. Thread-safe (the driver is; run() touches no shared mutable state), but

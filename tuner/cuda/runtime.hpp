@@ -81,6 +81,13 @@ struct TimingOptions {
   /// illegal address cannot be recovered inside a process. false: in-process, and after a sticky fault the
   /// backend throws EnvironmentError on its next use.
   bool isolate = true;
+  /// Where outputs are compared with the expected values. device (the default): the expected values stay on
+  /// the GPU for the problem's lifetime and comparison kernels send back only a verdict, for adapters that
+  /// describe their comparisons (KernelAdapter::checks()) and when the expected values fit in device memory
+  /// next to the problem; otherwise, and with host, the outputs are copied back and KernelAdapter::verify()
+  /// compares them on the CPU.
+  enum class Verify { device, host };
+  Verify verify = Verify::device;
   /// Limit for one verification run (isolate only; the timing phase gets this plus its expected duration):
   /// past it the worker is killed -> TrialStatus::timeout, and a new worker takes over.
   /// 0 (the default): derived from the session, see effective_timeout().
@@ -120,6 +127,9 @@ class CudaBackend : public Backend {
   /// Starts compiling these configurations on the compile threads (binary cache first).
   void prefetch(const std::vector<Config>& configs) override;
   BackendStats stats() const override;
+  /// Where the prepared problem's outputs are compared: "device" or "host", with the reason when the device
+  /// was asked for but cannot be used (e.g. "host (the adapter describes no comparison kernels)").
+  std::string verification() const;
 
  private:
   struct Impl;

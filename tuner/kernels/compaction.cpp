@@ -266,6 +266,25 @@ class CompactionAdapter : public KernelAdapter {
            " selected elements differ" + where;
   }
 
+  /// The same comparisons as verify(), for the comparison kernels: the count, then the selection (as many
+  /// elements as the expected count) bit-exact.
+  std::vector<OutputCheck> checks(const HostBuffers& expected, const Workload& w, const ProblemKey& p) const override {
+    const Kind k = kind(w);
+    problem(p);
+    auto want = expected.find("out");
+    if (want == expected.end()) return {};
+    OutputCheck count;
+    count.output = count.expected = "count";
+    count.element_bytes = 4;
+    count.count = 1;
+    OutputCheck out;
+    out.output = out.expected = "out";
+    out.element_bytes = static_cast<std::uint32_t>(k.size);
+    out.count = want->second.size() / k.size;
+    out.floating = k.elem != Elem::int32;
+    return {count, out};
+  }
+
   /// Bytes every correct implementation must move: the values read once, the flags read once ("flagged"),
   /// the selected values written. (The three-phase variant reads its inputs twice; single_pass reads the
   /// values of unselected "flagged" elements not at all where whole sectors are unselected.)

@@ -398,6 +398,27 @@ class ReductionAdapter : public KernelAdapter {
     return "result " + describe(k, got) + " but expected " + describe(k, exp_it->second) + where;
   }
 
+  /// The same comparisons as verify(), for the comparison kernels: the float sum within the n-scaled
+  /// tolerance, every other result (selections, integer sums, custom operators) bit-exact.
+  std::vector<OutputCheck> checks(const HostBuffers&, const Workload& w, const ProblemKey&) const override {
+    const Kind k = kind(w);
+    OutputCheck c;
+    c.output = "out";
+    c.count = 1;
+    c.floating = k.elem == Elem::float32 || k.elem == Elem::float64;
+    if (k.float_sum() && k.custom == nullptr) {
+      c.kind = OutputCheck::Kind::abs_tolerance;
+      c.expected = "reference";
+      c.tolerance = "tolerance";
+      c.element_bytes = static_cast<std::uint32_t>(k.size);
+    } else {
+      c.kind = OutputCheck::Kind::bits;
+      c.expected = "out";
+      c.element_bytes = static_cast<std::uint32_t>(k.size);
+    }
+    return {c};
+  }
+
   double bytes_moved(const Workload& w, const ProblemKey& p) const override {
     const Kind k = kind(w);
     const std::int64_t n = problem_n(p);

@@ -271,6 +271,26 @@ class ScanAdapter : public KernelAdapter {
            where;
   }
 
+  /// The same comparisons as verify(), for the comparison kernels: float sums within the per-element
+  /// tolerance, float maxima as values, integers bit-exact.
+  std::vector<OutputCheck> checks(const HostBuffers&, const Workload& w, const ProblemKey& p) const override {
+    const Kind k = kind(w);
+    OutputCheck c;
+    c.output = "out";
+    c.count = static_cast<std::uint64_t>(problem_n(p));
+    c.element_bytes = static_cast<std::uint32_t>(k.size);
+    c.floating = k.elem != Elem::int32;
+    c.expected = "out";
+    if (k.float_sum()) {
+      c.kind = OutputCheck::Kind::abs_tolerance;
+      c.expected = "reference";
+      c.tolerance = "tolerance";
+    } else {
+      c.kind = k.elem == Elem::int32 ? OutputCheck::Kind::bits : OutputCheck::Kind::float_equal;
+    }
+    return {c};
+  }
+
   double bytes_moved(const Workload& w, const ProblemKey& p) const override {
     const Kind k = kind(w);
     const std::int64_t n = problem_n(p);

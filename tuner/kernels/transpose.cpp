@@ -306,6 +306,16 @@ class TransposeAdapter : public KernelAdapter {
     return msg;
   }
 
+  /// The same comparison as verify(), for the comparison kernels: every element bit-exact.
+  std::vector<OutputCheck> checks(const HostBuffers&, const Workload& w, const ProblemKey& p) const override {
+    OutputCheck c;
+    c.output = c.expected = "out";
+    c.element_bytes = static_cast<std::uint32_t>(element_size(w));
+    c.count = dims_of(p).elements();
+    c.floating = true;
+    return {c};
+  }
+
   double bytes_moved(const Workload& w, const ProblemKey& p) const override {
     const Dims dims = dims_of(p);
     return 2.0 * static_cast<double>(dims.rows) * static_cast<double>(dims.cols) * element_size(w);

@@ -96,6 +96,28 @@ class UserAdapter : public KernelAdapter {
     return "";
   }
 
+  /// The same comparisons as verify(), for the comparison kernels: each output bit-exact, or float32/float64
+  /// outputs within the spec's relative tolerance.
+  std::vector<OutputCheck> checks(const HostBuffers& expected, const Workload&, const ProblemKey&) const override {
+    std::vector<OutputCheck> out;
+    for (const auto& a : spec_.arguments) {
+      if (a.kind != ArgSpec::Kind::buffer || a.role != ArgSpec::Role::output) continue;
+      auto want = expected.find(a.name);
+      if (want == expected.end()) return {};  // verify() reports it
+      OutputCheck c;
+      c.output = c.expected = a.name;
+      c.element_bytes = static_cast<std::uint32_t>(dtype_size(a.dtype));
+      c.count = want->second.size() / c.element_bytes;
+      c.floating = is_float(a.dtype);
+      if (spec_.tolerance != 0 && is_float(a.dtype)) {
+        c.kind = OutputCheck::Kind::rel_tolerance;
+        c.relative = spec_.tolerance;
+      }
+      out.push_back(c);
+    }
+    return out;
+  }
+
   double bytes_moved(const Workload& w, const ProblemKey& p) const override {
     DeviceInfo none;
     Config c = spec_.default_config();

@@ -1,0 +1,75 @@
+// How an output buffer is compared with its expected values: a description that the CUDA backend runs as a
+// comparison kernel on the GPU (the expected values stay on the device for the problem's lifetime, only a
+// verdict comes back) and that compare_on_host() runs on the CPU, element by element with the same predicate.
+// Adapters describe their comparisons with KernelAdapter::checks(); pure data, no CUDA.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tuner/core/plan.hpp"
+
+namespace autotune {
+
+struct OutputCheck {
+  enum class Kind : std::uint8_t {
+    bits,           // every element bit-exact (integers, moved values, counts); any element size
+    float_equal,    // float/double values equal as numbers (+0 == -0; NaN never matches); element 4 or 8 bytes
+    abs_tolerance,  // |got - expected| <= tolerance[i], expected and tolerance as doubles; NaN never matches
+    rel_tolerance,  // got finite and |got - expected| <= relative * max(|expected|, 1e-30), same type
+  };
+  Kind kind = Kind::bits;
+  std::string output;              // output buffer of the launch plan
+  std::string expected;            // buffer of the adapter's expected HostBuffers
+  std::string tolerance;           // abs_tolerance: expected buffer of per-element double tolerances
+  std::uint32_t element_bytes = 4; // of the output's elements (float kinds: 4 = float, 8 = double)
+  std::uint64_t count = 0;         // elements compared, from the start of output and expected
+  double relative = 0;             // rel_tolerance
+  bool floating = false;           // messages print bits elements of 4 or 8 bytes as float/double (else as
+                                   // signed integers; other sizes as hex); float kinds always print as floats
+
+  /// Bytes of one expected element (8 for abs_tolerance, else element_bytes).
+  std::size_t expected_element_bytes() const { return kind == Kind::abs_tolerance ? 8 : element_bytes; }
+  /// UsageError unless the kind, element size and count fit buffers of these sizes (tolerance_bytes only read
+  /// for abs_tolerance).
+  void validate(std::size_t output_bytes, std::size_t expected_bytes, std::size_t tolerance_bytes) const;
+};
+
+/// One mismatching element: its index and raw bytes (got: element_bytes; expected: expected_element_bytes()).
+struct Mismatch {
+  std::uint64_t index = 0;
+  std::vector<unsigned char> got, expected;
+  double tolerance = 0;  // abs_tolerance only
+};
+
+/// What a comparison found. examples are in ascending index order and examples[0] is the lowest mismatching
+/// index; on the GPU the further examples are the first mismatch of later regions of the buffer, on the host
+/// the next mismatches.
+struct CheckVerdict {
+  std::uint64_t mismatches = 0;
+  std::vector<Mismatch> examples;
+  bool ok() const { return mismatches == 0; }
+};
+
+/// Examples a verdict carries at most.
+constexpr std::size_t kMaxMismatchExamples = 8;
+
+/// The predicate of the comparison for element i (pointers to the whole buffers; tol only for abs_tolerance).
+bool element_matches(const OutputCheck& c, const unsigned char* got, const unsigned char* expected,
+                     const unsigned char* tol, std::size_t i);
+
+/// Host twin of the comparison kernel. Throws UsageError if the buffers are too small (validate()).
+CheckVerdict compare_on_host(const OutputCheck& c, const std::vector<unsigned char>& got,
+                             const std::vector<unsigned char>& expected, const std::vector<unsigned char>& tolerance);
+
+/// Runs every check of `checks` on the host against outputs and expected (by buffer name); "" if all
+/// match, else describe() of the first failing check. A missing buffer is a mismatch message.
+std::string verify_on_host(const std::vector<OutputCheck>& checks, const HostBuffers& outputs,
+                           const HostBuffers& expected, const std::string& where);
+
+/// "out[12] = 3.5 but expected 4 (|error| 0.5 > tolerance 1e-06); 1 of 1048576 elements differ; also at
+/// out[70000] (3 but expected 2), ... (where)". Values printed by kind, element size and `floating`.
+std::string describe(const OutputCheck& c, const CheckVerdict& v, const std::string& where);
+
+}  // namespace autotune

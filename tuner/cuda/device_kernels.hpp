@@ -1,0 +1,43 @@
+// Internal to tuner/cuda: the tuner's own kernels, compiled once per GPU architecture with NVRTC and loaded
+// into the GPU executor next to the configurations it measures: the L2 flush before each timed sample, and the
+// comparison kernels that verify an output against expected values kept on the device (tuner/core/check.hpp).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tuner/core/check.hpp"
+
+namespace autotune::cuda::detail {
+
+/// CUDA source of every tool kernel (one program, one module).
+///
+/// autotune_l2_flush(const uint4* buffer, unsigned long long n, unsigned* sink) reads words [0, n) of a buffer
+/// (16-byte loads cached in L2 only) and in practice never writes: it evicts whatever the L2 held, dirty lines
+/// included (their write-back happens during the flush, not in the next timed run), and leaves no dirty line of
+/// its own, unlike a memset.
+///
+/// autotune_compare_<kind>(const void* got, const void* expected, const double* tolerance,
+/// unsigned long long count, unsigned long long chunk, unsigned element_bytes, double relative,
+/// unsigned long long* results): block b compares elements [b * chunk, min((b + 1) * chunk, count)) with the
+/// predicate of element_matches() and writes results[2b] = its mismatches, results[2b + 1] = its lowest
+/// mismatching index (all ones if none). Loads are streaming (evict-first): the buffers are read once.
+const char* tool_kernels_source();
+
+/// NVRTC options of tool_kernels_source() (no fused multiply-add, so the comparisons round like the host's).
+std::vector<std::string> tool_kernels_options();
+
+/// Entry point of the L2 flush kernel.
+constexpr const char* kL2FlushKernel = "autotune_l2_flush";
+
+/// Entry point of the comparison kernel for a check's kind and element size.
+std::string compare_kernel_name(const OutputCheck& c);
+
+/// Threads per block of the comparison kernels.
+constexpr unsigned kCompareBlockThreads = 256;
+/// Most blocks of one comparison (its results buffer holds 2 x this many u64).
+constexpr std::uint64_t kCompareMaxBlocks = 4096;
+/// Elements a block compares at least (fewer blocks for small outputs).
+constexpr std::uint64_t kCompareMinChunk = 8192;
+
+}  // namespace autotune::cuda::detail

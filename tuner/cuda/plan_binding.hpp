@@ -1,0 +1,59 @@
+// Internal to tuner/cuda: a LaunchPlan bound to a loaded module, and its launch. One implementation for the
+// tuner's GPU executor and for the application launch API (Launcher).
+#pragma once
+#include <cuda.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tuner/core/plan.hpp"
+#include "tuner/cuda/driver.hpp"
+
+namespace autotune::cuda::detail {
+
+/// Kernel arguments of one launch are packed on the stack, so bounded.
+constexpr std::size_t kMaxKernelArgs = 32;
+
+/// One step of a bound plan: for a kernel its function, launch geometry and packed arguments (8 bytes a slot,
+/// every KernelArg type fits; a buffer slot holds the byte offset into its buffer until launch); for a memset
+/// the buffer index, value and count.
+struct BoundStep {
+  LaunchStep::Kind kind = LaunchStep::Kind::kernel;
+  std::string name;  // kernel name or "memset32(buffer)", for messages
+  CUfunction fn = nullptr;
+  std::array<std::uint32_t, 3> grid{1, 1, 1};
+  std::array<std::uint32_t, 3> block{1, 1, 1};
+  std::uint32_t shared_bytes = 0;
+  std::vector<std::uint64_t> args;
+  struct Patch {
+    std::size_t slot;    // into args
+    std::size_t buffer;  // index into the plan's buffers
+  };
+  std::vector<Patch> patches;
+  std::size_t buffer = 0;  // memset32
+  std::uint32_t value = 0;
+  std::size_t count = 0;
+  std::size_t offset_bytes = 0;
+
+  /// "cuLaunchKernel(k, grid 4x1x1, block 256x1x1, 0 B dynamic shared)" or "cuMemsetD32Async(memset32(b))".
+  std::string describe() const;
+};
+
+struct BoundPlan {
+  std::vector<BoundStep> steps;
+};
+
+/// Resolves every kernel of plan in module (the context that holds module must be current), enables dynamic
+/// shared memory above 48 KiB where a step asks for it, packs the scalar arguments and checks every buffer
+/// reference against the plan's declarations. Throws UsageError (undeclared buffer, an access beyond a buffer,
+/// more than kMaxKernelArgs arguments) or CudaCallError (a kernel missing from the module, an attribute refused).
+BoundPlan bind_plan(const Driver& d, CUmodule module, const LaunchPlan& plan);
+
+/// Enqueues the steps on stream; buffers[i] is the device address (a CUdeviceptr value) of the plan's
+/// buffers[i]. Asynchronous; no allocation.
+/// Throws CudaCallError naming the step whose launch was refused.
+void enqueue(const Driver& d, const BoundPlan& plan, const std::uintptr_t* buffers, CUstream stream);
+
+}  // namespace autotune::cuda::detail
