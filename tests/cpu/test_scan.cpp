@@ -430,19 +430,37 @@ TEST_CASE("scan reference for n = 1 and known inputs", "[cpu][scan]") {
   r = a->reference(in, Workload::parse("int32/inclusive_sum"), two);
   CHECK(get<std::int32_t>(r->at("out"), 1) == std::numeric_limits<std::int32_t>::min());
 
-  // Float sums: reference and a tolerance of 2 * eps * (ceil(log2 n) + 32) * prefix of |x|.
+  // Float sums: reference and a tolerance of 2 * eps * (ceil(log2 n) + 32) * prefix of |x|, as floats for
+  // float32 (the tolerance widened by the reference's rounding and rounded up), as doubles for float64.
   in["in"] = std::vector<unsigned char>(8);
   put<float>(in["in"], 0, 1.5f);
   put<float>(in["in"], 1, -0.5f);
   r = a->reference(in, Workload::parse("float32/inclusive_sum"), two);
-  CHECK(get<double>(r->at("reference"), 0) == 1.5);
-  CHECK(get<double>(r->at("reference"), 1) == 1.0);
+  REQUIRE(r->at("reference").size() == 2 * sizeof(float));
+  REQUIRE(r->at("tolerance").size() == 2 * sizeof(float));
+  CHECK(get<float>(r->at("reference"), 0) == 1.5f);
+  CHECK(get<float>(r->at("reference"), 1) == 1.0f);
   const double eps = std::numeric_limits<float>::epsilon();
-  CHECK(get<double>(r->at("tolerance"), 1) == Approx(2 * eps * 33 * 2.0));
+  CHECK(get<float>(r->at("tolerance"), 1) == Approx(2 * eps * 33 * 2.0));
+  CHECK(static_cast<double>(get<float>(r->at("tolerance"), 1)) >= 2 * eps * 33 * 2.0);  // rounded up
   r = a->reference(in, Workload::parse("float32/exclusive_sum"), two);
-  CHECK(get<double>(r->at("reference"), 0) == 0.0);
-  CHECK(get<double>(r->at("tolerance"), 0) == 0.0);
-  CHECK(get<double>(r->at("reference"), 1) == 1.5);
+  CHECK(get<float>(r->at("reference"), 0) == 0.0f);
+  CHECK(get<float>(r->at("tolerance"), 0) == 0.0f);
+  CHECK(get<float>(r->at("reference"), 1) == 1.5f);
+  // A prefix that float cannot hold: the tolerance covers the rounding of the reference.
+  in["in"] = std::vector<unsigned char>(8);
+  put<float>(in["in"], 0, 16777216.0f);
+  put<float>(in["in"], 1, 1.0f);
+  r = a->reference(in, Workload::parse("float32/inclusive_sum"), two);
+  const double rounding = std::fabs(16777217.0 - static_cast<double>(get<float>(r->at("reference"), 1)));
+  CHECK(rounding == 1.0);
+  CHECK(static_cast<double>(get<float>(r->at("tolerance"), 1)) >= 2 * eps * 33 * 16777217.0 + rounding);
+  in["in"] = std::vector<unsigned char>(16);
+  put<double>(in["in"], 0, 1.5);
+  put<double>(in["in"], 1, -0.5);
+  r = a->reference(in, Workload::parse("float64/inclusive_sum"), two);
+  CHECK(get<double>(r->at("reference"), 1) == 1.0);
+  CHECK(r->at("tolerance").size() == 2 * sizeof(double));
 }
 
 TEST_CASE("scan verify accepts rounding and rejects real errors", "[cpu][scan]") {

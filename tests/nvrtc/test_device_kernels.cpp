@@ -36,6 +36,10 @@ TEST_CASE("the tool kernels (L2 flush, comparisons) compile for sm_80 and sm_90 
         CHECK(contains(r.cubin, name + std::string(1, '\0')));
       }
     }
+    c.kind = K::abs_tolerance;  // float outputs against float expected values and tolerances
+    c.element_bytes = 4;
+    c.reference_bytes = 4;
+    CHECK(contains(r.cubin, cuda::detail::compare_kernel_name(c) + std::string(1, '\0')));
   }
 }
 
@@ -48,6 +52,9 @@ TEST_CASE("comparison kernels are chosen by kind and element size", "[nvrtc]") {
   c.kind = OutputCheck::Kind::abs_tolerance;
   c.element_bytes = 8;
   CHECK(cuda::detail::compare_kernel_name(c) == "autotune_compare_abs8");
+  c.element_bytes = 4;
+  c.reference_bytes = 4;
+  CHECK(cuda::detail::compare_kernel_name(c) == "autotune_compare_abs4f");
   c.kind = OutputCheck::Kind::rel_tolerance;
   c.element_bytes = 4;
   CHECK(cuda::detail::compare_kernel_name(c) == "autotune_compare_rel4");

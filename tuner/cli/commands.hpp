@@ -12,6 +12,8 @@ struct Globals {
 };
 
 void register_commands(CLI::App& app, Globals& g);
+/// tune (tuner/cli/commands_tune.cpp).
+void register_tune_command(CLI::App& app, Globals& g);
 /// compare-strategies, import, export (tuner/cli/commands_strategies.cpp).
 void register_strategy_commands(CLI::App& app, Globals& g);
 /// explore, report (tuner/cli/commands_explore.cpp).

@@ -54,6 +54,9 @@ class Backend {
   virtual void prefetch(const std::vector<Config>& configs) { (void)configs; }
   /// Where the backend's time went since it was made (all zero for backends that do not measure it).
   virtual BackendStats stats() const { return {}; }
+  /// How the prepared problem's outputs are verified, for the session's output (e.g. "device", or "host"
+  /// with the reason); "" where the question does not apply (replayed or synthetic results).
+  virtual std::string verification() const { return {}; }
 };
 
 }  // namespace autotune

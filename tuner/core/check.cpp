@@ -59,15 +59,19 @@ void OutputCheck::validate(std::size_t output_bytes, std::size_t expected_bytes,
   if (kind != Kind::bits && element_bytes != 4 && element_bytes != 8)
     throw UsageError(what + ": a floating-point comparison needs elements of 4 or 8 bytes, not " +
                      std::to_string(element_bytes));
+  if (kind == Kind::abs_tolerance && reference_bytes != 4 && reference_bytes != 8)
+    throw UsageError(what + ": expected values and tolerances must be floats or doubles (4 or 8 bytes), not " +
+                     std::to_string(reference_bytes));
   if (count > output_bytes / element_bytes)
     throw UsageError(what + ": " + std::to_string(count) + " elements of " + std::to_string(element_bytes) +
                      " bytes exceed the output's " + std::to_string(output_bytes) + " bytes");
   if (count > expected_bytes / expected_element_bytes())
     throw UsageError(what + ": expected buffer '" + expected + "' holds " + std::to_string(expected_bytes) +
                      " bytes, fewer than " + std::to_string(count) + " elements");
-  if (kind == Kind::abs_tolerance && count > tolerance_bytes / 8)
+  if (kind == Kind::abs_tolerance && count > tolerance_bytes / reference_bytes)
     throw UsageError(what + ": tolerance buffer '" + tolerance + "' holds " + std::to_string(tolerance_bytes) +
-                     " bytes, fewer than " + std::to_string(count) + " doubles");
+                     " bytes, fewer than " + std::to_string(count) + " values of " + std::to_string(reference_bytes) +
+                     " bytes");
 }
 
 bool element_matches(const OutputCheck& c, const unsigned char* got, const unsigned char* expected,
@@ -77,7 +81,8 @@ bool element_matches(const OutputCheck& c, const unsigned char* got, const unsig
     case OutputCheck::Kind::bits: return std::memcmp(got + i * es, expected + i * es, es) == 0;
     case OutputCheck::Kind::float_equal: return load_float(got, es, i) == load_float(expected, es, i);
     case OutputCheck::Kind::abs_tolerance:
-      return std::fabs(load_float(got, es, i) - load<double>(expected, i)) <= load<double>(tol, i);
+      return std::fabs(load_float(got, es, i) - load_float(expected, c.reference_bytes, i)) <=
+             load_float(tol, c.reference_bytes, i);
     case OutputCheck::Kind::rel_tolerance: {
       const double g = load_float(got, es, i), e = load_float(expected, es, i);
       return std::isfinite(g) && std::fabs(g - e) <= c.relative * std::fmax(std::fabs(e), 1e-30);
@@ -103,7 +108,7 @@ CheckVerdict compare_on_host(const OutputCheck& c, const std::vector<unsigned ch
                    got.begin() + static_cast<std::ptrdiff_t>((i + 1) * c.element_bytes));
       m.expected.assign(expected.begin() + static_cast<std::ptrdiff_t>(i * ees),
                         expected.begin() + static_cast<std::ptrdiff_t>((i + 1) * ees));
-      if (c.kind == OutputCheck::Kind::abs_tolerance) m.tolerance = load<double>(tolerance.data(), i);
+      if (c.kind == OutputCheck::Kind::abs_tolerance) m.tolerance = load_float(tolerance.data(), c.reference_bytes, i);
       v.examples.push_back(std::move(m));
     }
   }
@@ -135,8 +140,10 @@ std::string describe(const OutputCheck& c, const CheckVerdict& v, const std::str
   auto one = [&](const Mismatch& m) {
     std::string s = c.output + "[" + std::to_string(m.index) + "] = " + value_text(c, m.got, false) +
                     " but expected " + value_text(c, m.expected, true);
-    if (c.kind == OutputCheck::Kind::abs_tolerance && m.got.size() == c.element_bytes && m.expected.size() == 8) {
-      const double err = std::fabs(load_float(m.got.data(), c.element_bytes, 0) - load<double>(m.expected.data(), 0));
+    if (c.kind == OutputCheck::Kind::abs_tolerance && m.got.size() == c.element_bytes &&
+        m.expected.size() == c.reference_bytes) {
+      const double err =
+          std::fabs(load_float(m.got.data(), c.element_bytes, 0) - load_float(m.expected.data(), c.reference_bytes, 0));
       s += " (|error| " + number_text(err, 6) + " > tolerance " + number_text(m.tolerance, 6) + ")";
     }
     return s;

@@ -16,21 +16,24 @@ struct OutputCheck {
   enum class Kind : std::uint8_t {
     bits,           // every element bit-exact (integers, moved values, counts); any element size
     float_equal,    // float/double values equal as numbers (+0 == -0; NaN never matches); element 4 or 8 bytes
-    abs_tolerance,  // |got - expected| <= tolerance[i], expected and tolerance as doubles; NaN never matches
+    abs_tolerance,  // |got - expected| <= tolerance[i] in double arithmetic, expected and tolerance as floats
+                    // or doubles (reference_bytes); NaN never matches
     rel_tolerance,  // got finite and |got - expected| <= relative * max(|expected|, 1e-30), same type
   };
   Kind kind = Kind::bits;
   std::string output;              // output buffer of the launch plan
   std::string expected;            // buffer of the adapter's expected HostBuffers
-  std::string tolerance;           // abs_tolerance: expected buffer of per-element double tolerances
+  std::string tolerance;           // abs_tolerance: expected buffer of per-element tolerances
   std::uint32_t element_bytes = 4; // of the output's elements (float kinds: 4 = float, 8 = double)
   std::uint64_t count = 0;         // elements compared, from the start of output and expected
   double relative = 0;             // rel_tolerance
+  std::uint32_t reference_bytes = 8;  // abs_tolerance: bytes of each expected value and tolerance (8 double,
+                                      // 4 float: half the bytes for the comparison kernel to read)
   bool floating = false;           // messages print bits elements of 4 or 8 bytes as float/double (else as
                                    // signed integers; other sizes as hex); float kinds always print as floats
 
-  /// Bytes of one expected element (8 for abs_tolerance, else element_bytes).
-  std::size_t expected_element_bytes() const { return kind == Kind::abs_tolerance ? 8 : element_bytes; }
+  /// Bytes of one expected element (reference_bytes for abs_tolerance, else element_bytes).
+  std::size_t expected_element_bytes() const { return kind == Kind::abs_tolerance ? reference_bytes : element_bytes; }
   /// UsageError unless the kind, element size and count fit buffers of these sizes (tolerance_bytes only read
   /// for abs_tolerance).
   void validate(std::size_t output_bytes, std::size_t expected_bytes, std::size_t tolerance_bytes) const;

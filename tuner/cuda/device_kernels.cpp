@@ -34,11 +34,11 @@ struct FloatEqual {
   const T* got; const T* want;
   __device__ bool operator()(u64 i) const { return (double)__ldcs(got + i) == (double)__ldcs(want + i); }
 };
-template <typename T>
+template <typename T, typename R>
 struct AbsTolerance {
-  const T* got; const double* want; const double* tol;
+  const T* got; const R* want; const R* tol;
   __device__ bool operator()(u64 i) const {
-    return fabs((double)__ldcs(got + i) - __ldcs(want + i)) <= __ldcs(tol + i);
+    return fabs((double)__ldcs(got + i) - (double)__ldcs(want + i)) <= (double)__ldcs(tol + i);
   }
 };
 template <typename T>
@@ -88,7 +88,7 @@ __device__ void compare_chunk(const Pred& match, u64 count, u64 chunk, u64* resu
 }
 
 #define AUTOTUNE_COMPARE(NAME, PRED_INIT)                                                                  \
-  extern "C" __global__ void NAME(const void* got, const void* want, const double* tol, u64 count,       \
+  extern "C" __global__ void NAME(const void* got, const void* want, const void* tol, u64 count,       \
                                   u64 chunk, unsigned es, double relative, u64* results) {                \
     (void)tol; (void)es; (void)relative;                                                                  \
     compare_chunk(PRED_INIT, count, chunk, results);                                                      \
@@ -101,8 +101,9 @@ AUTOTUNE_COMPARE(autotune_compare_bits8, (BitsEqual<u64>{(const u64*)got, (const
 AUTOTUNE_COMPARE(autotune_compare_bytes, (BytesEqual{(const unsigned char*)got, (const unsigned char*)want, es}))
 AUTOTUNE_COMPARE(autotune_compare_feq4, (FloatEqual<float>{(const float*)got, (const float*)want}))
 AUTOTUNE_COMPARE(autotune_compare_feq8, (FloatEqual<double>{(const double*)got, (const double*)want}))
-AUTOTUNE_COMPARE(autotune_compare_abs4, (AbsTolerance<float>{(const float*)got, (const double*)want, tol}))
-AUTOTUNE_COMPARE(autotune_compare_abs8, (AbsTolerance<double>{(const double*)got, (const double*)want, tol}))
+AUTOTUNE_COMPARE(autotune_compare_abs4, (AbsTolerance<float, double>{(const float*)got, (const double*)want, (const double*)tol}))
+AUTOTUNE_COMPARE(autotune_compare_abs4f, (AbsTolerance<float, float>{(const float*)got, (const float*)want, (const float*)tol}))
+AUTOTUNE_COMPARE(autotune_compare_abs8, (AbsTolerance<double, double>{(const double*)got, (const double*)want, (const double*)tol}))
 AUTOTUNE_COMPARE(autotune_compare_rel4, (RelTolerance<float>{(const float*)got, (const float*)want, relative}))
 AUTOTUNE_COMPARE(autotune_compare_rel8, (RelTolerance<double>{(const double*)got, (const double*)want, relative}))
 )";
@@ -117,7 +118,8 @@ std::string compare_kernel_name(const OutputCheck& c) {
       if (es == 1 || es == 2 || es == 4 || es == 8) return "autotune_compare_bits" + std::to_string(es);
       return "autotune_compare_bytes";
     case OutputCheck::Kind::float_equal: return "autotune_compare_feq" + std::to_string(es);
-    case OutputCheck::Kind::abs_tolerance: return "autotune_compare_abs" + std::to_string(es);
+    case OutputCheck::Kind::abs_tolerance:
+      return "autotune_compare_abs" + std::to_string(es) + (c.reference_bytes == 4 ? "f" : "");
     case OutputCheck::Kind::rel_tolerance: return "autotune_compare_rel" + std::to_string(es);
   }
   return "autotune_compare_bytes";

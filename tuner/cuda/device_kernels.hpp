@@ -17,7 +17,7 @@ namespace autotune::cuda::detail {
 /// included (their write-back happens during the flush, not in the next timed run), and leaves no dirty line of
 /// its own, unlike a memset.
 ///
-/// autotune_compare_<kind>(const void* got, const void* expected, const double* tolerance,
+/// autotune_compare_<kind>(const void* got, const void* expected, const void* tolerance,
 /// unsigned long long count, unsigned long long chunk, unsigned element_bytes, double relative,
 /// unsigned long long* results): block b compares elements [b * chunk, min((b + 1) * chunk, count)) with the
 /// predicate of element_matches() and writes results[2b] = its mismatches, results[2b + 1] = its lowest

@@ -217,15 +217,14 @@ struct Executor::State {
     if (q.copy_outputs && (q.outputs_at > q.region_bytes || q.region_bytes - q.outputs_at < output_region_bytes(plan)))
       throw UsageError("the shared output region is too small");
     load(q.cubin);
-    fill(false, kPoisonByte);
     if (fill(true, 0)) {
       // Kernel state starts zeroed once per loaded configuration; the kernels leave it ready for their next
       // run. The timed runs start from the state an earlier run left, so the verified run does too: one run
-      // from the zeroed state, the outputs and scratch poisoned again, then the verified run.
+      // from the zeroed state, then the outputs and scratch poisoned, then the verified run.
       run_steps();
       check(d->stream_synchronize(stream), "cuStreamSynchronize");
-      fill(false, kPoisonByte);
     }
+    fill(false, kPoisonByte);
     run_steps();
     check(d->stream_synchronize(stream), "cuStreamSynchronize");
     LoadRunRequest::Reply reply;
@@ -308,7 +307,15 @@ struct Executor::State {
     m.expected.resize(c.expected_element_bytes());
     check(d->memcpy_dtoh(m.got.data(), got + i * m.got.size(), m.got.size()), "cuMemcpyDtoH");
     check(d->memcpy_dtoh(m.expected.data(), want + i * m.expected.size(), m.expected.size()), "cuMemcpyDtoH");
-    if (tol != nullptr) check(d->memcpy_dtoh(&m.tolerance, tol->ptr + i * 8, 8), "cuMemcpyDtoH");
+    if (tol != nullptr) {
+      if (c.reference_bytes == 4) {
+        float t = 0;
+        check(d->memcpy_dtoh(&t, tol->ptr + i * 4, 4), "cuMemcpyDtoH");
+        m.tolerance = t;
+      } else {
+        check(d->memcpy_dtoh(&m.tolerance, tol->ptr + i * 8, 8), "cuMemcpyDtoH");
+      }
+    }
     return m;
   }
 

@@ -51,6 +51,7 @@ void check_fields(S& c, F&& f) {
   f(c.count);
   f(c.relative);
   f(c.floating);
+  f(c.reference_bytes);
 }
 
 template <typename S, typename F>

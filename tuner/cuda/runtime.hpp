@@ -129,7 +129,7 @@ class CudaBackend : public Backend {
   BackendStats stats() const override;
   /// Where the prepared problem's outputs are compared: "device" or "host", with the reason when the device
   /// was asked for but cannot be used (e.g. "host (the adapter describes no comparison kernels)").
-  std::string verification() const;
+  std::string verification() const override;
 
  private:
   struct Impl;

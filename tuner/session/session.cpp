@@ -86,8 +86,23 @@ Result run(const TuningSpec& spec, Backend& backend, db::Database& db, const Wor
   if (space.empty())
     throw UsageError("the constraints of " + spec.name + " leave no valid configuration for " + p.key() + ", " +
                      w.key() + " on " + dev.name);
-  auto strategy = opt.configs.empty() ? search::make_strategy(opt.strategy, space, opt.seed, opt.strategy_options)
+  // Under a limit, strategies take their limited defaults (brute force: a covering order, every value of every
+  // parameter early, instead of the enumeration order).
+  const bool limited = opt.budget > 0 || opt.time_limit_s > 0;
+  const search::Options strategy_options =
+      limited ? search::limited_options(opt.strategy, opt.strategy_options) : opt.strategy_options;
+  auto strategy = opt.configs.empty() ? search::make_strategy(opt.strategy, space, opt.seed, strategy_options)
                                       : list_strategy(space, opt.configs, spec);
+  if (opt.configs.empty() && !opt.warm_start.empty()) {
+    std::vector<std::size_t> warm;
+    for (const Config& c : opt.warm_start) {
+      const std::ptrdiff_t i = space.find(c);
+      if (i >= 0 && std::find(warm.begin(), warm.end(), static_cast<std::size_t>(i)) == warm.end())
+        warm.push_back(static_cast<std::size_t>(i));
+    }
+    res.warm_started = warm.size();
+    if (!warm.empty()) strategy->warm_start(warm);
+  }
 
   const BackendStats stats_before = backend.stats();
   double setup_ms = 0, db_ms = 0;
@@ -99,6 +114,7 @@ Result run(const TuningSpec& spec, Backend& backend, db::Database& db, const Wor
     ScopedTimer timer(setup_ms);
     backend.prepare(w, p, opt.seed);
     res.copy_gbps = backend.copy_bandwidth_gbps();
+    res.verification = backend.verification();
   }
 
   db::SessionRow srow;

@@ -40,6 +40,10 @@ struct Options {
   /// "explore"). Each must be valid in the spec's space for this problem/device/workload (UsageError naming
   /// the first that is not); duplicates are evaluated once.
   std::vector<Config> configs;
+  /// Warm start (warm_start.hpp): configurations to evaluate first, best first, handed to the strategy
+  /// through Strategy::warm_start(); those not valid in this problem's space are skipped (Result says how
+  /// many were used). Ignored with `configs`.
+  std::vector<Config> warm_start;
 };
 
 /// Where a session's wall time went, in seconds. setup + idle_gpu + verify + benchmark + database + other =
@@ -70,6 +74,8 @@ struct Result {
   std::size_t reused = 0;
   std::size_t failed = 0;
   double copy_gbps = 0;
+  std::string verification;  // Backend::verification() after prepare
+  std::size_t warm_started = 0;  // Options::warm_start configurations valid here and given to the strategy
   std::vector<db::TrialRow> top;  // best ok trials of this kernel/device/workload/problem, fastest first
   TimeSplit timing;
 };
