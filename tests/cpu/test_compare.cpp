@@ -87,6 +87,14 @@ class Scripted : public search::Strategy {
 
 std::string recorded_db() { return autotune_test::data_dir() + "/recorded_h200.db"; }
 
+/// Runs the CLI with `args` and checks that it stops with a usage error (exit code 2) saying `text`.
+void check_usage_error(const std::string& args, const std::string& text) {
+  Run r = run_cli(args);
+  INFO(args << "\n" << r.out);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains(text));
+}
+
 }  // namespace
 
 TEST_CASE("budgets: counts and percentages of the space", "[cpu][compare]") {
@@ -328,16 +336,10 @@ TEST_CASE("autotune compare-strategies: table, CSV and errors", "[cpu][compare][
   CHECK(lines == 1 + 3 * 2);
   std::remove(csv.c_str());
 
-  Run bad = run_cli("compare-strategies transpose --from " + recorded_db() + " --rows 8192 --cols 8192 --budgets 0");
-  CHECK(bad.code == 2);
-  CHECK_THAT(bad.out, Catch::Contains("bad budget"));
-  Run unknown = run_cli("compare-strategies transpose --from " + recorded_db() +
-                        " --rows 8192 --cols 8192 --strategies warp_drive");
-  CHECK(unknown.code == 2);
-  CHECK_THAT(unknown.out, Catch::Contains("warp_drive"));
-  Run unrecorded = run_cli("compare-strategies transpose --from " + recorded_db() + " --rows 4000 --cols 4000");
-  CHECK(unrecorded.code == 2);
-  CHECK_THAT(unrecorded.out, Catch::Contains("no recorded trials"));
+  const std::string transpose = "compare-strategies transpose --from " + recorded_db();
+  check_usage_error(transpose + " --rows 8192 --cols 8192 --budgets 0", "bad budget");
+  check_usage_error(transpose + " --rows 8192 --cols 8192 --strategies warp_drive", "warp_drive");
+  check_usage_error(transpose + " --rows 4000 --cols 4000", "no recorded trials");
 }
 
 namespace {
@@ -505,13 +507,11 @@ TEST_CASE("autotune compare-strategies --warm-from-problem", "[cpu][compare][cli
   CHECK_THAT(r.out, Catch::Contains("warm start: the 5 fastest configurations recorded for n=16777216") &&
                         Catch::Contains("VARIANT=warp_shuffle") && Catch::Contains("there,") &&
                         Catch::Contains("broad_then_local"));
-  Run same = run_cli("compare-strategies reduction --n 67108864 --from " + path +
-                     " --budgets 1 --repeats 1 --warm-from-problem n=67108864");
-  CHECK(same.code == 2);
-  CHECK_THAT(same.out, Catch::Contains("another problem"));
-  Run none = run_cli("compare-strategies reduction --n 67108864 --from " + recorded_db() +
-                     " --budgets 1 --repeats 1 --warm-from-problem n=1048576");
-  CHECK(none.code == 2);
-  CHECK_THAT(none.out, Catch::Contains("no successful recorded trials"));
+  check_usage_error("compare-strategies reduction --n 67108864 --from " + path +
+                        " --budgets 1 --repeats 1 --warm-from-problem n=67108864",
+                    "another problem");
+  check_usage_error("compare-strategies reduction --n 67108864 --from " + recorded_db() +
+                        " --budgets 1 --repeats 1 --warm-from-problem n=1048576",
+                    "no successful recorded trials");
   std::remove(path.c_str());
 }
