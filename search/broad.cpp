@@ -16,8 +16,8 @@ namespace {
 /// changed to any other value) are evaluated in random order. Whenever a neighbour is better it becomes the
 /// first config to expand, so a run of expansions is a first-improvement hill climb; when the best config's
 /// neighbourhood is exhausted (a local optimum among the evaluated configs), the next best one is expanded, so
-/// later climbs start from the best configs found so far. A batch takes neighbours of as many of the best
-/// configs as it needs. After `elite` exhausted neighbourhoods, `explore` more covering rounds are evaluated,
+/// later climbs start from the best configs found so far. A batch holds neighbours of one config only (taking
+/// those of the next best configs too spread a batch of 32 and found the optimum less often). After `elite` exhausted neighbourhoods, `explore` more covering rounds are evaluated,
 /// and the covering order is where new configs come from when no config has unevaluated neighbours: every
 /// valid config is proposed once before the strategy runs dry.
 class BroadThenLocal final : public StrategyBase {
@@ -87,8 +87,8 @@ class BroadThenLocal final : public StrategyBase {
     return out;
   }
 
-  /// Up to k unevaluated neighbours of the best configs that ran, best config first. Configs whose
-  /// neighbourhood has been evaluated completely leave the ranking (counted in exhausted_).
+  /// Up to k unevaluated neighbours, neither observed nor outstanding, of the best ranked config that has any.
+  /// Configs whose neighbourhood has been evaluated completely leave the ranking (counted in exhausted_).
   std::vector<std::size_t> expand(std::size_t k) {
     const std::vector<std::size_t>& seen = observed();
     for (; ranked_up_to_ < seen.size(); ++ranked_up_to_) {
