@@ -382,6 +382,39 @@ std::vector<std::size_t> StrategyBase::upcoming(std::size_t n) const {
   return out;
 }
 
+void StrategyBase::warm_start(const std::vector<std::size_t>& indices) {
+  std::vector<std::size_t> added;
+  for (std::size_t i : indices) {
+    if (i >= size() || std::find(warm_.begin(), warm_.end(), i) != warm_.end()) continue;
+    warm_.push_back(i);
+    added.push_back(i);
+  }
+  queue_.insert(queue_.begin(), added.begin(), added.end());
+}
+
+std::size_t StrategyBase::best_warm_point() const {
+  std::size_t best = kNone;
+  for (std::size_t i : warm_)
+    if (best == kNone || value(i) < value(best)) best = i;
+  return best;
+}
+
+std::vector<std::size_t> StrategyBase::initial_population(std::size_t k) {
+  std::vector<std::size_t> out = warm_;
+  std::stable_sort(out.begin(), out.end(), [this](std::size_t a, std::size_t b) { return value(a) < value(b); });
+  if (out.size() > k) out.resize(k);
+  // Hide unknown warm points from the random draw so that none is picked twice.
+  std::vector<std::size_t> hidden;
+  for (std::size_t i : out)
+    if (!known_[i] && !pending_[i]) {
+      pending_[i] = 1;
+      hidden.push_back(i);
+    }
+  for (std::size_t c : random_unknowns(k - out.size())) out.push_back(c);
+  for (std::size_t i : hidden) pending_[i] = 0;
+  return out;
+}
+
 void StrategyBase::observe(const std::vector<Observation>& results) {
   for (const Observation& r : results) {
     if (r.index >= size()) {

@@ -70,6 +70,18 @@ class NearestValid {
   bool sorted_ = true;
 };
 
+/// A stratified random permutation of the valid space, in rounds. Each round visits the (parameter, value)
+/// pairs that still have unvisited configs in random order; for a pair not yet covered in this round it takes
+/// an unvisited config with that value (the one covering the most pairs not yet covered in this round among a
+/// few random candidates) and marks every pair of that config covered. So the first round holds every value
+/// of every parameter that has valid configs, in at most (sum of the value counts) configs, and later rounds
+/// keep the rest spread out. Cost: O(size x params) time, 4 x size x params bytes while building.
+struct CoveringOrder {
+  std::vector<std::size_t> order;       // every valid index exactly once
+  std::vector<std::size_t> round_ends;  // position in `order` after each round (increasing; last == size)
+};
+CoveringOrder covering_order(const ParameterSpace& space, Rng& rng);
+
 /// Relative worsening of `next` over `current` for acceptance tests: log(next/current) for positive
 /// values, a relative difference otherwise; +inf if next failed and current did not.
 double worsening(double next, double current);
@@ -95,6 +107,9 @@ class StrategyBase : public Strategy {
   /// What propose() would hand out next from candidates already generated (the rest of a generation), then,
   /// for independent steps, what peek() names.
   std::vector<std::size_t> upcoming(std::size_t n) const final;
+  /// Queues the valid, distinct indices ahead of anything step() suggests (see Strategy::warm_start); the
+  /// algorithm reads them with warm_points(). A later call adds its points in front of the queue.
+  void warm_start(const std::vector<std::size_t>& indices) final;
 
  protected:
   static constexpr int kMaxIdleSteps = 200;
@@ -132,6 +147,15 @@ class StrategyBase : public Strategy {
   /// Best observed index (smallest value; failures only if nothing succeeded), or kNone.
   std::size_t best_index() const { return best_; }
   std::size_t size() const { return space_.size(); }
+  /// Warm-start points in the order given (valid, no repeats); empty without a warm start.
+  const std::vector<std::size_t>& warm_points() const { return warm_; }
+  /// The warm-start point with the best value observed so far (the first given one among equals, so an
+  /// unknown one only when none ran), or kNone without a warm start.
+  std::size_t best_warm_point() const;
+  /// k distinct configs for a first population: the warm-start points (best observed first, up to k), then
+  /// random configs that are neither observed nor outstanding. Warm points may be known already; the caller
+  /// reads their values instead of proposing them.
+  std::vector<std::size_t> initial_population(std::size_t k);
   /// Nearest valid config to a point in value-index coordinates (see NearestValid).
   std::size_t nearest(const std::vector<double>& target);
   std::size_t dims() const { return space_.params().size(); }
@@ -151,6 +175,7 @@ class StrategyBase : public Strategy {
   std::vector<std::size_t> pool_;      // unobserved indices (swap-remove)
   std::vector<std::size_t> pool_pos_;  // position of each index in pool_, kNone if observed
   std::vector<std::size_t> observed_;
+  std::vector<std::size_t> warm_;
   std::deque<std::size_t> queue_;
   std::size_t best_ = kNone;
   std::unique_ptr<NearestValid> nearest_;
@@ -169,6 +194,7 @@ std::vector<OptionSpec> genetic_algorithm_options();
 std::vector<OptionSpec> particle_swarm_options();
 std::vector<OptionSpec> differential_evolution_options();
 std::vector<OptionSpec> bayesian_optimization_options();
+std::vector<OptionSpec> broad_then_local_options();
 
 std::unique_ptr<Strategy> make_brute_force(const ParameterSpace& s, std::uint64_t seed, const OptionReader& o);
 std::unique_ptr<Strategy> make_random_sample(const ParameterSpace& s, std::uint64_t seed, const OptionReader& o);
@@ -186,5 +212,6 @@ std::unique_ptr<Strategy> make_differential_evolution(const ParameterSpace& s, s
                                                       const OptionReader& o);
 std::unique_ptr<Strategy> make_bayesian_optimization(const ParameterSpace& s, std::uint64_t seed,
                                                      const OptionReader& o);
+std::unique_ptr<Strategy> make_broad_then_local(const ParameterSpace& s, std::uint64_t seed, const OptionReader& o);
 
 }  // namespace autotune::search::detail

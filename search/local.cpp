@@ -20,7 +20,7 @@ OptionSpec hood_option(const char* def) {
           OptionKind::choice, 0, 0, {"neighbours", "adjacent"}};
 }
 
-/// Shared machinery: a neighbourhood and a resumable hill climb.
+/// Shared machinery: a neighbourhood, a resumable hill climb and the choice of starting points.
 class LocalSearchBase : public StrategyBase {
  protected:
   LocalSearchBase(std::string name, const ParameterSpace& space, std::uint64_t seed, Hood hood,
@@ -29,6 +29,18 @@ class LocalSearchBase : public StrategyBase {
 
   std::vector<std::size_t> moves(std::size_t i, Hood hood) const {
     return hood == Hood::adjacent ? space_.adjacent(i) : space_.neighbours(i);
+  }
+
+  /// Where the next climb (or walk) starts: the best warm-start point the first time (see
+  /// StrategyBase::best_warm_point), then a random config that is neither observed nor outstanding; kNone when
+  /// there is none.
+  std::size_t start_point() {
+    if (!started_) {
+      started_ = true;
+      const std::size_t warm = best_warm_point();
+      if (warm != kNone) return warm;
+    }
+    return random_unknown();
   }
 
   /// Starts a climb at `start` (evaluated first if unknown).
@@ -106,6 +118,7 @@ class LocalSearchBase : public StrategyBase {
   }
 
   const bool best_improvement_;
+  bool started_ = false;
   std::size_t current_ = kNone;
   std::vector<std::size_t> nb_;
   std::size_t nb_pos_ = 0;
@@ -125,7 +138,7 @@ class GreedyLocalSearch final : public LocalSearchBase {
   std::vector<std::size_t> step(std::size_t hint) override {
     for (int guard = 0; guard < 1000; ++guard) {
       if (!climbing_) {
-        const std::size_t start = random_unknown();
+        const std::size_t start = start_point();
         if (start == kNone) return {};
         climb_from(start);
         climbing_ = true;
@@ -158,7 +171,7 @@ class IteratedLocalSearch final : public LocalSearchBase {
   std::vector<std::size_t> step(std::size_t hint) override {
     for (int guard = 0; guard < 1000; ++guard) {
       if (!climbing_) {
-        const std::size_t start = random_unknown();
+        const std::size_t start = start_point();
         if (start == kNone) return {};
         climb_from(start);
         climbing_ = true;
@@ -242,7 +255,7 @@ class SimulatedAnnealing final : public LocalSearchBase {
  private:
   std::vector<std::size_t> restart() {
     batch_.clear();
-    const std::size_t start = random_unknown();
+    const std::size_t start = start_point();
     if (start == kNone) return {};
     set_current(start);
     temperature_ = t0_;

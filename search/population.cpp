@@ -35,7 +35,7 @@ class GeneticAlgorithm final : public StrategyBase {
   std::vector<std::size_t> step(std::size_t) override {
     next_population();
     if (pop_.empty()) {
-      children_ = random_unknowns(pop_size_);
+      children_ = initial_population(pop_size_);
       return children_;
     }
     breed();
@@ -148,7 +148,7 @@ class ParticleSwarm final : public StrategyBase {
  protected:
   std::vector<std::size_t> step(std::size_t) override {
     if (swarm_.empty()) {
-      for (std::size_t i : random_unknowns(swarm_size_)) swarm_.push_back(spawn(i));
+      for (std::size_t i : initial_population(swarm_size_)) swarm_.push_back(spawn(i));
       return current();
     }
     for (Particle& p : swarm_) {
@@ -262,7 +262,7 @@ class DifferentialEvolution final : public StrategyBase {
  protected:
   std::vector<std::size_t> step(std::size_t) override {
     if (pop_.empty()) {
-      pop_ = random_unknowns(pop_size_);
+      pop_ = initial_population(pop_size_);
       return pop_;
     }
     // Selection: a trial replaces its target when it is not worse.

@@ -18,8 +18,10 @@ struct Entry {
 
 const std::vector<Entry>& registry() {
   static const std::vector<Entry> entries = {
-      {"brute_force", "every valid config once, in the space's enumeration order", detail::brute_force_options,
-       detail::make_brute_force},
+      {"brute_force",
+       "every valid config once, in the space's enumeration order or (order=covering) in a stratified random "
+       "order that shows every value of every parameter first",
+       detail::brute_force_options, detail::make_brute_force},
       {"random_sample", "uniformly random valid configs without replacement", detail::random_sample_options,
        detail::make_random_sample},
       {"simulated_annealing",
@@ -54,6 +56,12 @@ const std::vector<Entry>& registry() {
        "Gaussian process (Matern 5/2) over normalised parameter indices fitted to log times; proposes the "
        "unevaluated valid config with the largest expected improvement after a few random samples",
        detail::bayesian_optimization_options, detail::make_bayesian_optimization},
+      {"broad_then_local",
+       "the default under a budget or time limit: the warm-start points, then a stratified sample holding every "
+       "value of every parameter (covering rounds), then a best-first search over neighbourhoods (hill climbs "
+       "from the best configs found so far), with a further covering round after every few exhausted "
+       "neighbourhoods until the whole space is visited",
+       detail::broad_then_local_options, detail::make_broad_then_local},
   };
   return entries;
 }
@@ -69,6 +77,12 @@ std::vector<StrategyInfo> list_strategies() {
     for (const detail::OptionSpec& o : e.options()) info.options.push_back({o.name, o.default_value, o.description});
     out.push_back(std::move(info));
   }
+  return out;
+}
+
+Options limited_options(const std::string& strategy, const Options& given) {
+  Options out = given;
+  if (strategy == "brute_force" && !out.count("order")) out["order"] = "covering";
   return out;
 }
 

@@ -36,6 +36,15 @@ class Strategy {
     (void)n;
     return {};
   }
+  /// Configs believed to be good before any measurement (e.g. the best configs of a similar problem on the same
+  /// device), as space indices, best first. Call once, right after construction and before the first propose().
+  /// Indices outside the space and repeats are ignored. Every strategy built by make_strategy() proposes the
+  /// ones not yet observed before anything else (they cost budget like any other evaluation; a batch may
+  /// hold all of them), then uses them in its own way: local searches start their first climb from the
+  /// best of them (by the value observed now), population strategies put them in the initial population,
+  /// bayesian_optimization counts them among its initial samples, broad_then_local shortens its broad phase
+  /// and climbs from them. Default: ignored.
+  virtual void warm_start(const std::vector<std::size_t>& indices) { (void)indices; }
 };
 
 struct OptionInfo {
@@ -54,6 +63,15 @@ using Options = std::map<std::string, std::string>;
 
 /// Every strategy with its options and defaults.
 std::vector<StrategyInfo> list_strategies();
+
+/// Options for `strategy` in a run cut short by an evaluation budget or a time limit: `given` plus
+/// order=covering for brute_force when `given` has no `order` (so a partial brute force sees every value of
+/// every parameter early instead of the first variants only). Other strategies: `given` unchanged.
+/// Does not validate (make_strategy does).
+Options limited_options(const std::string& strategy, const Options& given);
+
+/// The strategy to use when the user names none and the run is limited by a budget or a time limit.
+inline constexpr const char* kLimitedDefaultStrategy = "broad_then_local";
 
 /// Throws UsageError for an unknown strategy name, unknown option or unparsable option value.
 /// The space must outlive the strategy.

@@ -87,6 +87,14 @@ class Scripted : public search::Strategy {
 
 std::string recorded_db() { return autotune_test::data_dir() + "/recorded_h200.db"; }
 
+/// Runs the CLI with `args` and checks that it stops with a usage error (exit code 2) saying `text`.
+void check_usage_error(const std::string& args, const std::string& text) {
+  Run r = run_cli(args);
+  INFO(args << "\n" << r.out);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains(text));
+}
+
 }  // namespace
 
 TEST_CASE("budgets: counts and percentages of the space", "[cpu][compare]") {
@@ -196,6 +204,7 @@ TEST_CASE("compare on a synthetic space with a known optimum", "[cpu][compare]")
   const std::size_t n = bowl.space->size();
   session::CompareOptions opt;
   opt.strategies = {"brute_force", "greedy_local_search", "bayesian_optimization"};
+  opt.strategy_options["brute_force"] = {{"order", "enumeration"}};  // compare's default is the covering order
   opt.budgets = session::parse_budgets("1,20%,100%");
   opt.repeats = 8;
   std::vector<std::string> done;
@@ -250,6 +259,7 @@ TEST_CASE("compare on a synthetic space with a known optimum", "[cpu][compare]")
   // Bad input.
   session::CompareOptions bad = opt;
   bad.strategies = {"nope"};
+  bad.strategy_options.clear();
   CHECK_THROWS_WITH(session::compare_strategies(*bowl.space, rec, bad), Catch::Contains("nope"));
   bad = opt;
   bad.strategy_options["greedy_local_search"] = {{"improvement", "sideways"}};
@@ -326,14 +336,182 @@ TEST_CASE("autotune compare-strategies: table, CSV and errors", "[cpu][compare][
   CHECK(lines == 1 + 3 * 2);
   std::remove(csv.c_str());
 
-  Run bad = run_cli("compare-strategies transpose --from " + recorded_db() + " --rows 8192 --cols 8192 --budgets 0");
-  CHECK(bad.code == 2);
-  CHECK_THAT(bad.out, Catch::Contains("bad budget"));
-  Run unknown = run_cli("compare-strategies transpose --from " + recorded_db() +
-                        " --rows 8192 --cols 8192 --strategies warp_drive");
-  CHECK(unknown.code == 2);
-  CHECK_THAT(unknown.out, Catch::Contains("warp_drive"));
-  Run unrecorded = run_cli("compare-strategies transpose --from " + recorded_db() + " --rows 4000 --cols 4000");
-  CHECK(unrecorded.code == 2);
-  CHECK_THAT(unrecorded.out, Catch::Contains("no recorded trials"));
+  const std::string transpose = "compare-strategies transpose --from " + recorded_db();
+  check_usage_error(transpose + " --rows 8192 --cols 8192 --budgets 0", "bad budget");
+  check_usage_error(transpose + " --rows 8192 --cols 8192 --strategies warp_drive", "warp_drive");
+  check_usage_error(transpose + " --rows 4000 --cols 4000", "no recorded trials");
+}
+
+namespace {
+
+std::unique_ptr<session::Recording> reduction_recording() {
+  auto db = db::Database::open(recorded_db(), db::Database::Mode::read_only);
+  return std::make_unique<session::Recording>(session::load_recording(
+      *db, kernels::builtin_spec("reduction"), Workload::parse("float32/sum"), ProblemKey::parse("n=67108864")));
+}
+
+const session::CompareRow& row_of(const session::CompareResult& r, const std::string& strategy, std::size_t budget) {
+  for (const auto& row : r.rows)
+    if (row.strategy == strategy && row.budget == budget) return row;
+  FAIL("no row for " << strategy << " at " << budget);
+  throw std::logic_error("unreachable");
+}
+
+}  // namespace
+
+TEST_CASE("limited runs on the H200 reduction recording: covering brute force, broad_then_local", "[cpu][compare]") {
+  auto rec = reduction_recording();
+  const ParameterSpace& space = *rec->space;
+  REQUIRE(space.size() == 2436);
+  std::size_t first_round = 0;  // sum of the value counts: 8 variants + 5 + 4 + 3 + 8 + 2 + 2 = 32
+  for (const Param& p : space.params()) first_round += p.values.size();
+  REQUIRE(first_round == 32);
+  const std::size_t variant = 0;
+  REQUIRE(space.params()[variant].name == "VARIANT");
+
+  SECTION("the limited brute force has seen every variant (every value) within 32 configurations") {
+    for (std::uint64_t seed = 1; seed <= 50; ++seed) {
+      auto s = search::make_strategy("brute_force", space, seed, search::limited_options("brute_force", {}));
+      const std::vector<std::size_t> first = s->propose(first_round);
+      REQUIRE(first.size() == first_round);
+      std::set<std::pair<std::size_t, std::size_t>> pairs;
+      std::set<std::size_t> variants;
+      for (std::size_t i : first) {
+        variants.insert(space.indices(i)[variant]);
+        for (std::size_t j = 0; j < space.params().size(); ++j) pairs.insert({j, space.indices(i)[j]});
+      }
+      CHECK(variants.size() == 8);
+      CHECK(pairs.size() == first_round);
+    }
+    // The enumeration order, by contrast, is still in the lecture variants (0-5), far from the grid-stride ones.
+    auto plain = search::make_strategy("brute_force", space, 1);
+    std::set<std::size_t> variants;
+    for (std::size_t i : plain->propose(first_round)) variants.insert(space.indices(i)[variant]);
+    CHECK(*variants.rbegin() < 6);
+  }
+
+  SECTION("compare-strategies uses the covering brute force unless told otherwise") {
+    session::CompareOptions opt;
+    opt.strategies = {"brute_force"};
+    opt.budgets = {BudgetSpec{32, false}};
+    opt.repeats = 20;
+    const session::CompareResult covering = session::compare_strategies(space, rec->recorded, opt);
+    opt.strategy_options["brute_force"] = {{"order", "enumeration"}};
+    const session::CompareResult enumeration = session::compare_strategies(space, rec->recorded, opt);
+    const auto& c = row_of(covering, "brute_force", 32);
+    const auto& e = row_of(enumeration, "brute_force", 32);
+    INFO("covering " << c.median << ", enumeration " << e.median);
+    CHECK(e.p10 == e.p90);  // the same configs in every run
+    CHECK(c.p10 < c.p90);   // seeded orders
+    CHECK(c.median > 0.9);  // every variant seen, grid-stride ones included
+    CHECK(e.median < 0.5);  // only the slowest lecture variant
+  }
+
+  SECTION("broad_then_local beats random sampling and the covering brute force at 5% and 10%") {
+    session::CompareOptions opt;
+    opt.strategies = {"brute_force", "broad_then_local"};
+    opt.budgets = session::parse_budgets("5%,10%");
+    opt.repeats = 200;
+    const session::CompareResult r = session::compare_strategies(space, rec->recorded, opt);
+    for (std::size_t budget : r.budgets) {
+      const auto& btl = row_of(r, "broad_then_local", budget);
+      const auto& random = row_of(r, "random_sample", budget);
+      const auto& brute = row_of(r, "brute_force", budget);
+      INFO("budget " << budget << ": mean score broad_then_local " << btl.mean << ", random_sample " << random.mean
+                     << ", brute_force " << brute.mean << "; optimum found " << btl.found << " / " << random.found
+                     << " / " << brute.found);
+      CHECK(btl.mean > random.mean);
+      CHECK(btl.mean > brute.mean);
+      CHECK(btl.found > random.found + 0.2);
+      CHECK(btl.found > brute.found + 0.2);
+    }
+  }
+}
+
+TEST_CASE("warm starts from another recorded problem", "[cpu][compare]") {
+  Bowl bowl;
+  // A second problem whose optimum moved to A=16 (the first problem's optimum A=8 is second best there).
+  const ProblemKey other = ProblemKey::parse("n=8192");
+  sim::SyntheticBackend be(sim::SyntheticBackend::fake_device(), [](const Config& c) {
+    const double a = std::log2(static_cast<double>(c.at("A"))) - 3.9;
+    const double b = std::log2(static_cast<double>(c.at("B"))) - 1, cc = static_cast<double>(c.at("C")) - 1;
+    return 500.0 * (1 + 0.05 * a * a + 0.08 * b * b + 0.1 * cc * cc);
+  });
+  session::run(bowl.spec, be, *bowl.db, bowl.w, other, {});
+  session::Recording rec = session::load_recording(*bowl.db, bowl.spec, bowl.w, bowl.p);
+  CHECK(rec.problem == bowl.p.key());
+
+  session::WarmStart ws = session::load_warm_start(*bowl.db, rec, bowl.spec, bowl.w, other);
+  CHECK(ws.problem == "n=8192");
+  REQUIRE(ws.indices.size() == 5);
+  CHECK(ws.skipped == 0);
+  CHECK(std::is_sorted(ws.source_ns.begin(), ws.source_ns.end()));
+  CHECK(rec.space->config(ws.indices[0]) == Config({{"A", 16}, {"B", 2}, {"C", 1}}));
+  CHECK(rec.space->config(ws.indices[1]) == Config({{"A", 8}, {"B", 2}, {"C", 1}}));  // the optimum here
+  CHECK(session::load_warm_start(*bowl.db, rec, bowl.spec, bowl.w, other, 2).indices.size() == 2);
+  CHECK_THROWS_WITH(session::load_warm_start(*bowl.db, rec, bowl.spec, bowl.w, bowl.p),
+                    Catch::Contains("another problem"));
+  CHECK_THROWS_WITH(session::load_warm_start(*bowl.db, rec, bowl.spec, bowl.w, ProblemKey::parse("n=5")),
+                    Catch::Contains("no successful recorded trials"));
+
+  // Every strategy evaluates the warm points first: the second evaluation is the optimum.
+  const auto& v = rec.recorded.values;
+  for (const auto& info : search::list_strategies()) {
+    INFO(info.name);
+    auto trace = session::simulate_run(*rec.space, rec.recorded, info.name, {}, 4, 6, 1, ws.indices);
+    REQUIRE(trace.size() == 6);
+    CHECK(trace[0] == v[ws.indices[0]]);
+    CHECK(trace[1] == rec.recorded.optimum);
+    auto batched = session::simulate_run(*rec.space, rec.recorded, info.name, {}, 4, 2, 8, ws.indices);
+    CHECK(batched.back() == rec.recorded.optimum);
+  }
+  session::CompareOptions opt;
+  opt.strategies = {"brute_force", "broad_then_local", "greedy_local_search"};
+  opt.budgets = {BudgetSpec{1, false}, BudgetSpec{2, false}};
+  opt.repeats = 5;
+  opt.warm_start = ws.indices;
+  const session::CompareResult r = session::compare_strategies(*rec.space, rec.recorded, opt);
+  for (const auto& row : r.rows) {
+    INFO(row.strategy << " at " << row.budget);
+    CHECK(row.median == Approx(row.budget == 1 ? rec.recorded.optimum / v[ws.indices[0]] : 1.0));
+    CHECK(row.p10 == row.p90);
+  }
+}
+
+TEST_CASE("autotune compare-strategies --warm-from-problem", "[cpu][compare][cli]") {
+  // A copy of the shipped recording plus a second problem, n=16777216, whose times are those of n=67108864
+  // with the best variant-7 configurations made the fastest.
+  const std::string path = "/tmp/autotune_warm_test_" + std::to_string(::getpid()) + ".db";
+  {
+    std::ifstream in(recorded_db(), std::ios::binary);
+    std::ofstream out(path, std::ios::binary);
+    out << in.rdbuf();
+  }
+  {
+    auto db = db::Database::open(path);
+    db::TrialFilter f;
+    f.kernel = "reduction";
+    for (db::TrialRow t : db->trials(f)) {
+      t.problem = "n=16777216";
+      t.problem_elements = 16777216;
+      t.m.median_ns /= 4;
+      if (Config::from_json(t.config_json).at("VARIANT") == 7) t.m.median_ns /= 2;
+      t.created_at.clear();
+      db->insert_trial(t);
+    }
+  }
+  Run r = run_cli("compare-strategies reduction --n 67108864 --from " + path +
+                  " --budgets 1,5 --repeats 2 --strategies broad_then_local --warm-from-problem n=16777216");
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("warm start: the 5 fastest configurations recorded for n=16777216") &&
+                        Catch::Contains("VARIANT=warp_shuffle") && Catch::Contains("there,") &&
+                        Catch::Contains("broad_then_local"));
+  check_usage_error("compare-strategies reduction --n 67108864 --from " + path +
+                        " --budgets 1 --repeats 1 --warm-from-problem n=67108864",
+                    "another problem");
+  check_usage_error("compare-strategies reduction --n 67108864 --from " + recorded_db() +
+                        " --budgets 1 --repeats 1 --warm-from-problem n=1048576",
+                    "no successful recorded trials");
+  std::remove(path.c_str());
 }

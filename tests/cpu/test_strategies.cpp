@@ -167,7 +167,7 @@ TEST_CASE("list_strategies names every strategy with documented options", "[cpu]
   const std::vector<std::string> expected = {"brute_force",        "random_sample",          "simulated_annealing",
                                              "genetic_algorithm",  "particle_swarm",         "differential_evolution",
                                              "greedy_local_search", "iterated_local_search", "basin_hopping",
-                                             "bayesian_optimization"};
+                                             "bayesian_optimization", "broad_then_local"};
   std::vector<std::string> names = all_names();
   CHECK(std::set<std::string>(names.begin(), names.end()) ==
         std::set<std::string>(expected.begin(), expected.end()));
@@ -457,4 +457,216 @@ TEST_CASE("deceptive landscape with failures", "[cpu][search]") {
     CHECK(r.order.size() == space.size() / 5);
     CHECK(std::isfinite(r.best));
   }
+}
+
+namespace {
+
+/// (parameter, value position) pairs held by the configs `order[0, count)`.
+std::set<std::pair<std::size_t, std::size_t>> pairs_of(const ParameterSpace& space,
+                                                        const std::vector<std::size_t>& order, std::size_t count) {
+  std::set<std::pair<std::size_t, std::size_t>> out;
+  for (std::size_t k = 0; k < count && k < order.size(); ++k)
+    for (std::size_t j = 0; j < space.params().size(); ++j) out.insert({j, space.indices(order[k])[j]});
+  return out;
+}
+
+std::size_t value_count_sum(const ParameterSpace& space) {
+  std::size_t n = 0;
+  for (const Param& p : space.params()) n += p.values.size();
+  return n;
+}
+
+/// Every proposal of a strategy run to exhaustion, in order (batch of `batch`, every result delivered).
+std::vector<std::size_t> proposals(Strategy& s, const ParameterSpace& space, const Objective& f, std::size_t batch) {
+  return drive(s, space, f, space.size() + 1, batch).order;
+}
+
+}  // namespace
+
+TEST_CASE("covering order: a permutation whose first round holds every value of every parameter", "[cpu][search]") {
+  // Z = 3 is never valid, so the valid space has 4 + 5 + 3 pairs.
+  const ParameterSpace constrained = make_space(
+      {make_param("X", range(4)), make_param("Y", {1, 2, 4, 8, 16}), make_param("Z", range(4))},
+      {"X * Y <= 24", "Z != 1 || X < 3", "Z != 3"});
+  for (const ParameterSpace* space : {&bowl_space(), &constrained}) {
+    const auto all = pairs_of(*space, [&] {
+      std::vector<std::size_t> v(space->size());
+      for (std::size_t i = 0; i < v.size(); ++i) v[i] = i;
+      return v;
+    }(), space->size());
+    for (std::uint64_t seed : {1u, 2u, 3u}) {
+      detail::Rng rng(seed);
+      const detail::CoveringOrder c = detail::covering_order(*space, rng);
+      REQUIRE(c.order.size() == space->size());
+      CHECK(std::set<std::size_t>(c.order.begin(), c.order.end()).size() == space->size());
+      CHECK(*std::max_element(c.order.begin(), c.order.end()) == space->size() - 1);
+      REQUIRE_FALSE(c.round_ends.empty());
+      CHECK(c.round_ends.back() == space->size());
+      CHECK(std::is_sorted(c.round_ends.begin(), c.round_ends.end()));
+      CHECK(c.round_ends.front() <= value_count_sum(*space));
+      CHECK(pairs_of(*space, c.order, c.round_ends.front()) == all);
+      // The second round covers every pair that still has unvisited configs after the first.
+      REQUIRE(c.round_ends.size() > 1);
+      const std::vector<std::size_t> rest(c.order.begin() + c.round_ends[0], c.order.end());
+      CHECK(pairs_of(*space, rest, c.round_ends[1] - c.round_ends[0]) == pairs_of(*space, rest, rest.size()));
+    }
+  }
+  CHECK(constrained.size() > 20);
+  detail::Rng a(7), b(7), c(8);
+  CHECK(detail::covering_order(bowl_space(), a).order == detail::covering_order(bowl_space(), b).order);
+  CHECK(detail::covering_order(bowl_space(), a).order != detail::covering_order(bowl_space(), c).order);
+  const ParameterSpace empty = make_space({make_param("X", range(3))}, {"X > 5"});
+  detail::Rng r(1);
+  CHECK(detail::covering_order(empty, r).order.empty());
+}
+
+TEST_CASE("brute_force order=covering visits every config once, every value first", "[cpu][search]") {
+  const ParameterSpace& space = bowl_space();
+  const Objective f = [&](std::size_t i) { return bowl(space, i); };
+  const std::size_t first_round = value_count_sum(space);
+  std::vector<std::size_t> previous;
+  for (std::uint64_t seed : {5u, 6u}) {
+    for (std::size_t batch : {std::size_t{1}, std::size_t{32}}) {
+      INFO("seed " << seed << " batch " << batch);
+      auto s = make_strategy("brute_force", space, seed, {{"order", "covering"}});
+      // upcoming() names what propose() hands out next.
+      const std::vector<std::size_t> ahead = s->upcoming(batch);
+      const std::vector<std::size_t> order = proposals(*s, space, f, batch);
+      REQUIRE(order.size() == space.size());
+      CHECK(std::vector<std::size_t>(order.begin(), order.begin() + ahead.size()) == ahead);
+      CHECK(std::set<std::size_t>(order.begin(), order.end()).size() == space.size());
+      CHECK(pairs_of(space, order, first_round).size() == first_round);  // every value of A..E, no value invalid
+      auto again = make_strategy("brute_force", space, seed, {{"order", "covering"}});
+      CHECK(proposals(*again, space, f, batch) == order);
+      if (batch == 1) {
+        CHECK(order != previous);  // another seed, another order
+        previous = order;
+      }
+    }
+  }
+  auto plain = make_strategy("brute_force", space, 5, {{"order", "enumeration"}});
+  CHECK(proposals(*plain, space, f, 8)[1] == 1);
+  CHECK_THROWS_AS(make_strategy("brute_force", space, 1, {{"order", "random"}}), UsageError);
+}
+
+TEST_CASE("limited_options: covering brute force unless the order is given", "[cpu][search]") {
+  CHECK(limited_options("brute_force", {}) == Options{{"order", "covering"}});
+  CHECK(limited_options("brute_force", {{"order", "enumeration"}}) == Options{{"order", "enumeration"}});
+  const Options ga{{"population", "8"}};
+  CHECK(limited_options("genetic_algorithm", ga) == ga);
+  CHECK(limited_options("broad_then_local", {}).empty());
+  const ParameterSpace space = make_space({make_param("X", range(4))}, {});
+  for (const auto& info : list_strategies()) CHECK_NOTHROW(make_strategy(info.name, space, 1, limited_options(info.name, {})));
+  CHECK(std::string(kLimitedDefaultStrategy) == "broad_then_local");
+}
+
+TEST_CASE("warm-start points are proposed first, once, and local searches climb from the best", "[cpu][search]") {
+  const ParameterSpace& space = bowl_space();
+  const Objective f = [&](std::size_t i) { return bowl(space, i); };
+  // Best first as given, but the third one is the best when measured here; 17 repeats, out of range ignored.
+  const std::vector<std::size_t> given = {17, 400, 1234, 17, space.size(), 2500};
+  const std::vector<std::size_t> warm = {17, 400, 1234, 2500};
+  std::size_t best_warm = warm.front();
+  for (std::size_t i : warm)
+    if (f(i) < f(best_warm)) best_warm = i;
+  for (const std::string& name : all_names()) {
+    for (std::size_t batch : {std::size_t{1}, std::size_t{8}}) {
+      INFO(name << " batch " << batch);
+      auto s = make_strategy(name, space, 3, test_options(name));
+      s->warm_start(given);
+      const RunResult r = drive(*s, space, f, 60, batch);
+      REQUIRE(r.order.size() == 60);
+      CHECK(std::vector<std::size_t>(r.order.begin(), r.order.begin() + 4) == warm);
+      CHECK(std::set<std::size_t>(r.order.begin(), r.order.end()).size() == r.order.size());
+      if (batch == 1 && (name == "greedy_local_search" || name == "iterated_local_search")) {
+        const std::vector<std::size_t> nb = space.neighbours(best_warm);
+        CHECK(std::find(nb.begin(), nb.end(), r.order[4]) != nb.end());
+      }
+    }
+  }
+  // A config observed before is not proposed again; prior knowledge and warm starts mix.
+  auto s = make_strategy("random_sample", space, 3);
+  s->observe({{400, f(400)}});
+  s->warm_start(warm);
+  CHECK(s->propose(3) == std::vector<std::size_t>{17, 1234, 2500});
+}
+
+namespace {
+
+/// Exposes StrategyBase's warm-start helpers.
+class WarmProbe final : public detail::StrategyBase {
+ public:
+  explicit WarmProbe(const ParameterSpace& space) : StrategyBase("probe", space, 1) {}
+  std::vector<std::size_t> population(std::size_t k) { return initial_population(k); }
+  std::size_t best_warm() const { return best_warm_point(); }
+
+ protected:
+  std::vector<std::size_t> step(std::size_t) override { return {}; }
+};
+
+}  // namespace
+
+TEST_CASE("a first population holds the warm-start points, best observed first", "[cpu][search]") {
+  const ParameterSpace space = make_space({make_param("X", range(6)), make_param("Y", range(5))}, {});
+  WarmProbe probe(space);
+  CHECK(probe.best_warm() == detail::kNone);
+  CHECK(probe.population(4).size() == 4);  // without a warm start: random configs
+  probe.warm_start({3, 7, 11, 20});
+  CHECK(probe.best_warm() == 3);  // nothing measured yet: the first given
+  probe.observe({{3, 5.0}, {7, kInf}, {11, 2.0}});  // 20 never ran
+  CHECK(probe.best_warm() == 11);
+  CHECK(probe.population(2) == std::vector<std::size_t>{11, 3});
+  const std::vector<std::size_t> pop = probe.population(10);
+  REQUIRE(pop.size() == 10);
+  CHECK(std::vector<std::size_t>(pop.begin(), pop.begin() + 4) == std::vector<std::size_t>{11, 3, 7, 20});
+  CHECK(std::set<std::size_t>(pop.begin(), pop.end()).size() == 10);
+}
+
+TEST_CASE("broad_then_local: a covering round, then the neighbourhood of the best, every config once", "[cpu][search]") {
+  const ParameterSpace& space = bowl_space();
+  const Objective f = [&](std::size_t i) { return bowl(space, i); };
+  const std::uint64_t seed = 12;
+  detail::Rng rng(seed);  // the strategy draws its covering order first, from the same seed
+  const detail::CoveringOrder cover = detail::covering_order(space, rng);
+  const std::size_t round = cover.round_ends.front();
+  const std::vector<std::size_t> warm = {100, 2000};
+
+  for (std::size_t batch : {std::size_t{1}, std::size_t{32}}) {
+    INFO("batch " << batch);
+    auto s = make_strategy("broad_then_local", space, seed);
+    const std::vector<std::size_t> order = proposals(*s, space, f, batch);
+    REQUIRE(order.size() == space.size());
+    CHECK(std::set<std::size_t>(order.begin(), order.end()).size() == space.size());
+    CHECK(s->propose(batch).empty());
+    // Phase 1: the first covering round (broad = 0: one round).
+    CHECK(std::vector<std::size_t>(order.begin(), order.begin() + round) ==
+          std::vector<std::size_t>(cover.order.begin(), cover.order.begin() + round));
+    // Phase 2 starts in the neighbourhood of the best config of the round.
+    std::size_t best = order.front();
+    for (std::size_t k = 0; k < round; ++k)
+      if (f(order[k]) < f(best)) best = order[k];
+    const std::vector<std::size_t> nb = space.neighbours(best);
+    CHECK(std::find(nb.begin(), nb.end(), order[round]) != nb.end());
+  }
+  // With a warm start: the warm points, the first round, then the neighbourhood of the best so far.
+  auto s = make_strategy("broad_then_local", space, seed, {{"broad", "0.2"}});
+  s->warm_start(warm);
+  const std::vector<std::size_t> order = proposals(*s, space, f, 4);
+  REQUIRE(order.size() == space.size());
+  CHECK(std::vector<std::size_t>(order.begin(), order.begin() + 2) == warm);
+  // The first round without the warm points it holds.
+  std::size_t broad = 2 + round;
+  for (std::size_t w : warm)
+    if (std::find(cover.order.begin(), cover.order.begin() + round, w) != cover.order.begin() + round) --broad;
+  std::size_t best = warm.front();
+  for (std::size_t k = 0; k < broad; ++k)
+    if (f(order[k]) < f(best)) best = order[k];
+  const std::vector<std::size_t> nb = space.neighbours(best);
+  CHECK(std::find(nb.begin(), nb.end(), order[broad]) != nb.end());
+  std::vector<std::size_t> first_round;
+  for (std::size_t k = 0; k < round; ++k)
+    if (std::find(warm.begin(), warm.end(), cover.order[k]) == warm.end()) first_round.push_back(cover.order[k]);
+  CHECK(std::vector<std::size_t>(order.begin() + 2, order.begin() + broad) == first_round);
+  CHECK_THROWS_AS(make_strategy("broad_then_local", space, 1, {{"broad", "2"}}), UsageError);
+  CHECK_THROWS_AS(make_strategy("broad_then_local", space, 1, {{"elite", "0"}}), UsageError);
 }

@@ -1,5 +1,6 @@
 // Sub-commands compare-strategies, import and export: wiring only (the logic lives in
 // tuner/session/compare.* and tuner/session/interop.*).
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -43,7 +44,7 @@ bool is_builtin(const std::string& name) {
 void register_strategy_commands(CLI::App& app, Globals& g) {
   // ---- compare-strategies
   struct CompareArgs {
-    std::string kernel, from, device_name, budgets = "10,20,50,100", strategies, csv;
+    std::string kernel, from, device_name, budgets = "10,20,50,100", strategies, csv, warm_from;
     std::vector<std::string> strategy_options;
     ProblemFlags pa;
     std::size_t repeats = 50, batch = 1;
@@ -66,6 +67,9 @@ void register_strategy_commands(CLI::App& app, Globals& g) {
   cmp->add_option("--seed", ca->seed, "first seed (run r uses seed + r)")->capture_default_str();
   cmp->add_option("--batch", ca->batch, "configurations asked from a strategy per step (tune uses 32)")
       ->capture_default_str()->check(CLI::Range(1, 100000));
+  cmp->add_option("--warm-from-problem", ca->warm_from,
+                  "warm-start every run with the 5 fastest configurations recorded (same --from database, kernel, "
+                  "workload and device) for this other problem, e.g. n=16777216");
   cmp->add_option("--csv", ca->csv, "also write the results as CSV to this file");
   cmp->add_flag("--markdown", ca->markdown, "print the table as Markdown");
   cmp->callback([&g, ca] {
@@ -99,6 +103,20 @@ void register_strategy_commands(CLI::App& app, Globals& g) {
                   space.size(), rec.recorded.failures, fmt_time(rec.recorded.optimum).c_str(),
                   space.config(rec.recorded.optimum_index).str(&spec.params).c_str());
       if (!rec.note.empty()) std::printf("note: %s\n", rec.note.c_str());
+      if (!ca->warm_from.empty()) {
+        session::WarmStart ws = session::load_warm_start(*db, rec, spec, w, ProblemKey::parse(ca->warm_from));
+        opt.warm_start = ws.indices;
+        std::printf("warm start: the %zu fastest configurations recorded for %s", ws.indices.size() + ws.skipped,
+                    ws.problem.c_str());
+        if (ws.skipped) std::printf(" (%zu not valid here, skipped)", ws.skipped);
+        std::printf(", evaluated first by every run:\n");
+        for (std::size_t k = 0; k < ws.indices.size(); ++k) {
+          const double here = rec.recorded.values[ws.indices[k]];
+          std::printf("  %s there, %s here: %s\n", fmt_time(ws.source_ns[k]).c_str(),
+                      std::isfinite(here) ? fmt_time(here).c_str() : "failed",
+                      space.config(ws.indices[k]).str(&spec.params).c_str());
+        }
+      }
       std::fflush(stdout);
       std::cerr << "simulating " << opt.repeats << " runs per strategy (batch " << opt.batch << ")\n";
       session::CompareResult res = session::compare_strategies(space, rec.recorded, opt);

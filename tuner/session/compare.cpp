@@ -185,6 +185,7 @@ Recording load_recording(const db::Database& from, const TuningSpec& spec, const
 
   Recording r;
   r.device = matches.front();
+  r.problem = p.key();
   f.device_id = r.device.id;
   f.workload = w.key();
   f.problem = p.key();
@@ -225,19 +226,58 @@ Recording load_recording(const db::Database& from, const TuningSpec& spec, const
   return r;
 }
 
+WarmStart load_warm_start(const db::Database& from, const Recording& target, const TuningSpec& spec,
+                          const Workload& w, const ProblemKey& source, std::size_t count) {
+  const std::string what = spec.name + " " + w.key() + " " + source.key() + " on " + target.device.info.name;
+  if (source.key() == target.problem)
+    throw UsageError("the warm start must come from another problem than the one simulated (" + source.key() + ")");
+  db::TrialFilter f;
+  f.kernel = spec.name;
+  f.device_id = target.device.id;
+  f.workload = w.key();
+  f.problem = source.key();
+  f.ok_only = true;
+  f.by_time = true;
+  std::vector<db::TrialRow> rows;
+  if (!target.source_hash.empty()) {
+    f.source_hash = target.source_hash;
+    rows = from.trials(f);
+    f.source_hash.reset();
+  }
+  if (rows.empty()) rows = from.trials(f);
+  WarmStart ws;
+  ws.problem = source.key();
+  std::set<std::string> seen;
+  for (const auto& t : rows) {
+    if (seen.size() == count) break;
+    if (!std::isfinite(t.m.median_ns) || !seen.insert(t.config_hash).second) continue;
+    const std::ptrdiff_t i = target.space->find(Config::from_json(t.config_json));
+    if (i < 0) {
+      ++ws.skipped;
+      continue;
+    }
+    ws.indices.push_back(static_cast<std::size_t>(i));
+    ws.source_ns.push_back(t.m.median_ns);
+  }
+  if (seen.empty()) throw UsageError("no successful recorded trials of " + what + " in " + from.path() + " to warm-start from");
+  return ws;
+}
+
 // ---- simulation
 
 std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpace& rec, const std::string& strategy,
                                  const search::Options& options, std::uint64_t seed, std::size_t max_evaluations,
-                                 std::size_t batch) {
+                                 std::size_t batch, const std::vector<std::size_t>& warm_start) {
   auto s = search::make_strategy(strategy, space, seed, options);
-  return simulate_run(space, rec, *s, max_evaluations, batch);
+  return simulate_run(space, rec, *s, max_evaluations, batch, warm_start);
 }
 
 std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpace& rec, search::Strategy& s,
-                                 std::size_t max_evaluations, std::size_t batch) {
+                                 std::size_t max_evaluations, std::size_t batch,
+                                 const std::vector<std::size_t>& warm_start) {
   if (rec.values.size() != space.size()) throw Error("recording does not match the space");
   if (batch == 0) batch = 1;
+  if (!warm_start.empty()) s.warm_start(warm_start);
   std::vector<double> trace;
   trace.reserve(max_evaluations);
   std::vector<char> seen(space.size(), 0);
@@ -295,10 +335,12 @@ CompareResult compare_strategies(const ParameterSpace& space, const RecordedSpac
   for (const auto& [n, o] : opt.strategy_options)
     if (std::find(names.begin(), names.end(), n) == names.end())
       throw UsageError("strategy options given for '" + n + "', which is not among the compared strategies");
-  const search::Options no_options;
+  // Every run is cut short by a budget: each strategy runs with the options of a limited run.
+  std::map<std::string, search::Options> options;
   for (const auto& n : names) {  // validate names and options before any long run
     auto it = opt.strategy_options.find(n);
-    search::make_strategy(n, space, opt.seed, it == opt.strategy_options.end() ? no_options : it->second);
+    options[n] = search::limited_options(n, it == opt.strategy_options.end() ? search::Options{} : it->second);
+    search::make_strategy(n, space, opt.seed, options[n]);
   }
 
   CompareResult res;
@@ -313,8 +355,7 @@ CompareResult compare_strategies(const ParameterSpace& space, const RecordedSpac
   const double threshold = (1.0 + opt.within) * rec.optimum;
 
   for (const auto& name : names) {
-    auto it = opt.strategy_options.find(name);
-    const search::Options& so = it == opt.strategy_options.end() ? no_options : it->second;
+    const search::Options& so = options[name];
     const auto t0 = std::chrono::steady_clock::now();
     // scores[b][r], spent[b][r]
     std::vector<std::vector<double>> scores(res.budgets.size()), bests(res.budgets.size());
@@ -322,10 +363,10 @@ CompareResult compare_strategies(const ParameterSpace& space, const RecordedSpac
     for (std::size_t r = 0; r < opt.repeats; ++r) {
       const std::uint64_t seed = opt.seed + r;
       std::vector<double> trace;
-      if (opt.batch <= 1) trace = simulate_run(space, rec, name, so, seed, max_budget, 1);
+      if (opt.batch <= 1) trace = simulate_run(space, rec, name, so, seed, max_budget, 1, opt.warm_start);
       for (std::size_t b = 0; b < res.budgets.size(); ++b) {
         const std::size_t budget = res.budgets[b];
-        if (opt.batch > 1) trace = simulate_run(space, rec, name, so, seed, budget, opt.batch);
+        if (opt.batch > 1) trace = simulate_run(space, rec, name, so, seed, budget, opt.batch, opt.warm_start);
         std::size_t used = std::min(budget, trace.size());
         double best = used ? trace[used - 1] : kInf;
         spent[b] += static_cast<double>(used);

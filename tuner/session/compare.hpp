@@ -51,6 +51,7 @@ RecordedSpace map_recording(const ParameterSpace& space, const std::vector<db::T
 /// A recording loaded from a database for one kernel, workload and problem.
 struct Recording {
   db::DeviceRow device;
+  std::string problem;                // ProblemKey::key() of the recorded problem
   std::string source_hash;            // of the rows used
   std::string note;                   // e.g. rows recorded with another source hash; "" = none
   std::unique_ptr<ParameterSpace> space;  // built for the recorded device
@@ -64,6 +65,22 @@ struct Recording {
 Recording load_recording(const db::Database& from, const TuningSpec& spec, const Workload& w, const ProblemKey& p,
                          const std::string& device_name = "");
 
+/// Warm-start points for a recorded space: the fastest configurations recorded for another problem of the same
+/// kernel, workload and device, as indices of the target space.
+struct WarmStart {
+  std::string problem;               // ProblemKey::key() of the problem they come from
+  std::vector<std::size_t> indices;  // in the target space, fastest (on `problem`) first
+  std::vector<double> source_ns;     // their median times on `problem` (ns)
+  std::size_t skipped = 0;           // of the fastest configurations, those not valid in the target space
+};
+
+/// The `count` fastest distinct configurations among the ok trials of spec.name / w / `source` on the device
+/// of `target` in `from` (read only; trials of target.source_hash when there are any, else of any source),
+/// mapped into target.space; those not valid there are skipped (counted). Throws UsageError when `source` is
+/// the target's own problem or has no ok trial there.
+WarmStart load_warm_start(const db::Database& from, const Recording& target, const TuningSpec& spec,
+                          const Workload& w, const ProblemKey& source, std::size_t count = 5);
+
 struct CompareOptions {
   /// Strategies to compare; empty = every strategy of search::list_strategies(). random_sample (the
   /// baseline) is always included and reported first.
@@ -75,6 +92,9 @@ struct CompareOptions {
   std::uint64_t seed = 1;
   std::size_t batch = 1;      // configs asked from the strategy per step (the session uses 32)
   double within = 0.05;       // "within x of the optimum": best <= (1 + within) * optimum
+  /// Given to every run's strategy through Strategy::warm_start() (space indices, best first). Their
+  /// evaluations count against the budget like any other.
+  std::vector<std::size_t> warm_start;
   /// Called after each strategy's runs with its name and the wall time they took (s); may be empty.
   std::function<void(const std::string&, double)> on_strategy_done;
 };
@@ -103,16 +123,19 @@ struct CompareResult {
 /// The best value (ns, +infinity if none ran) found by one seeded run after each new evaluation: element k
 /// is the best after k + 1 evaluations; the vector is shorter than max_evaluations when the strategy stops
 /// proposing. Mirrors session::run: a proposal that was already evaluated (a revisit) is answered from
-/// memory and never counts against the budget; failures are +infinity. Deterministic for a seed.
+/// memory and never counts against the budget; failures are +infinity. `warm_start` (space indices, best first)
+/// is handed to the strategy before its first proposal. Deterministic for a seed.
 /// Throws UsageError for an unknown strategy or option.
 std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpace& rec, const std::string& strategy,
                                  const search::Options& options, std::uint64_t seed, std::size_t max_evaluations,
-                                 std::size_t batch = 1);
+                                 std::size_t batch = 1, const std::vector<std::size_t>& warm_start = {});
 /// The same with a strategy object (which must be fresh and built over `space`).
 std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpace& rec, search::Strategy& strategy,
-                                 std::size_t max_evaluations, std::size_t batch = 1);
+                                 std::size_t max_evaluations, std::size_t batch = 1,
+                                 const std::vector<std::size_t>& warm_start = {});
 
-/// Runs the benchmark. Cost: repeats x strategies runs of the largest budget when batch == 1 (budgets are
+/// Runs the benchmark. Every strategy runs with search::limited_options() (each run is cut short by a budget),
+/// so brute_force walks the covering order unless its options say order=enumeration. Cost: repeats x strategies runs of the largest budget when batch == 1 (budgets are
 /// read off one trace), one run per budget otherwise. Throws UsageError for an empty space, no budgets,
 /// repeats == 0, an unknown strategy or option. Not thread-safe (no shared state; one call per thread).
 CompareResult compare_strategies(const ParameterSpace& space, const RecordedSpace& rec, const CompareOptions& opt);

@@ -1,0 +1,148 @@
+// broad_then_local: the default strategy under a budget or time limit. A stratified sample first (every value
+// of every parameter), then a best-first search over neighbourhoods, with further covering rounds in between.
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <utility>
+
+#include "search/base.hpp"
+
+namespace autotune::search::detail {
+
+namespace {
+
+/// Phase 1: the warm-start points (queued by StrategyBase), then the covering order up to broad_end().
+/// Phase 2: the configs that ran, best first, are expanded: their unevaluated neighbours (one parameter
+/// changed to any other value) are evaluated in random order. Whenever a neighbour is better it becomes the
+/// first config to expand, so a run of expansions is a first-improvement hill climb; when the best config's
+/// neighbourhood is exhausted (a local optimum among the evaluated configs), the next best one is expanded, so
+/// later climbs start from the best configs found so far. A batch holds neighbours of one config only (taking
+/// those of the next best configs too spread a batch of 32 and found the optimum less often). After `elite` exhausted neighbourhoods, `explore` more covering rounds are evaluated,
+/// and the covering order is where new configs come from when no config has unevaluated neighbours: every
+/// valid config is proposed once before the strategy runs dry.
+class BroadThenLocal final : public StrategyBase {
+ public:
+  BroadThenLocal(const ParameterSpace& space, std::uint64_t seed, const OptionReader& o)
+      : StrategyBase("broad_then_local", space, seed),
+        broad_(o.real("broad")),
+        elite_(static_cast<std::size_t>(o.integer("elite"))),
+        explore_(static_cast<std::size_t>(o.integer("explore"))),
+        cover_(covering_order(space, rng_)) {}
+
+ protected:
+  /// The broad phase hands out independent configs (a batch may span several steps); expansions need results.
+  bool independent_steps() const override { return cover_pos_ < broad_end(); }
+
+  std::vector<std::size_t> peek(std::size_t n) const override {
+    std::vector<std::size_t> out;
+    for (std::size_t k = cover_pos_; k < broad_end() && out.size() < n; ++k) {
+      const std::size_t i = cover_.order[k];
+      if (!known(i) && !pending(i)) out.push_back(i);
+    }
+    return out;
+  }
+
+  std::vector<std::size_t> step(std::size_t hint) override {
+    if (exhausted_ >= elite_) {  // the elite's neighbourhoods are done: explore the space further
+      exhausted_ = 0;
+      explore_end_ = round_end_ahead(explore_);
+    }
+    const std::size_t end = std::max(broad_end(), explore_end_);
+    if (cover_pos_ < end) {
+      std::vector<std::size_t> chunk = next_covering(hint, end);
+      if (!chunk.empty()) return chunk;
+    }
+    std::vector<std::size_t> out = expand(hint);
+    if (out.empty()) out = next_covering(hint, cover_.order.size());  // nothing left to expand: sample more
+    return out;
+  }
+
+ private:
+  /// End (position in the covering order) of the broad phase: the first covering round that reaches `broad`
+  /// of the space; only the first round after a warm start (the warm points already say where to look).
+  std::size_t broad_end() const {
+    if (cover_.round_ends.empty()) return 0;
+    const double target = warm_points().empty() ? broad_ * static_cast<double>(size()) : 0.0;
+    for (std::size_t e : cover_.round_ends)
+      if (static_cast<double>(e) >= target) return e;
+    return cover_.round_ends.back();
+  }
+
+  /// Position in the covering order where the `rounds`-th round from the current position ends (the current
+  /// round, if the position is inside one, counts as the first).
+  std::size_t round_end_ahead(std::size_t rounds) const {
+    auto it = std::upper_bound(cover_.round_ends.begin(), cover_.round_ends.end(), cover_pos_);
+    if (it == cover_.round_ends.end()) return cover_pos_;
+    const std::size_t ahead = std::min<std::size_t>(rounds - 1, cover_.round_ends.end() - it - 1);
+    return *(it + static_cast<std::ptrdiff_t>(ahead));
+  }
+
+  /// Up to k configs of the covering order before position `end` that are neither observed nor outstanding.
+  std::vector<std::size_t> next_covering(std::size_t k, std::size_t end) {
+    std::vector<std::size_t> out;
+    while (cover_pos_ < end && out.size() < k) {
+      const std::size_t i = cover_.order[cover_pos_++];
+      if (!known(i) && !pending(i)) out.push_back(i);
+    }
+    return out;
+  }
+
+  /// Up to k unevaluated neighbours, neither observed nor outstanding, of the best ranked config that has any.
+  /// Configs whose neighbourhood has been evaluated completely leave the ranking (counted in exhausted_).
+  std::vector<std::size_t> expand(std::size_t k) {
+    const std::vector<std::size_t>& seen = observed();
+    for (; ranked_up_to_ < seen.size(); ++ranked_up_to_) {
+      const std::size_t i = seen[ranked_up_to_];
+      if (std::isfinite(value(i))) ranked_.insert({value(i), i});
+    }
+    std::vector<std::size_t> out;
+    for (auto it = ranked_.begin(); it != ranked_.end() && out.size() < k;) {
+      std::vector<std::size_t> nb = space_.neighbours(it->second);
+      rng_.shuffle(nb);
+      bool open = false;
+      for (std::size_t c : nb) {
+        if (known(c)) continue;
+        open = true;
+        if (out.size() < k && !pending(c) && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+      }
+      if (open) {
+        if (!out.empty()) break;  // one config's neighbours per step
+        ++it;
+      } else {
+        it = ranked_.erase(it);
+        ++exhausted_;
+      }
+    }
+    return out;
+  }
+
+  const double broad_;
+  const std::size_t elite_, explore_;
+  const CoveringOrder cover_;
+  std::size_t cover_pos_ = 0;
+  std::size_t explore_end_ = 0;  // covering position where the current exploration phase ends
+  std::set<std::pair<double, std::size_t>> ranked_;  // configs that ran with unevaluated neighbours, best first
+  std::size_t ranked_up_to_ = 0;                     // observed() entries already ranked
+  std::size_t exhausted_ = 0;  // neighbourhoods completed since the last exploration phase
+};
+
+}  // namespace
+
+std::vector<OptionSpec> broad_then_local_options() {
+  return {
+      {"broad", "0", "share of the space in the broad phase, in whole covering rounds, at least one (0 = one round); "
+       "after a warm start always one round",
+       OptionKind::real, 0, 1, {}},
+      {"elite", "16",
+       "neighbourhoods of the best configs evaluated completely (local optima and the best configs next to "
+       "them) before each exploration phase",
+       OptionKind::integer, 1, 1e9, {}},
+      {"explore", "1", "covering rounds in each exploration phase", OptionKind::integer, 1, 1e9, {}},
+  };
+}
+
+std::unique_ptr<Strategy> make_broad_then_local(const ParameterSpace& s, std::uint64_t seed, const OptionReader& o) {
+  return std::make_unique<BroadThenLocal>(s, seed, o);
+}
+
+}  // namespace autotune::search::detail
