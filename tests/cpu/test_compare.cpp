@@ -441,7 +441,7 @@ TEST_CASE("warm starts from another recorded problem", "[cpu][compare]") {
   session::Recording rec = session::load_recording(*bowl.db, bowl.spec, bowl.w, bowl.p);
   CHECK(rec.problem == bowl.p.key());
 
-  session::WarmStart ws = session::load_warm_start(*bowl.db, rec, bowl.spec, bowl.w, other);
+  session::RecordedWarmStart ws = session::load_warm_start(*bowl.db, rec, bowl.spec, bowl.w, other);
   CHECK(ws.problem == "n=8192");
   REQUIRE(ws.indices.size() == 5);
   CHECK(ws.skipped == 0);

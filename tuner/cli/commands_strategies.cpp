@@ -104,7 +104,7 @@ void register_strategy_commands(CLI::App& app, Globals& g) {
                   space.config(rec.recorded.optimum_index).str(&spec.params).c_str());
       if (!rec.note.empty()) std::printf("note: %s\n", rec.note.c_str());
       if (!ca->warm_from.empty()) {
-        session::WarmStart ws = session::load_warm_start(*db, rec, spec, w, ProblemKey::parse(ca->warm_from));
+        session::RecordedWarmStart ws = session::load_warm_start(*db, rec, spec, w, ProblemKey::parse(ca->warm_from));
         opt.warm_start = ws.indices;
         std::printf("warm start: the %zu fastest configurations recorded for %s", ws.indices.size() + ws.skipped,
                     ws.problem.c_str());

@@ -173,7 +173,7 @@ struct TuneArgs {
 
 /// The default strategy: under a limit one that covers the space broadly first and then refines locally
 /// (docs/strategies.md says why); without a limit every configuration is measured anyway.
-std::string default_strategy(bool limited) { return limited ? "broad_then_local" : "brute_force"; }
+std::string default_strategy(bool limited) { return limited ? search::kLimitedDefaultStrategy : "brute_force"; }
 
 /// A smaller problem of the same shape for screening: every dimension above 1024 (sizes, unlike ratios such as
 /// select_pct) divided so that the element count shrinks by about `factor`.
@@ -300,7 +300,8 @@ int run_tune(const TuneArgs& ta, const std::string& db_path) {
   }
   session::WarmStart ws = warm_from_db(p);
   opt.warm_start = screened;
-  for (Config& c : ws.configs) opt.warm_start.push_back(std::move(c));
+  for (Config& c : ws.configs)
+    if (std::find(opt.warm_start.begin(), opt.warm_start.end(), c) == opt.warm_start.end()) opt.warm_start.push_back(std::move(c));
   opt.bytes_moved = adapter->bytes_moved(w, p);
   session::Result r = session::run(spec, *backend, *db, w, p, opt);
 

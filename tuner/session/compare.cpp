@@ -226,8 +226,8 @@ Recording load_recording(const db::Database& from, const TuningSpec& spec, const
   return r;
 }
 
-WarmStart load_warm_start(const db::Database& from, const Recording& target, const TuningSpec& spec,
-                          const Workload& w, const ProblemKey& source, std::size_t count) {
+RecordedWarmStart load_warm_start(const db::Database& from, const Recording& target, const TuningSpec& spec,
+                                  const Workload& w, const ProblemKey& source, std::size_t count) {
   const std::string what = spec.name + " " + w.key() + " " + source.key() + " on " + target.device.info.name;
   if (source.key() == target.problem)
     throw UsageError("the warm start must come from another problem than the one simulated (" + source.key() + ")");
@@ -245,7 +245,7 @@ WarmStart load_warm_start(const db::Database& from, const Recording& target, con
     f.source_hash.reset();
   }
   if (rows.empty()) rows = from.trials(f);
-  WarmStart ws;
+  RecordedWarmStart ws;
   ws.problem = source.key();
   std::set<std::string> seen;
   for (const auto& t : rows) {

@@ -67,7 +67,7 @@ Recording load_recording(const db::Database& from, const TuningSpec& spec, const
 
 /// Warm-start points for a recorded space: the fastest configurations recorded for another problem of the same
 /// kernel, workload and device, as indices of the target space.
-struct WarmStart {
+struct RecordedWarmStart {
   std::string problem;               // ProblemKey::key() of the problem they come from
   std::vector<std::size_t> indices;  // in the target space, fastest (on `problem`) first
   std::vector<double> source_ns;     // their median times on `problem` (ns)
@@ -78,8 +78,8 @@ struct WarmStart {
 /// of `target` in `from` (read only; trials of target.source_hash when there are any, else of any source),
 /// mapped into target.space; those not valid there are skipped (counted). Throws UsageError when `source` is
 /// the target's own problem or has no ok trial there.
-WarmStart load_warm_start(const db::Database& from, const Recording& target, const TuningSpec& spec,
-                          const Workload& w, const ProblemKey& source, std::size_t count = 5);
+RecordedWarmStart load_warm_start(const db::Database& from, const Recording& target, const TuningSpec& spec,
+                                  const Workload& w, const ProblemKey& source, std::size_t count = 5);
 
 struct CompareOptions {
   /// Strategies to compare; empty = every strategy of search::list_strategies(). random_sample (the
