@@ -229,3 +229,57 @@ TEST_CASE("cli: tune prints a time split and writes it as JSON, and --values and
   std::remove(db.c_str());
   std::remove(json.c_str());
 }
+
+TEST_CASE("cli: the default strategy under a limit, warm starts from other sizes, screening", "[cpu][cli]") {
+  const std::string db = tmp_path("default_strategy.db"), json = tmp_path("default_strategy.json");
+  std::remove(db.c_str());
+  const std::string from = " --simulate --from " + kData + "/recorded_h100.db --stats-json " + json;
+  const std::string scan = " tune scan --dtype float32 --op inclusive_sum";
+
+  // A limit and no strategy: broad_then_local, and the database knows nothing yet.
+  Run small = run_cli("--db " + db + scan + " --n 16777216 --budget 40" + from);
+  INFO(small.out);
+  REQUIRE(small.code == 0);
+  CHECK_THAT(small.out, Catch::Contains("with broad_then_local (the default under a limit)") &&
+                            Catch::Contains("stopped by the budget after 40 of 1964"));
+  CHECK_THAT(small.out, !Catch::Contains("warm start"));
+  nlohmann::json j = nlohmann::json::parse(slurp(json));
+  CHECK(j["strategy"] == "broad_then_local");
+  CHECK(j["warm_start"]["used"] == 0);
+  CHECK_FALSE(j["trace"].empty());
+
+  // Another size: the best configurations of n=2^24 are measured first.
+  Run large = run_cli("--db " + db + scan + " --n 268435456 --budget 10" + from);
+  INFO(large.out);
+  REQUIRE(large.code == 0);
+  CHECK_THAT(large.out, Catch::Contains("warm start (n=268435456): 5 configurations, the best of n=16777216") &&
+                            Catch::Contains("5 of 5 suggested configurations are valid here and were measured first"));
+  j = nlohmann::json::parse(slurp(json));
+  CHECK(j["warm_start"]["used"] == 5);
+  Run off = run_cli("--db " + db + scan + " --n 268435456 --budget 10 --warm-start 0 --seed 3" + from);
+  CHECK(off.code == 0);
+  CHECK_THAT(off.out, !Catch::Contains("warm start"));
+
+  // No limit: brute force, every configuration.
+  Run all = run_cli("--db " + db + " tune transpose --rows 4096 --cols 4096" + from);
+  INFO(all.out);
+  CHECK(all.code == 0);
+  CHECK_THAT(all.out, Catch::Contains("with brute_force (the default without a limit)") &&
+                          Catch::Contains("90 measured now"));
+
+  // Screening needs a time limit; with one it tunes the smaller problem first.
+  Run bad = run_cli("--db " + db + scan + " --n 268435456 --screen 16" + from);
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.out, Catch::Contains("--screen needs --time-limit"));
+  std::remove(db.c_str());
+  Run screened = run_cli("--db " + db + scan + " --n 268435456 --screen 16 --time-limit 5" + from);
+  INFO(screened.out);
+  CHECK(screened.code == 0);
+  CHECK_THAT(screened.out, Catch::Contains("screening at n=16777216") &&
+                               Catch::Contains("are measured first at n=268435456"));
+  j = nlohmann::json::parse(slurp(json));
+  CHECK(j["screen"]["problem"] == "n=16777216");
+  CHECK(j["screen"]["configs"].get<int>() > 0);
+  std::remove(db.c_str());
+  std::remove(json.c_str());
+}
