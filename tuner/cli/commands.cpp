@@ -28,12 +28,6 @@ namespace autotune::cli {
 
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 /// The device a command without a GPU run should reason about: the real GPU if there is one, else a
 /// fictional reference device (132 SMs, sm_90) that is named as such.
 DeviceInfo device_for_planning(bool* assumed) {

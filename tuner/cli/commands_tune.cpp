@@ -26,12 +26,6 @@ namespace autotune::cli {
 
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 void print_progress(const session::Progress& p, bool tty) {
   static auto last = std::chrono::steady_clock::now() - std::chrono::hours(1);
   auto now = std::chrono::steady_clock::now();

@@ -19,6 +19,13 @@ inline constexpr const char* kTimeoutHelp =
     "between 10 and 60";
 
 
+/// One number through a printf format, e.g. fmt("%.2f s", 1.5) == "1.50 s".
+inline std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
 /// "72.67 us" or "1.234 ms".
 inline std::string fmt_time(double ns) {
   char buf[64];
