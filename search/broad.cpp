@@ -17,9 +17,10 @@ namespace {
 /// first config to expand, so a run of expansions is a first-improvement hill climb; when the best config's
 /// neighbourhood is exhausted (a local optimum among the evaluated configs), the next best one is expanded, so
 /// later climbs start from the best configs found so far. A batch holds neighbours of one config only (taking
-/// those of the next best configs too spread a batch of 32 and found the optimum less often). After `elite` exhausted neighbourhoods, `explore` more covering rounds are evaluated,
-/// and the covering order is where new configs come from when no config has unevaluated neighbours: every
-/// valid config is proposed once before the strategy runs dry.
+/// those of the next best configs too spread a batch of 32 and found the optimum less often). After `elite`
+/// exhausted neighbourhoods, `explore` more covering rounds are evaluated, and the covering order is where new
+/// configs come from when no config has unevaluated neighbours: every valid config is proposed once before the
+/// strategy runs dry.
 class BroadThenLocal final : public StrategyBase {
  public:
   BroadThenLocal(const ParameterSpace& space, std::uint64_t seed, const OptionReader& o)

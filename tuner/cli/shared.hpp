@@ -8,6 +8,7 @@
 
 #include "db/database.hpp"
 #include "tuner/core/error.hpp"
+#include "tuner/core/trial.hpp"
 #include "tuner/cuda/runtime.hpp"
 
 namespace autotune::cli {
@@ -26,13 +27,8 @@ inline std::string fmt(const char* f, double v) {
   return buf;
 }
 
-/// "72.67 us" or "1.234 ms".
-inline std::string fmt_time(double ns) {
-  char buf[64];
-  if (ns >= 1e6) std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
-  else std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
-  return buf;
-}
+/// "72.67 us" or "1.234 ms" (format_time_ns).
+inline std::string fmt_time(double ns) { return format_time_ns(ns); }
 
 /// Writes (replaces) a file; UsageError when it cannot be written completely.
 inline void write_file(const std::string& path, const std::string& text) {

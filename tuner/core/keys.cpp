@@ -8,19 +8,37 @@
 
 namespace autotune {
 
-std::string DeviceInfo::normalised_name() const {
-  std::string out;
+void append_normalised_name(std::string& out, const std::string& name) {
+  const std::size_t start = out.size();
   bool sep = false;
   for (unsigned char c : name) {
     if (std::isalnum(c)) {
-      if (sep && !out.empty()) out += '_';
+      if (sep && out.size() != start) out += '_';
       out += static_cast<char>(std::tolower(c));
       sep = false;
     } else {
       sep = true;
     }
   }
+}
+
+std::string DeviceInfo::normalised_name() const {
+  std::string out;
+  append_normalised_name(out, name);
   return out;
+}
+
+DeviceKey::DeviceKey(const std::string& n, int c) : cc(c) { append_normalised_name(name, n); }
+
+DeviceKey DeviceKey::of(const DeviceInfo& d) {
+  DeviceKey k;
+  k.name = d.normalised_name();
+  k.cc = d.cc;
+  return k;
+}
+
+std::string DeviceKey::str() const {
+  return name + " (cc " + std::to_string(cc / 10) + "." + std::to_string(cc % 10) + ")";
 }
 
 Bindings DeviceInfo::bindings() const {

@@ -53,6 +53,27 @@ struct DeviceInfo {
   Bindings bindings() const;
 };
 
+/// Appends name lower-cased with runs of non-alphanumerics collapsed to '_' (DeviceInfo::normalised_name())
+/// to out, without a temporary string.
+void append_normalised_name(std::string& out, const std::string& name);
+
+/// Identity of a GPU for lookups and warm starts: normalised board name and compute capability
+/// (major*10 + minor). Driver version, UUID and clocks are provenance, not identity.
+struct DeviceKey {
+  std::string name;  // normalised, e.g. "nvidia_h200"
+  int cc = 0;        // e.g. 90
+
+  DeviceKey() = default;
+  /// Normalises name ("NVIDIA H200" and "nvidia_h200" give the same key).
+  DeviceKey(const std::string& name, int cc);
+  static DeviceKey of(const DeviceInfo& d);
+  int major() const { return cc / 10; }
+  /// "nvidia_h200 (cc 9.0)".
+  std::string str() const;
+  bool operator==(const DeviceKey& o) const { return cc == o.cc && name == o.name; }
+  bool operator!=(const DeviceKey& o) const { return !(*this == o); }
+};
+
 /// A data type and operator the kernel is specialised for, e.g. dtype "float32", op "sum".
 struct Workload {
   std::string dtype;

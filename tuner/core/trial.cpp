@@ -1,5 +1,6 @@
 #include "tuner/core/trial.hpp"
 
+#include <cstdio>
 #include <stdexcept>
 
 namespace autotune {
@@ -27,6 +28,13 @@ TrialStatus trial_status_from_string(const std::string& s) {
   for (TrialStatus t : kAll)
     if (s == to_string(t)) return t;
   throw std::invalid_argument("unknown trial status '" + s + "'");
+}
+
+std::string format_time_ns(double ns) {
+  char buf[64];
+  if (ns >= 1e6) std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
+  else std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
+  return buf;
 }
 
 }  // namespace autotune

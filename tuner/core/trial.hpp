@@ -33,4 +33,7 @@ struct Measurement {
   bool ok() const { return status == TrialStatus::ok; }
 };
 
+/// A time in nanoseconds as people read it: "72.67 us" below a millisecond, else "1.234 ms".
+std::string format_time_ns(double ns);
+
 }  // namespace autotune

@@ -6,18 +6,12 @@
 #include <sstream>
 
 #include "tuner/core/error.hpp"
+#include "tuner/core/trial.hpp"
 #include "tuner/report/svg.hpp"
 
 namespace autotune::explore {
 
 namespace {
-
-std::string fmt_time(double ns) {
-  char buf[64];
-  if (ns >= 1e6) std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
-  else std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
-  return buf;
-}
 
 bool config_fits_spec(const TuningSpec& spec, const Config& c, const ProblemKey& p, const DeviceInfo& d,
                       const Workload& w) {
@@ -162,7 +156,7 @@ ExploreResult run_explore(const TuningSpec& spec, Backend& backend, db::Database
     // Nothing to run: report the plan alone (every point excluded or not recorded).
     std::int64_t device_id = 0;
     for (const auto& d : db.devices())
-      if (d.info.normalised_name() == dev.normalised_name() && d.info.cc == dev.cc) device_id = d.id;
+      if (DeviceKey::of(d.info) == DeviceKey::of(dev)) device_id = d.id;
     ExploreResult r = collect_results(spec, db, device_id, dev, 0, w, p, plan, opt);
     r.backend = backend.kind();
     return r;
@@ -229,7 +223,7 @@ std::string format_report(const ExploreResult& r) {
       continue;
     }
     std::string grid = pt.grid_blocks > 0 ? std::to_string(pt.grid_blocks) : "-";
-    std::string median = pr.m && pr.m->ok() ? fmt_time(pr.m->median_ns) : "-";
+    std::string median = pr.m && pr.m->ok() ? format_time_ns(pr.m->median_ns) : "-";
     std::string gbps = pr.gbps > 0 ? format_fixed(pr.gbps, 1) : "-";
     std::string pct = pr.pct_copy > 0 ? format_fixed(pr.pct_copy, 1) + "%" : "-";
     std::string occ = "?";

@@ -21,24 +21,7 @@
 
 namespace autotune {
 
-// ---- DeviceKey ------------------------------------------------------------------------------------------
-
 namespace {
-
-/// Appends DeviceInfo::normalised_name() of name to out without a temporary string.
-void append_normalised(std::string& out, const std::string& name) {
-  const std::size_t start = out.size();
-  bool sep = false;
-  for (unsigned char c : name) {
-    if (std::isalnum(c)) {
-      if (sep && out.size() != start) out += '_';
-      out += static_cast<char>(std::tolower(c));
-      sep = false;
-    } else {
-      sep = true;
-    }
-  }
-}
 
 void append_int(std::string& out, long long v) {
   char buf[24];
@@ -47,19 +30,6 @@ void append_int(std::string& out, long long v) {
 }
 
 }  // namespace
-
-DeviceKey::DeviceKey(const std::string& n, int c) : cc(c) { append_normalised(name, n); }
-
-DeviceKey DeviceKey::of(const DeviceInfo& d) {
-  DeviceKey k;
-  k.name = d.normalised_name();
-  k.cc = d.cc;
-  return k;
-}
-
-std::string DeviceKey::str() const {
-  return name + " (cc " + std::to_string(cc / 10) + "." + std::to_string(cc % 10) + ")";
-}
 
 namespace lookup {
 
@@ -665,7 +635,7 @@ void append_device(std::string& k, const DeviceKey& d) {
 
 void append_device(std::string& k, const DeviceInfo& d) {
   k += '\x1f';
-  append_normalised(k, d.name);
+  append_normalised_name(k, d.name);
   k += '\x1f';
   append_int(k, d.cc);
   for (long long v : {static_cast<long long>(d.sm_count), static_cast<long long>(d.max_threads_per_block),

@@ -23,23 +23,6 @@ namespace db {
 class Database;
 }
 
-/// Identity of a GPU for lookups: normalised board name and compute capability (major*10 + minor).
-/// Driver version, UUID and clocks are provenance, not identity.
-struct DeviceKey {
-  std::string name;  // normalised, e.g. "nvidia_h200"
-  int cc = 0;        // e.g. 90
-
-  DeviceKey() = default;
-  /// Normalises name ("NVIDIA H200" and "nvidia_h200" give the same key).
-  DeviceKey(const std::string& name, int cc);
-  static DeviceKey of(const DeviceInfo& d);
-  int major() const { return cc / 10; }
-  /// "nvidia_h200 (cc 9.0)".
-  std::string str() const;
-  bool operator==(const DeviceKey& o) const { return cc == o.cc && name == o.name; }
-  bool operator!=(const DeviceKey& o) const { return !(*this == o); }
-};
-
 namespace lookup {
 
 /// How far the answer is from the question, best first.

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "tuner/core/error.hpp"
+#include "tuner/core/trial.hpp"
 #include "tuner/report/svg.hpp"
 
 namespace autotune::report {
@@ -18,11 +19,6 @@ std::string fixed(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
-}
-
-std::string fmt_time(double ns) {
-  if (ns >= 1e6) return fixed(ns / 1e6, 3) + " ms";
-  return fixed(ns / 1e3, 2) + " us";
 }
 
 double median_of(std::vector<double> v) {
@@ -232,7 +228,7 @@ std::string render_html(const ReportData& d) {
   if (!ok.empty()) {
     const auto* b = ok.front();
     o << "<div class=\"card\"><div class=\"k\">best</div><div class=\"v\">" << fixed(b->gbps, 1)
-      << " GB/s</div><div class=\"n\">" << fmt_time(b->m.median_ns) << " median</div></div>\n";
+      << " GB/s</div><div class=\"n\">" << format_time_ns(b->m.median_ns) << " median</div></div>\n";
     if (copy > 0)
       o << "<div class=\"card\"><div class=\"k\">of device copy</div><div class=\"v\">" << fixed(100 * b->gbps / copy, 1)
         << "%</div><div class=\"n\">copy " << fixed(copy, 1) << " GB/s</div></div>\n";
@@ -252,8 +248,8 @@ std::string render_html(const ReportData& d) {
          "<th class=\"num\">spread</th><th class=\"num\">GB/s</th><th class=\"num\">% copy</th><th>configuration</th></tr>\n";
     for (std::size_t i = 0; i < ok.size() && i < d.top; ++i) {
       const auto* t = ok[i];
-      o << "<tr><td class=\"num\">" << i + 1 << "</td><td class=\"num\">" << fmt_time(t->m.median_ns)
-        << "</td><td class=\"num\">" << fmt_time(t->m.min_ns) << "</td><td class=\"num\">" << fixed(100 * t->m.spread, 1)
+      o << "<tr><td class=\"num\">" << i + 1 << "</td><td class=\"num\">" << format_time_ns(t->m.median_ns)
+        << "</td><td class=\"num\">" << format_time_ns(t->m.min_ns) << "</td><td class=\"num\">" << fixed(100 * t->m.spread, 1)
         << "%</td><td class=\"num\">" << fixed(t->gbps, 1) << "</td><td class=\"num\">"
         << (copy > 0 ? fixed(100 * t->gbps / copy, 1) + "%" : "-") << "</td><td class=\"cfg\">"
         << xml_escape(config_text(t->config_json, d.params)) << "</td></tr>\n";
@@ -271,8 +267,8 @@ std::string render_html(const ReportData& d) {
     HistogramSpec h;
     h.id = "time-histogram";
     h.title = "Median time of the " + std::to_string(ok.size()) + " valid trials";
-    h.subtitle = "fastest " + fmt_time(ok.front()->m.median_ns) + ", median " + fmt_time(median_of(us) * 1e3) +
-                 ", slowest " + fmt_time(ok.back()->m.median_ns) + "; log scale";
+    h.subtitle = "fastest " + format_time_ns(ok.front()->m.median_ns) + ", median " + format_time_ns(median_of(us) * 1e3) +
+                 ", slowest " + format_time_ns(ok.back()->m.median_ns) + "; log scale";
     h.x_label = "median time per run (microseconds, log scale)";
     h.values = us;
     h.log_x = true;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "tuner/core/error.hpp"
+#include "tuner/session/warm_start.hpp"
 
 namespace autotune::session {
 
@@ -236,21 +237,16 @@ RecordedWarmStart load_warm_start(const db::Database& from, const Recording& tar
   f.device_id = target.device.id;
   f.workload = w.key();
   f.problem = source.key();
-  f.ok_only = true;
-  f.by_time = true;
   std::vector<db::TrialRow> rows;
   if (!target.source_hash.empty()) {
     f.source_hash = target.source_hash;
-    rows = from.trials(f);
+    rows = fastest_configs(from, f, count);
     f.source_hash.reset();
   }
-  if (rows.empty()) rows = from.trials(f);
+  if (rows.empty()) rows = fastest_configs(from, f, count);
   RecordedWarmStart ws;
   ws.problem = source.key();
-  std::set<std::string> seen;
   for (const auto& t : rows) {
-    if (seen.size() == count) break;
-    if (!std::isfinite(t.m.median_ns) || !seen.insert(t.config_hash).second) continue;
     const std::ptrdiff_t i = target.space->find(Config::from_json(t.config_json));
     if (i < 0) {
       ++ws.skipped;
@@ -259,7 +255,7 @@ RecordedWarmStart load_warm_start(const db::Database& from, const Recording& tar
     ws.indices.push_back(static_cast<std::size_t>(i));
     ws.source_ns.push_back(t.m.median_ns);
   }
-  if (seen.empty()) throw UsageError("no successful recorded trials of " + what + " in " + from.path() + " to warm-start from");
+  if (rows.empty()) throw UsageError("no successful recorded trials of " + what + " in " + from.path() + " to warm-start from");
   return ws;
 }
 

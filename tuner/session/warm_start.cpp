@@ -2,17 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <set>
 
 namespace autotune::session {
 
 namespace {
-
-bool same_identity(const DeviceInfo& a, const DeviceInfo& b) {
-  return a.cc == b.cc && a.normalised_name() == b.normalised_name();
-}
 
 /// The fastest distinct configurations of one problem on one device.
 struct ProblemTop {
@@ -21,42 +16,47 @@ struct ProblemTop {
   std::vector<db::TrialRow> rows;  // fastest first, one per config
 };
 
-/// Ok trials of spec.name / w on device_id, grouped by problem (`skip` left out), `per_problem` per group.
+/// Rows of one query (fastest first) reduced to the fastest `count` distinct configurations with a finite positive median.
+std::vector<db::TrialRow> distinct_fastest(std::vector<db::TrialRow> rows, std::size_t count) {
+  std::vector<db::TrialRow> out;
+  std::set<std::string> seen;
+  for (db::TrialRow& t : rows) {
+    if (out.size() >= count) break;
+    if (std::isfinite(t.m.median_ns) && t.m.median_ns > 0 && seen.insert(t.config_hash).second) out.push_back(std::move(t));
+  }
+  return out;
+}
+
+/// Ok trials of kernel / w on device_id, grouped by problem (`skip` left out, only `only` when given),
+/// `per_problem` per group.
 std::vector<ProblemTop> tops_of(const db::Database& db, const std::string& kernel, std::int64_t device_id,
-                                const Workload& w, const std::string& skip, std::size_t per_problem) {
+                                const Workload& w, const std::string& skip, std::size_t per_problem,
+                                const std::string& only = "") {
   db::TrialFilter f;
   f.kernel = kernel;
   f.device_id = device_id;
   f.workload = w.key();
+  if (!only.empty()) f.problem = only;
   f.ok_only = true;
   f.by_time = true;
   std::vector<ProblemTop> groups;
   std::map<std::string, std::size_t> at;
-  std::map<std::string, std::set<std::string>> seen;  // config hashes per problem
   for (db::TrialRow& t : db.trials(f)) {
-    if (t.problem == skip || !(t.m.median_ns > 0)) continue;
+    if (t.problem == skip) continue;
     auto it = at.find(t.problem);
     if (it == at.end()) {
       it = at.emplace(t.problem, groups.size()).first;
       groups.push_back({t.problem, t.problem_elements, {}});
     }
-    ProblemTop& g = groups[it->second];
-    if (g.rows.size() >= per_problem || !seen[t.problem].insert(t.config_hash).second) continue;
-    g.rows.push_back(std::move(t));
+    groups[it->second].rows.push_back(std::move(t));
   }
+  for (ProblemTop& g : groups) g.rows = distinct_fastest(std::move(g.rows), per_problem);
   return groups;
 }
 
 double log2_distance(double a, double b) {
   if (!(a > 0) || !(b > 0)) return 1e30;
   return std::fabs(std::log2(a) - std::log2(b));
-}
-
-std::string time_text(double ns) {
-  char buf[32];
-  if (ns >= 1e6) std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
-  else std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
-  return buf;
 }
 
 /// Rank 1 of every group, then rank 2, ... (groups nearest in size first), up to count distinct configs.
@@ -76,7 +76,7 @@ WarmStart interleave(std::vector<ProblemTop> groups, double target_elements, std
       const db::TrialRow& t = g.rows[rank];
       if (!taken.insert(t.config_hash).second) continue;
       ws.configs.push_back(Config::from_json(t.config_json));
-      const std::string what = g.problem + " (best " + time_text(g.rows.front().m.median_ns) + ")";
+      const std::string what = g.problem + " (best " + format_time_ns(g.rows.front().m.median_ns) + ")";
       if (std::find(used.begin(), used.end(), what) == used.end()) used.push_back(what);
     }
     if (!any) break;
@@ -91,40 +91,44 @@ WarmStart interleave(std::vector<ProblemTop> groups, double target_elements, std
 
 }  // namespace
 
+std::vector<db::TrialRow> fastest_configs(const db::Database& db, db::TrialFilter f, std::size_t count) {
+  f.ok_only = true;
+  f.by_time = true;
+  return distinct_fastest(db.trials(f), count);
+}
+
 WarmStart find_warm_start(const db::Database& db, const TuningSpec& spec, const DeviceInfo& device, const Workload& w,
                           const ProblemKey& p, std::size_t count) {
   if (count == 0) return {};
+  const DeviceKey key = DeviceKey::of(device);
   const std::vector<db::DeviceRow> devices = db.devices();
   std::vector<ProblemTop> same, related;
-  std::vector<std::string> related_names;
   for (const db::DeviceRow& d : devices) {
-    if (same_identity(d.info, device)) {
+    if (DeviceKey::of(d.info) == key) {
       for (ProblemTop& g : tops_of(db, spec.name, d.id, w, p.key(), count)) same.push_back(std::move(g));
     }
   }
   if (!same.empty()) return interleave(std::move(same), p.elements(), count, "on this device");
   for (const db::DeviceRow& d : devices) {
-    if (same_identity(d.info, device) || d.info.cc / 10 != device.cc / 10 || device.cc <= 0) continue;
-    std::vector<ProblemTop> groups = tops_of(db, spec.name, d.id, w, "", count);
-    if (groups.empty()) continue;
-    related_names.push_back(d.info.name);
-    for (ProblemTop& g : groups) {
+    const DeviceKey other = DeviceKey::of(d.info);
+    if (other == key || other.major() != key.major() || key.cc <= 0) continue;
+    for (ProblemTop& g : tops_of(db, spec.name, d.id, w, "", count)) {
       g.problem += " on " + d.info.name;
       related.push_back(std::move(g));
     }
   }
   if (related.empty()) return {};
   return interleave(std::move(related), p.elements(), count,
-                    "(same architecture, sm_" + std::to_string(device.cc / 10) + "x)");
+                    "(same architecture, sm_" + std::to_string(key.major()) + "x)");
 }
 
 WarmStart best_of_problem(const db::Database& db, const TuningSpec& spec, const DeviceInfo& device, const Workload& w,
                           const ProblemKey& p, std::size_t count) {
+  const DeviceKey key = DeviceKey::of(device);
   std::vector<ProblemTop> groups;
   for (const db::DeviceRow& d : db.devices()) {
-    if (!same_identity(d.info, device)) continue;
-    for (ProblemTop& g : tops_of(db, spec.name, d.id, w, "", count))
-      if (g.problem == p.key()) groups.push_back(std::move(g));
+    if (DeviceKey::of(d.info) != key) continue;
+    for (ProblemTop& g : tops_of(db, spec.name, d.id, w, "", count, p.key())) groups.push_back(std::move(g));
   }
   return interleave(std::move(groups), p.elements(), count, "on this device");
 }

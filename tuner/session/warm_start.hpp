@@ -23,6 +23,10 @@ struct WarmStart {
   bool empty() const { return configs.empty(); }
 };
 
+/// The fastest `count` distinct configurations among the trials that match f (ok trials with a finite positive median;
+/// f.ok_only and f.by_time are set here), fastest first, one row per configuration.
+std::vector<db::TrialRow> fastest_configs(const db::Database& db, db::TrialFilter f, std::size_t count);
+
 /// Up to `count` configurations for spec.name / w / p on `device` from the ok trials of db: the top ones of
 /// each other problem on the same device (identity: normalised name and compute capability), taken in turn
 /// from the problems nearest in log2 size (rank 1 of every problem, then rank 2, ...), duplicates dropped;
