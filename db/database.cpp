@@ -13,19 +13,22 @@
 #include <thread>
 #include <utility>
 
+#include "db/statement.hpp"
 #include "tuner/core/error.hpp"
 
 namespace autotune::db {
 namespace {
 
+using detail::exec_all;
+using detail::fail;
+using detail::kBusyTimeoutMs;
+using detail::query_int;
+using detail::Stmt;
+
 namespace fs = std::filesystem;
 
 /// "ATUN" in ASCII: PRAGMA application_id of every autotune database.
 constexpr std::int32_t kApplicationId = 0x4154554e;
-/// How long SQLite's busy handler waits for a lock before returning SQLITE_BUSY.
-constexpr int kBusyTimeoutMs = 10000;
-/// Extra attempts after the busy handler gave up (only where a retry is safe, see Stmt::step).
-constexpr int kBusyRetries = 2;
 
 /// ISO-8601 UTC with milliseconds, e.g. 2024-05-01T12:34:56.789Z.
 constexpr const char* kNowSql = "strftime('%Y-%m-%dT%H:%M:%fZ','now')";
@@ -111,160 +114,17 @@ CREATE TABLE binaries (
   created_at TEXT    NOT NULL
 );
 )sql",
+    // 2: provenance. trials.measured_by: where a trial was measured when that is not this process's one GPU
+    // (an MPI rank: "host=node3 rank=2 gpu=1", or the file a merged trial came from); sessions.origin: where a
+    // session was recorded (empty: here; "merged from PATH session N" after `autotune merge`).
+    R"sql(
+ALTER TABLE trials ADD COLUMN measured_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN origin TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 constexpr int kSchemaVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
 
-/// Throws the DbError that describes rc for the database at path; `what` says what was being done.
-[[noreturn]] void fail(sqlite3* db, const std::string& path, const std::string& what, int rc) {
-  const std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-  switch (rc & 0xff) {
-    case SQLITE_NOTADB:
-      throw DbError(path + " is not an autotune database (file is not SQLite)");
-    case SQLITE_CORRUPT:
-      throw DbError("database " + path + " is corrupt (" + msg + ")");
-    case SQLITE_READONLY:
-      throw DbError("database " + path + " is read-only (" + what + ": " + msg + ")");
-    case SQLITE_FULL:
-      throw DbError("database " + path + ": disk full (" + what + ")");
-    case SQLITE_IOERR: {
-      // The operating system refused a read or write. SQLite reports a full disk or a file size limit
-      // mostly as a failed write (often without errno, e.g. when fallocate failed), so say so.
-      const int sys = db ? sqlite3_system_errno(db) : 0;
-      const std::string detail = what + ": " + msg + (sys ? std::string(": ") + std::strerror(sys) : std::string());
-      if (rc == SQLITE_IOERR_READ || rc == SQLITE_IOERR_SHORT_READ)
-        throw DbError("database " + path + ": read error (" + detail + ")");
-      throw DbError("database " + path + ": write failed; is the disk full? (" + detail + ")");
-    }
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-      throw DbError("database " + path + " is locked by another process (" + what + ": " + msg + ")");
-    case SQLITE_CANTOPEN:
-      throw DbError("cannot open database " + path + " (" + msg + ")");
-    default:
-      throw DbError("database " + path + ": " + what + " failed: " + msg);
-  }
-}
-
-/// A prepared statement (RAII). Parameters are 1-based, columns 0-based.
-class Stmt {
- public:
-  Stmt(sqlite3* db, const std::string& path, const std::string& sql) : db_(db), path_(path) {
-    const int rc = sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &s_, nullptr);
-    if (rc != SQLITE_OK) fail(db_, path_, "preparing a statement", rc);
-  }
-  ~Stmt() { sqlite3_finalize(s_); }
-  Stmt(const Stmt&) = delete;
-  Stmt& operator=(const Stmt&) = delete;
-
-  Stmt& bind(int i, std::int64_t v) { return check(sqlite3_bind_int64(s_, i, v)); }
-  Stmt& bind(int i, int v) { return check(sqlite3_bind_int64(s_, i, v)); }
-  Stmt& bind(int i, std::uint64_t v) { return bind(i, static_cast<std::int64_t>(v)); }
-  /// NaN is stored as NULL (SQLite has no NaN) and read back as NaN by real().
-  Stmt& bind(int i, double v) { return check(sqlite3_bind_double(s_, i, v)); }
-  Stmt& bind(int i, const std::string& v) {
-    return check(sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
-  }
-  Stmt& bind(int i, const char* v) { return bind(i, std::string(v)); }
-  Stmt& bind_null(int i) { return check(sqlite3_bind_null(s_, i)); }
-  /// 0 binds NULL: the id columns use NULL for "none".
-  Stmt& bind_id(int i, std::int64_t id) { return id == 0 ? bind_null(i) : bind(i, id); }
-  Stmt& bind_blob(int i, const std::vector<unsigned char>& v) {
-    static const unsigned char empty = 0;  // a null pointer would bind NULL, not an empty blob
-    return check(sqlite3_bind_blob(s_, i, v.empty() ? &empty : v.data(), static_cast<int>(v.size()),
-                                   SQLITE_TRANSIENT));
-  }
-
-  /// true: a row is available; false: done. A busy database is retried kBusyRetries times after the
-  /// busy handler gave up, but only before any row was returned and only where a retry is safe: outside
-  /// an explicit transaction, or for COMMIT (which SQLite documents as retryable).
-  bool step() {
-    for (int attempt = 0;; ++attempt) {
-      const int rc = sqlite3_step(s_);
-      if (rc == SQLITE_ROW) {
-        rows_ = true;
-        return true;
-      }
-      if (rc == SQLITE_DONE) return false;
-      const int primary = rc & 0xff;
-      if ((primary == SQLITE_BUSY || primary == SQLITE_LOCKED) && attempt < kBusyRetries && !rows_ &&
-          retry_safe()) {
-        sqlite3_reset(s_);
-        std::this_thread::sleep_for(std::chrono::milliseconds(100 * (attempt + 1)));
-        continue;
-      }
-      fail(db_, path_, describe(), rc);
-    }
-  }
-  void run() {
-    while (step()) {
-    }
-  }
-
-  bool is_null(int c) const { return sqlite3_column_type(s_, c) == SQLITE_NULL; }
-  std::int64_t int64(int c) const { return sqlite3_column_int64(s_, c); }
-  int int32(int c) const { return static_cast<int>(sqlite3_column_int64(s_, c)); }
-  double real(int c) const {
-    return is_null(c) ? std::numeric_limits<double>::quiet_NaN() : sqlite3_column_double(s_, c);
-  }
-  std::string text(int c) const {
-    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s_, c));
-    return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(s_, c))) : std::string();
-  }
-  std::vector<unsigned char> blob(int c) const {
-    const auto* p = static_cast<const unsigned char*>(sqlite3_column_blob(s_, c));
-    const int n = sqlite3_column_bytes(s_, c);
-    return p ? std::vector<unsigned char>(p, p + n) : std::vector<unsigned char>();
-  }
-
- private:
-  Stmt& check(int rc) {
-    if (rc != SQLITE_OK) fail(db_, path_, "binding a parameter", rc);
-    return *this;
-  }
-  bool retry_safe() const {
-    if (sqlite3_get_autocommit(db_)) return true;
-    const char* sql = sqlite3_sql(s_);
-    return sql && (sqlite3_strnicmp(sql, "COMMIT", 6) == 0 || sqlite3_strnicmp(sql, "END", 3) == 0);
-  }
-  std::string describe() const {
-    const char* sql = sqlite3_sql(s_);
-    std::string s = sql ? sql : "";
-    const auto start = s.find_first_not_of(" \t\r\n");
-    s = start == std::string::npos ? std::string() : s.substr(start);
-    if (s.size() > 60) s = s.substr(0, 57) + "...";
-    for (char& ch : s)
-      if (ch == '\n' || ch == '\r' || ch == '\t') ch = ' ';
-    return "'" + s + "'";
-  }
-
-  sqlite3* db_;
-  const std::string& path_;
-  sqlite3_stmt* s_ = nullptr;
-  bool rows_ = false;
-};
-
-/// Runs every statement of sql (may hold several) through Stmt, so busy retries and error messages apply.
-void exec_all(sqlite3* db, const std::string& path, const std::string& sql) {
-  const char* p = sql.c_str();
-  const char* end = p + sql.size();
-  while (p < end) {
-    sqlite3_stmt* raw = nullptr;
-    const char* tail = nullptr;
-    const int rc = sqlite3_prepare_v2(db, p, static_cast<int>(end - p), &raw, &tail);
-    if (rc != SQLITE_OK) fail(db, path, "preparing a statement", rc);
-    if (!raw) break;  // only whitespace or comments left
-    const std::string one(p, static_cast<std::size_t>(tail - p));
-    sqlite3_finalize(raw);
-    Stmt(db, path, one).run();
-    p = tail;
-  }
-}
-
-std::int64_t query_int(sqlite3* db, const std::string& path, const std::string& sql) {
-  Stmt s(db, path, sql);
-  return s.step() ? s.int64(0) : 0;
-}
 
 /// Reads the first bytes of an existing file; throws DbError unless it is empty or starts with the
 /// SQLite header. Never writes.
@@ -323,11 +183,12 @@ SessionRow read_session(const Stmt& s) {
   r.started_at = s.text(11);
   r.finished_at = s.text(12);
   r.status = s.text(13);
+  r.origin = s.text(14);
   return r;
 }
 constexpr const char* kSessionColumns =
     "id, kernel, source_hash, spec_hash, compiler_version, strategy, seed, workload, problem, device_id, "
-    "backend, started_at, finished_at, status";
+    "backend, started_at, finished_at, status, origin";
 
 TrialRow read_trial(const Stmt& s, const std::string& path) {
   TrialRow r;
@@ -358,12 +219,21 @@ TrialRow read_trial(const Stmt& s, const std::string& path) {
   r.m.protocol = s.text(18);
   r.gbps = s.real(19);
   r.created_at = s.text(20);
+  r.m.measured_by = s.text(21);
   return r;
 }
 constexpr const char* kTrialColumns =
     "id, session_id, device_id, kernel, source_hash, workload, problem, problem_elements, config_json, "
     "config_hash, status, median_ns, min_ns, spread, samples, compile_ms, verify_ms, log, protocol, gbps, "
-    "created_at";
+    "created_at, measured_by";
+
+/// Parameters 1-10: kernel, source_hash, spec_hash, compiler_version, strategy, seed, workload, problem,
+/// device_id, backend (the columns that say what a session was).
+void bind_session_identity(Stmt& q, const SessionRow& s) {
+  q.bind(1, s.kernel).bind(2, s.source_hash).bind(3, s.spec_hash).bind(4, s.compiler_version);
+  q.bind(5, s.strategy).bind(6, s.seed).bind(7, s.workload).bind(8, s.problem).bind_id(9, s.device_id);
+  q.bind(10, s.backend);
+}
 
 bool valid_final_status(const std::string& s) {
   return s == "finished" || s == "interrupted" || s == "failed" || s == "running";
@@ -376,7 +246,7 @@ int current_schema_version() { return kSchemaVersion; }
 std::unique_ptr<Database> Database::open(const std::string& path, Mode mode) {
   if (path.empty()) throw DbError("database path is empty");
   const bool memory = path == ":memory:";
-  const bool ro = mode == Mode::read_only;
+  const bool ro = mode != Mode::read_write;  // read_only and snapshot never write the file
 
   // Checks that need no SQLite connection: nothing is created or written before validation succeeds.
   if (!memory) {
@@ -438,9 +308,36 @@ std::unique_ptr<Database> Database::open(const std::string& path, Mode mode) {
                     (rows > 1 ? " and " + std::to_string(rows - 1) + " more problems" : "") + ")");
   }
 
+  if (ro && fresh)
+    throw DbError("database " + path + " has no autotune schema; open it read-write once to create it");
+  // An older file opened read-only is read through a migrated copy in memory (the file stays as it is), like a
+  // snapshot; version 0 with tables of ours is a half-made file that only a read-write open may repair.
+  if (mode == Mode::snapshot || (ro && version >= 1 && version < kSchemaVersion)) {
+    // Copy the file (its WAL included) into memory through SQLite's backup API, then migrate the copy.
+    sqlite3* mem = nullptr;
+    int brc = sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE, nullptr);
+    sqlite3_backup* b = brc == SQLITE_OK ? sqlite3_backup_init(mem, "main", db, "main") : nullptr;
+    if (b) {
+      brc = sqlite3_backup_step(b, -1);
+      sqlite3_backup_finish(b);
+      if (brc == SQLITE_DONE) brc = SQLITE_OK;
+    } else if (brc == SQLITE_OK) {
+      brc = sqlite3_errcode(mem);
+    }
+    if (brc != SQLITE_OK) {
+      const std::string msg = mem ? sqlite3_errmsg(mem) : sqlite3_errstr(brc);
+      sqlite3_close_v2(mem);
+      throw DbError("database " + path + ": copying it into memory failed (" + msg + ")");
+    }
+    sqlite3_close_v2(db);
+    self->db_ = mem;
+    exec_all(mem, p, "PRAGMA foreign_keys = ON");
+    for (int i = version; i < kSchemaVersion; ++i) exec_all(mem, p, kMigrations[i]);
+    exec_all(mem, p, "PRAGMA user_version = " + std::to_string(kSchemaVersion));
+    exec_all(mem, p, "PRAGMA query_only = ON");  // writes fail as they would on the read-only file
+    return self;
+  }
   if (ro) {
-    if (fresh)
-      throw DbError("database " + path + " has no autotune schema; open it read-write once to create it");
     if (version < kSchemaVersion)
       throw DbError("database " + path + " has schema version " + std::to_string(version) +
                     ", older than this build (" + std::to_string(kSchemaVersion) +
@@ -572,12 +469,11 @@ std::int64_t Database::begin_session(SessionRow& s) {
   {
     Stmt q(db_, path_,
            std::string("INSERT INTO sessions (kernel, source_hash, spec_hash, compiler_version, strategy, seed, "
-                       "workload, problem, device_id, backend, started_at, status) "
+                       "workload, problem, device_id, backend, started_at, status, origin) "
                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ") +
-               kNowSql + ", 'running')");
-    q.bind(1, s.kernel).bind(2, s.source_hash).bind(3, s.spec_hash).bind(4, s.compiler_version);
-    q.bind(5, s.strategy).bind(6, s.seed).bind(7, s.workload).bind(8, s.problem).bind_id(9, s.device_id);
-    q.bind(10, s.backend);
+               kNowSql + ", 'running', ?11)");
+    bind_session_identity(q, s);
+    q.bind(11, s.origin);
     q.run();
   }
   s.id = sqlite3_last_insert_rowid(db_);
@@ -619,6 +515,29 @@ std::vector<SessionRow> Database::sessions(const std::optional<std::string>& ker
   return out;
 }
 
+std::int64_t Database::insert_session(SessionRow& s) {
+  Stmt q(db_, path_,
+         "INSERT INTO sessions (kernel, source_hash, spec_hash, compiler_version, strategy, seed, workload, problem, "
+         "device_id, backend, started_at, finished_at, status, origin) "
+         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, NULLIF(?12, ''), ?13, ?14)");
+  bind_session_identity(q, s);
+  q.bind(11, s.started_at).bind(12, s.finished_at).bind(13, s.status).bind(14, s.origin);
+  q.run();
+  s.id = sqlite3_last_insert_rowid(db_);
+  return s.id;
+}
+
+std::optional<std::int64_t> Database::find_session(const SessionRow& s) const {
+  Stmt q(db_, path_,
+         "SELECT id FROM sessions WHERE kernel = ?1 AND source_hash = ?2 AND spec_hash = ?3 AND compiler_version = ?4 "
+         "AND strategy = ?5 AND seed = ?6 AND workload = ?7 AND problem = ?8 AND device_id IS ?9 AND backend = ?10 "
+         "AND started_at = ?11 ORDER BY id LIMIT 1");
+  bind_session_identity(q, s);
+  q.bind(11, s.started_at);
+  if (!q.step()) return std::nullopt;
+  return q.int64(0);
+}
+
 // ---- trials ----
 
 bool Database::insert_trial(TrialRow& t) {
@@ -629,16 +548,17 @@ bool Database::insert_trial(TrialRow& t) {
     Stmt q(db_, path_,
            std::string("INSERT INTO trials (session_id, device_id, kernel, source_hash, workload, problem, "
                        "problem_elements, config_json, config_hash, status, median_ns, min_ns, spread, samples, "
-                       "compile_ms, verify_ms, log, protocol, gbps, created_at) "
+                       "compile_ms, verify_ms, log, protocol, gbps, created_at, measured_by) "
                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
                        "?18, ?19, COALESCE(NULLIF(?20, ''), ") +
                kNowSql +
-               ")) ON CONFLICT (kernel, source_hash, device_id, workload, problem, config_hash) DO NOTHING");
+               "), ?21) ON CONFLICT (kernel, source_hash, device_id, workload, problem, config_hash) DO NOTHING");
     q.bind_id(1, t.session_id).bind(2, t.device_id).bind(3, t.kernel).bind(4, t.source_hash);
     q.bind(5, t.workload).bind(6, t.problem).bind(7, t.problem_elements).bind(8, t.config_json);
     q.bind(9, t.config_hash).bind(10, to_string(t.m.status)).bind(11, t.m.median_ns).bind(12, t.m.min_ns);
     q.bind(13, t.m.spread).bind(14, t.m.samples).bind(15, t.m.compile_ms).bind(16, t.m.verify_ms);
     q.bind(17, t.m.log).bind(18, t.m.protocol).bind(19, t.gbps).bind(20, t.created_at);
+    q.bind(21, t.m.measured_by);
     q.run();
     inserted = sqlite3_changes(db_) == 1;
   }
@@ -728,6 +648,13 @@ void Database::put_binary(const BinaryRow& b) {
              "created_at = excluded.created_at");
   q.bind(1, b.key).bind(2, b.ok ? 1 : 0).bind(3, b.log).bind_blob(4, b.image);
   q.run();
+}
+
+std::vector<std::string> Database::binary_keys() const {
+  Stmt q(db_, path_, "SELECT key FROM binaries ORDER BY key");
+  std::vector<std::string> out;
+  while (q.step()) out.push_back(q.text(0));
+  return out;
 }
 
 }  // namespace autotune::db

@@ -41,6 +41,7 @@ struct SessionRow {
   std::string started_at;   // ISO-8601 UTC, set by begin_session
   std::string finished_at;  // empty while running
   std::string status;       // "running", "finished", "interrupted", "failed"
+  std::string origin;       // "" = recorded here; "merged from PATH session N" after `autotune merge`
 };
 
 struct TrialRow {
@@ -93,7 +94,10 @@ struct BinaryRow {
 
 class Database {
  public:
-  enum class Mode { read_write, read_only };
+  /// read_only: never writes the file; a file of an older schema version is read through a migrated copy in
+  /// memory. snapshot: always that copy (a consistent view however the file changes later; merge inputs).
+  /// Both refuse writes through the API (DbError "read-only").
+  enum class Mode { read_write, read_only, snapshot };
   /// Opens (and for read_write creates/migrates) the file; ":memory:" for tests. Throws DbError naming the
   /// file and the problem: not a database, corrupt, newer schema, read-only, cannot create.
   static std::unique_ptr<Database> open(const std::string& path, Mode mode = Mode::read_write);
@@ -115,6 +119,11 @@ class Database {
   void finish_session(std::int64_t id, const std::string& status);
   std::optional<SessionRow> session(std::int64_t id) const;
   std::vector<SessionRow> sessions(const std::optional<std::string>& kernel = std::nullopt) const;
+  /// Inserts a session row as it is (started_at, finished_at, status and origin kept; id filled), e.g. a
+  /// session copied from another database.
+  std::int64_t insert_session(SessionRow& s);
+  /// The id of a session equal to `s` in everything but id and origin (device_id compared as given), if any.
+  std::optional<std::int64_t> find_session(const SessionRow& s) const;
 
   /// Inserts unless a trial with the same key (kernel, source_hash, device_id, workload, problem,
   /// config_hash) exists; returns true if inserted. Fills t.id.
@@ -126,6 +135,8 @@ class Database {
 
   std::optional<BinaryRow> binary(const std::string& key) const;
   void put_binary(const BinaryRow& b);
+  /// Keys of every cached binary, sorted.
+  std::vector<std::string> binary_keys() const;
 
   /// Runs fn inside BEGIN IMMEDIATE ... COMMIT (ROLLBACK on exception, rethrown).
   template <class F> void transaction(F&& fn) {

@@ -295,6 +295,7 @@ void register_commands(CLI::App& app, Globals& g) {
   });
   register_strategy_commands(app, g);
   register_explore_commands(app, g);
+  register_merge_command(app, g);
 }
 
 }  // namespace autotune::cli

@@ -18,5 +18,7 @@ void register_tune_command(CLI::App& app, Globals& g);
 void register_strategy_commands(CLI::App& app, Globals& g);
 /// explore, report (tuner/cli/commands_explore.cpp).
 void register_explore_commands(CLI::App& app, Globals& g);
+/// merge (tuner/cli/commands_merge.cpp).
+void register_merge_command(CLI::App& app, Globals& g);
 
 }  // namespace autotune::cli
