@@ -15,6 +15,10 @@
 #include "tuner/cli/commands.hpp"
 #include "tuner/cli/problem_flags.hpp"
 #include "tuner/cli/shared.hpp"
+#include "tuner/cli/tune.hpp"
+#ifdef AUTOTUNE_WITH_MPI
+#include "tuner/mpi/comm.hpp"
+#endif
 #include "tuner/core/error.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
@@ -26,8 +30,13 @@ namespace autotune::cli {
 
 namespace {
 
-void print_progress(const session::Progress& p, bool tty) {
-  static auto last = std::chrono::steady_clock::now() - std::chrono::hours(1);
+/// When the last progress line was printed (lines without a terminal: every 5 s).
+struct ProgressState {
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now() - std::chrono::hours(1);
+};
+
+void print_progress(const session::Progress& p, bool tty, const std::string& tag, ProgressState& st) {
+  auto& last = st.last;
   auto now = std::chrono::steady_clock::now();
   bool final = p.done >= p.total;
   if (!tty && !final && now - last < std::chrono::seconds(5)) return;
@@ -36,7 +45,7 @@ void print_progress(const session::Progress& p, bool tty) {
   int filled = p.total ? static_cast<int>(width * static_cast<double>(p.done) / p.total) : width;
   std::string bar(filled, '#');
   bar += std::string(width - filled, '.');
-  std::string line = "[" + bar + "] " + std::to_string(p.done) + "/" + std::to_string(p.total);
+  std::string line = tag + "[" + bar + "] " + std::to_string(p.done) + "/" + std::to_string(p.total);
   if (p.failed) line += " (" + std::to_string(p.failed) + " failed)";
   if (p.best_ns > 0) line += "  best " + fmt_time(p.best_ns);
   if (p.eta_s >= 0 && !final) line += "  ETA " + fmt("%.0fs", p.eta_s);
@@ -45,13 +54,13 @@ void print_progress(const session::Progress& p, bool tty) {
   if (tty && final) std::cerr << "\n";
 }
 
-void print_table(const TuningSpec& spec, const std::vector<db::TrialRow>& rows, double copy_gbps) {
-  std::printf("%-4s %12s %12s %8s %9s %8s  %s\n", "rank", "median", "min", "spread", "GB/s", "% copy", "configuration");
+void print_table(std::FILE* out, const TuningSpec& spec, const std::vector<db::TrialRow>& rows, double copy_gbps) {
+  std::fprintf(out, "%-4s %12s %12s %8s %9s %8s  %s\n", "rank", "median", "min", "spread", "GB/s", "% copy", "configuration");
   int rank = 1;
   for (const auto& t : rows) {
     Config c = Config::from_json(t.config_json);
     std::string pct = copy_gbps > 0 && t.gbps > 0 ? fmt("%.1f%%", 100.0 * t.gbps / copy_gbps) : "-";
-    std::printf("%-4d %12s %12s %7.1f%% %9.1f %8s  %s\n", rank++, fmt_time(t.m.median_ns).c_str(),
+    std::fprintf(out, "%-4d %12s %12s %7.1f%% %9.1f %8s  %s\n", rank++, fmt_time(t.m.median_ns).c_str(),
                 fmt_time(t.m.min_ns).c_str(), 100 * t.m.spread, t.gbps, pct.c_str(), c.str(&spec.params).c_str());
   }
 }
@@ -147,23 +156,6 @@ std::map<std::string, std::string> parse_options(const std::vector<std::string>&
 }
 
 
-struct TuneArgs {
-  std::string kernel;
-  ProblemFlags pf;
-  std::string strategy;  // "" = the default: broad_then_local under a limit, else brute_force
-  std::vector<std::string> strategy_options;
-  std::size_t budget = 0;
-  double time_limit = 0;
-  std::uint64_t seed = 1;
-  int samples = 15, warmup = 3, jobs = 0, device = 0, top = 10;
-  double median_ci = 2, max_seconds = 2, timeout = 0;
-  bool no_flush = false, simulate = false, compile_in_process = false;
-  std::string verify = "device";
-  std::size_t warm_start = 5;
-  double screen = 0, screen_share = 0.3;
-  std::string from, device_name, stats_json, binary_cache;
-  SpaceFlags narrow;
-};
 
 /// The default strategy: under a limit one that covers the space broadly first and then refines locally
 /// (docs/strategies.md says why); without a limit every configuration is measured anyway.
@@ -192,54 +184,53 @@ struct TracePoint {
   std::string phase;  // "screen" or "target"
 };
 
-int run_tune(const TuneArgs& ta, const std::string& db_path) {
-  const auto t0 = std::chrono::steady_clock::now();
+}  // namespace
+
+LocalBackend make_local_backend(const TuneArgs& ta, const TuningSpec& spec,
+                                const std::shared_ptr<const KernelAdapter>& adapter, const std::string& db_path,
+                                int gpu, db::Database* cache_into) {
+  LocalBackend lb;
+  if (ta.simulate) {
+    const std::string from = ta.from.empty() ? db_path : ta.from;
+    lb.from_db = db::Database::open(from, db::Database::Mode::read_only);
+    lb.backend = std::make_unique<sim::ReplayBackend>(*lb.from_db, spec.name, ta.device_name, ta.simulate_delay_ms);
+    return lb;
+  }
+  std::string why;
+  if (!cuda::driver_available(&why))
+    throw EnvironmentError(why + "\n  `autotune tune` needs an NVIDIA GPU. Without one, replay recorded trials: "
+                           "autotune tune " + ta.kernel + " --simulate --from tests/data/recorded_h200.db");
+  cuda::TimingOptions to;
+  to.samples = ta.samples;
+  to.stable_ci = ta.median_ci / 100;
+  to.max_seconds_per_config = ta.max_seconds;
+  to.timeout_seconds = ta.timeout;
+  to.warmup = ta.warmup;
+  to.flush_l2 = !ta.no_flush;
+  to.jobs = ta.jobs;
+  to.compile_processes = !ta.compile_in_process;
+  to.device = gpu;
+  to.verify = ta.verify == "host" ? cuda::TimingOptions::Verify::host : cuda::TimingOptions::Verify::device;
+  if (!ta.binary_cache.empty()) lb.cache_db = db::Database::open(ta.binary_cache);
+  else if (!cache_into) lb.cache_db = db::Database::open(":memory:");
+  lb.cache = std::make_unique<DbBinaryCache>(lb.cache_db ? *lb.cache_db : *cache_into);
+  lb.backend = std::make_unique<cuda::CudaBackend>(adapter, to, lb.cache.get());
+  return lb;
+}
+
+int tune_with(const TuneArgs& ta, const TuningSpec& spec, const std::shared_ptr<const KernelAdapter>& adapter,
+              Backend& backend, db::Database& db, const std::string& db_path, const TuneOutput& o) {
+  const auto t0 = o.started;
   auto since_start = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  TuningSpec spec = kernels::load_spec(ta.kernel);
-  ta.narrow.apply(spec);
-  auto adapter = kernels::make_adapter(spec);
+  std::FILE* out = o.out ? o.out : stdout;
+  const std::string& tag = o.label;  // "[NVIDIA H200] " when several device models tune at once, else ""
   ProblemKey p = ta.pf.problem_key(spec);
   Workload w = ta.pf.workload(spec);
-  spec.check_workload(w);
   const bool limited = ta.budget > 0 || ta.time_limit > 0;
-  if (ta.screen > 0 && !(ta.time_limit > 0)) throw UsageError("--screen needs --time-limit (the screening gets a share of it)");
   const ProblemKey small = ta.screen > 0 ? screening_problem(spec, p, ta.screen) : ProblemKey{};
-
-  std::unique_ptr<db::Database> from_db;
-  std::unique_ptr<Backend> backend;
-  std::unique_ptr<db::Database> db, cache_db;
-  std::unique_ptr<DbBinaryCache> cache;
-  if (ta.simulate) {
-    std::string from = ta.from.empty() ? db_path : ta.from;
-    from_db = db::Database::open(from, db::Database::Mode::read_only);
-    backend = std::make_unique<sim::ReplayBackend>(*from_db, spec.name, ta.device_name);
-    std::cerr << "simulation: replaying trials recorded in " << from << " on " << backend->device().name << "\n";
-  } else {
-    std::string why;
-    if (!cuda::driver_available(&why))
-      throw EnvironmentError(why + "\n  `autotune tune` needs an NVIDIA GPU. Without one, replay recorded trials: "
-                             "autotune tune " + ta.kernel + " --simulate --from tests/data/recorded_h200.db");
-  }
-  db = db::Database::open(db_path);
-  if (!ta.simulate) {
-    cuda::TimingOptions to;
-    to.samples = ta.samples;
-    to.stable_ci = ta.median_ci / 100;
-    to.max_seconds_per_config = ta.max_seconds;
-    to.timeout_seconds = ta.timeout;
-    to.warmup = ta.warmup;
-    to.flush_l2 = !ta.no_flush;
-    to.jobs = ta.jobs;
-    to.compile_processes = !ta.compile_in_process;
-    to.device = ta.device;
-    to.verify = ta.verify == "host" ? cuda::TimingOptions::Verify::host : cuda::TimingOptions::Verify::device;
-    if (!ta.binary_cache.empty()) cache_db = db::Database::open(ta.binary_cache);
-    cache = std::make_unique<DbBinaryCache>(cache_db ? *cache_db : *db);
-    backend = std::make_unique<cuda::CudaBackend>(adapter, to, cache.get());
-  }
-  const DeviceInfo dev = backend->device();
+  const DeviceInfo dev = backend.device();
   const std::string strategy = ta.strategy.empty() ? default_strategy(limited) : ta.strategy;
-  std::cerr << "tuning " << spec.name << " " << w.key() << " " << p.key() << " on " << dev.name << " (cc "
+  std::cerr << tag << "tuning " << spec.name << " " << w.key() << " " << p.key() << " on " << dev.name << " (cc "
             << dev.cc / 10 << "." << dev.cc % 10 << ", " << dev.sm_count << " SMs) with " << strategy
             << (ta.strategy.empty() ? (limited ? " (the default under a limit)" : " (the default without a limit)") : "")
             << ", results in " << db_path << "\n";
@@ -250,19 +241,20 @@ int run_tune(const TuneArgs& ta, const std::string& db_path) {
   opt.seed = ta.seed;
   opt.budget = ta.budget;
   opt.time_limit_s = ta.time_limit;
-  bool tty = isatty(STDERR_FILENO);
+  bool tty = isatty(STDERR_FILENO) && tag.empty();
+  ProgressState progress_state;
   std::vector<TracePoint> trace;
   std::string phase = "target";
   opt.on_progress = [&](const session::Progress& pr) {
-    print_progress(pr, tty);
+    print_progress(pr, tty, tag, progress_state);
     if (trace.empty() || trace.back().phase != phase || pr.best_ns != trace.back().best_ns ||
         pr.done != trace.back().done)
       trace.push_back({since_start(), pr.done, pr.best_ns, phase});
   };
   auto warm_from_db = [&](const ProblemKey& problem) {
     session::WarmStart ws;
-    if (ta.warm_start > 0) ws = session::find_warm_start(*db, spec, dev, w, problem, ta.warm_start);
-    if (!ws.empty()) std::cerr << "warm start (" << problem.key() << "): " << ws.source << "\n";
+    if (ta.warm_start > 0) ws = session::find_warm_start(db, spec, dev, w, problem, ta.warm_start);
+    if (!ws.empty()) std::cerr << tag << "warm start (" << problem.key() << "): " << ws.source << "\n";
     return ws;
   };
 
@@ -276,16 +268,16 @@ int run_tune(const TuneArgs& ta, const std::string& db_path) {
     so.budget = 0;
     so.bytes_moved = adapter->bytes_moved(w, small);
     so.warm_start = warm_from_db(small).configs;
-    std::cerr << "screening at " << small.key() << " for " << fmt("%.1f", so.time_limit_s) << " s of the "
+    std::cerr << tag << "screening at " << small.key() << " for " << fmt("%.1f", so.time_limit_s) << " s of the "
               << fmt("%.1f", ta.time_limit) << " s limit\n";
     phase = "screen";
-    const session::Result sr = session::run(spec, *backend, *db, w, small, so);
+    const session::Result sr = session::run(spec, backend, db, w, small, so);
     phase = "target";
     const std::size_t measured = sr.evaluated + sr.reused;
     const std::size_t keep = std::clamp<std::size_t>((measured + 9) / 10, 5, 32);
-    session::WarmStart best = session::best_of_problem(*db, spec, dev, w, small, keep);
+    session::WarmStart best = session::best_of_problem(db, spec, dev, w, small, keep);
     screened = best.configs;
-    std::cerr << "screening: " << measured << " configurations at " << small.key() << " in "
+    std::cerr << tag << "screening: " << measured << " configurations at " << small.key() << " in "
               << fmt("%.1f s", sr.timing.wall_s) << "; the best " << screened.size()
               << " are measured first at " << p.key() << "\n";
     screen_json = {{"problem", small.key()}, {"configs", measured}, {"wall_s", sr.timing.wall_s},
@@ -297,25 +289,25 @@ int run_tune(const TuneArgs& ta, const std::string& db_path) {
   for (Config& c : ws.configs)
     if (std::find(opt.warm_start.begin(), opt.warm_start.end(), c) == opt.warm_start.end()) opt.warm_start.push_back(std::move(c));
   opt.bytes_moved = adapter->bytes_moved(w, p);
-  session::Result r = session::run(spec, *backend, *db, w, p, opt);
+  session::Result r = session::run(spec, backend, db, w, p, opt);
 
-  std::printf("\n%s %s %s on %s: %zu valid configurations (cartesian %.0f); %zu measured now, %zu from earlier "
+  std::fprintf(out, "\n%s %s %s on %s: %zu valid configurations (cartesian %.0f); %zu measured now, %zu from earlier "
               "sessions, %zu failed\n",
               spec.name.c_str(), w.key().c_str(), p.key().c_str(), dev.name.c_str(), r.space_size, r.cartesian_size,
               r.evaluated, r.reused, r.failed);
   const std::size_t covered = r.evaluated + r.reused;
   if (covered < r.space_size && limited)
-    std::printf("stopped by the %s after %zu of %zu configurations (%s)\n", ta.budget > 0 ? "budget" : "time limit",
+    std::fprintf(out, "stopped by the %s after %zu of %zu configurations (%s)\n", ta.budget > 0 ? "budget" : "time limit",
                 covered, r.space_size, strategy.c_str());
   if (!opt.warm_start.empty())
-    std::printf("warm start: %zu of %zu suggested configurations are valid here and were measured first\n",
+    std::fprintf(out, "warm start: %zu of %zu suggested configurations are valid here and were measured first\n",
                 r.warm_started, opt.warm_start.size());
   if (r.copy_gbps > 0)
-    std::printf("device-to-device copy: %.1f GB/s (bytes read + written), measured in this run\n", r.copy_gbps);
-  if (!r.verification.empty()) std::printf("verification: %s\n", r.verification.c_str());
-  std::printf("%s\n", time_split_line(r).c_str());
+    std::fprintf(out, "device-to-device copy: %.1f GB/s (bytes read + written), measured in this run\n", r.copy_gbps);
+  if (!r.verification.empty()) std::fprintf(out, "verification: %s\n", r.verification.c_str());
+  std::fprintf(out, "%s\n", time_split_line(r).c_str());
   if (!ta.stats_json.empty()) {
-    nlohmann::json j = stats_json(spec, w, p, dev, strategy, r, *db);
+    nlohmann::json j = stats_json(spec, w, p, dev, strategy, r, db);
     j["command_s"] = since_start();
     j["warm_start"] = {{"suggested", opt.warm_start.size()}, {"used", r.warm_started}, {"source", ws.source}};
     if (!screen_json.is_null()) j["screen"] = screen_json;
@@ -326,14 +318,46 @@ int run_tune(const TuneArgs& ta, const std::string& db_path) {
     write_file(ta.stats_json, j.dump(2) + "\n");
   }
   if (r.top.empty()) {
-    std::printf("no configuration verified: see the failures with `sqlite3 %s \"select status, log from trials "
+    std::fprintf(out, "no configuration verified: see the failures with `sqlite3 %s \"select status, log from trials "
                 "where session_id=%lld\"`\n", db_path.c_str(), static_cast<long long>(r.session_id));
     return 1;
   }
   std::vector<db::TrialRow> top(r.top.begin(), r.top.begin() + std::min<std::size_t>(r.top.size(), ta.top));
-  print_table(spec, top, r.copy_gbps);
-  std::printf("session %lld recorded in %s\n", static_cast<long long>(r.session_id), db_path.c_str());
+  print_table(out, spec, top, r.copy_gbps);
+  std::fprintf(out, "session %lld recorded in %s\n", static_cast<long long>(r.session_id), db_path.c_str());
   return 0;
+}
+
+TuningSpec load_tune_spec(const TuneArgs& ta) {
+  TuningSpec spec = kernels::load_spec(ta.kernel);
+  ta.narrow.apply(spec);
+  spec.check_workload(ta.pf.workload(spec));
+  if (ta.screen > 0 && !(ta.time_limit > 0)) throw UsageError("--screen needs --time-limit (the screening gets a share of it)");
+  return spec;
+}
+
+namespace {
+
+int run_tune(const TuneArgs& ta, const std::string& db_path) {
+  TuneOutput o;
+#ifdef AUTOTUNE_WITH_MPI
+  if (mpi::launched_by_mpi()) return run_tune_mpi(ta, db_path);
+#endif
+  const TuningSpec spec = load_tune_spec(ta);
+  auto adapter = kernels::make_adapter(spec);
+  std::string why;
+  if (!ta.simulate && !cuda::driver_available(&why))
+    throw EnvironmentError(why + "\n  `autotune tune` needs an NVIDIA GPU. Without one, replay recorded trials: "
+                           "autotune tune " + ta.kernel + " --simulate --from tests/data/recorded_h200.db");
+  std::unique_ptr<db::Database> db;
+  if (!ta.simulate) db = db::Database::open(db_path);
+  LocalBackend lb = make_local_backend(ta, spec, adapter, db_path, ta.device, db.get());
+  if (ta.simulate) {
+    std::cerr << "simulation: replaying trials recorded in " << (ta.from.empty() ? db_path : ta.from) << " on "
+              << lb.backend->device().name << "\n";
+    db = db::Database::open(db_path);
+  }
+  return tune_with(ta, spec, adapter, *lb.backend, *db, db_path, o);
 }
 
 }  // namespace
@@ -387,12 +411,24 @@ void register_tune_command(CLI::App& app, Globals& g) {
                    "database whose binaries table caches the compiled kernels (default: --db itself)");
   tune->add_option("--stats-json", ta->stats_json,
                    "write the time split, counts and best configurations of the session to this JSON file");
-  tune->add_option("--gpu", ta->device, "GPU ordinal")->capture_default_str();
+  tune->add_option("--gpu", ta->device,
+                   "GPU ordinal (under mpirun/srun: default the rank's node-local rank modulo the GPUs of its node)")
+      ->capture_default_str();
   tune->add_option("--top", ta->top, "rows in the final table")->capture_default_str();
   tune->add_flag("--simulate", ta->simulate, "answer every evaluation from recorded trials instead of the GPU");
   tune->add_option("--from", ta->from, "database to replay with --simulate (default: --db)");
+  tune->add_option("--simulate-delay-ms", ta->simulate_delay_ms,
+                   "with --simulate: wall time each replayed configuration takes (to watch progress, or to exercise "
+                   "an MPI job's fault handling)")
+      ->check(CLI::Range(0.0, 60000.0));
+  tune->add_option("--rank-timeout", ta->rank_timeout,
+                   "under mpirun/srun: seconds without a message after which a rank is taken out and its "
+                   "configurations go to the other ranks")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 86400.0));
   tune->add_option("--device", ta->device_name, "device to replay with --simulate (when several are recorded)");
-  tune->callback([&g, ta] {
+  tune->callback([&g, ta, tune] {
+    ta->device_given = tune->count("--gpu") > 0;
     g.run = [&g, ta] { return run_tune(*ta, g.db_path); };
   });
 }

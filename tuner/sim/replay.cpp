@@ -1,13 +1,17 @@
 #include "tuner/sim/replay.hpp"
 
+#include <chrono>
+#include <thread>
+
 #include <set>
 
 #include "tuner/core/error.hpp"
 
 namespace autotune::sim {
 
-ReplayBackend::ReplayBackend(const db::Database& from, std::string kernel, const std::string& device_name)
-    : from_(from), kernel_(std::move(kernel)) {
+ReplayBackend::ReplayBackend(const db::Database& from, std::string kernel, const std::string& device_name,
+                             double delay_ms)
+    : delay_ms_(delay_ms), from_(from), kernel_(std::move(kernel)) {
   db::TrialFilter f;
   f.kernel = kernel_;
   std::set<std::int64_t> ids;
@@ -51,6 +55,7 @@ std::vector<Measurement> ReplayBackend::evaluate(const std::vector<Config>& conf
     auto it = recorded_.find(c.hash());
     if (it == recorded_.end())
       throw UsageError("simulation: configuration " + c.to_json() + " of " + what_ + " has no recorded trial");
+    if (delay_ms_ > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(delay_ms_));
     Measurement m = it->second;
     m.compile_ms = 0;
     m.protocol = "replay:" + m.protocol;

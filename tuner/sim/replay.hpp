@@ -13,7 +13,10 @@ class ReplayBackend : public Backend {
  public:
   /// Replays trials of `kernel` recorded in `from`. device_name selects the device (normalised or exact
   /// name); empty = the only device with trials of this kernel (UsageError if none or several).
-  ReplayBackend(const db::Database& from, std::string kernel, const std::string& device_name = "");
+  /// delay_ms: wall time each evaluated configuration takes (0: none), to watch a replay's progress or to
+  /// exercise scale-out and its fault handling at a human pace.
+  ReplayBackend(const db::Database& from, std::string kernel, const std::string& device_name = "",
+                double delay_ms = 0);
 
   DeviceInfo device() const override { return device_.info; }
   std::string kind() const override { return "simulation"; }
@@ -25,6 +28,7 @@ class ReplayBackend : public Backend {
   std::vector<Measurement> evaluate(const std::vector<Config>& configs) override;
 
  private:
+  double delay_ms_ = 0;
   const db::Database& from_;
   std::string kernel_;
   db::DeviceRow device_;

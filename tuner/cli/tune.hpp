@@ -1,0 +1,73 @@
+// Internal to the CLI: the pieces of `autotune tune` that the single-process path (commands_tune.cpp) and the
+// MPI path (commands_tune_mpi.cpp) share.
+#pragma once
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "db/database.hpp"
+#include "tuner/cli/problem_flags.hpp"
+#include "tuner/cli/shared.hpp"
+#include "tuner/core/adapter.hpp"
+#include "tuner/core/backend.hpp"
+#include "tuner/core/spec.hpp"
+
+namespace autotune::cli {
+
+struct TuneArgs {
+  std::string kernel;
+  ProblemFlags pf;
+  std::string strategy;  // "" = the default: broad_then_local under a limit, else brute_force
+  std::vector<std::string> strategy_options;
+  std::size_t budget = 0;
+  double time_limit = 0;
+  std::uint64_t seed = 1;
+  int samples = 15, warmup = 3, jobs = 0, device = 0, top = 10;
+  bool device_given = false;  // --gpu was on the command line (else MPI ranks take their node-local rank)
+  double median_ci = 2, max_seconds = 2, timeout = 0;
+  bool no_flush = false, simulate = false, compile_in_process = false;
+  double simulate_delay_ms = 0;
+  std::string verify = "device";
+  std::size_t warm_start = 5;
+  double screen = 0, screen_share = 0.3;
+  std::string from, device_name, stats_json, binary_cache;
+  SpaceFlags narrow;
+  double rank_timeout = 60;  // MPI: seconds of silence after which a rank is taken out
+};
+
+/// A backend made in this process for `tune`, with what it needs kept alive (members destroyed in reverse).
+struct LocalBackend {
+  std::unique_ptr<db::Database> from_db, cache_db;
+  std::unique_ptr<DbBinaryCache> cache;
+  std::unique_ptr<Backend> backend;
+};
+
+/// --simulate: a replay of --from (default db_path); else the CUDA backend on GPU `gpu` with its binary cache
+/// in --binary-cache, else in `cache_into`, else in memory. EnvironmentError without a GPU.
+LocalBackend make_local_backend(const TuneArgs& ta, const TuningSpec& spec,
+                                const std::shared_ptr<const KernelAdapter>& adapter, const std::string& db_path,
+                                int gpu, db::Database* cache_into);
+
+/// Where tune_with writes: its report (stdout by default), a label before its progress lines (several device
+/// models at once), and when the command started.
+struct TuneOutput {
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  std::FILE* out = nullptr;
+  std::string label;
+};
+
+/// Warm start, optional screening, the session on `backend`, the report. Returns the exit code.
+int tune_with(const TuneArgs& ta, const TuningSpec& spec, const std::shared_ptr<const KernelAdapter>& adapter,
+              Backend& backend, db::Database& db, const std::string& db_path, const TuneOutput& o);
+
+/// The spec of ta.kernel with the narrowing flags applied; checks the workload and the flag combination.
+TuningSpec load_tune_spec(const TuneArgs& ta);
+
+#ifdef AUTOTUNE_WITH_MPI
+/// `tune` under mpirun/srun (tuner/cli/commands_tune_mpi.cpp).
+int run_tune_mpi(const TuneArgs& ta, const std::string& db_path);
+#endif
+
+}  // namespace autotune::cli

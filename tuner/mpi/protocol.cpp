@@ -1,0 +1,85 @@
+#include "tuner/mpi/protocol.hpp"
+
+#include <cmath>
+
+namespace autotune::mpi {
+
+nlohmann::json to_json(const Measurement& m) {
+  return {{"status", to_string(m.status)}, {"median_ns", m.median_ns}, {"min_ns", m.min_ns},
+          {"spread", m.spread},            {"samples", m.samples},     {"compile_ms", m.compile_ms},
+          {"verify_ms", m.verify_ms},      {"log", m.log},             {"protocol", m.protocol},
+          {"measured_by", m.measured_by}};
+}
+
+Measurement measurement_from_json(const nlohmann::json& j) {
+  Measurement m;
+  m.status = trial_status_from_string(j.at("status").get<std::string>());
+  // NaN travels as null in JSON.
+  auto num = [&](const char* k) { return j.at(k).is_null() ? std::nan("") : j.at(k).get<double>(); };
+  m.median_ns = num("median_ns");
+  m.min_ns = num("min_ns");
+  m.spread = num("spread");
+  m.samples = j.at("samples").get<int>();
+  m.compile_ms = num("compile_ms");
+  m.verify_ms = num("verify_ms");
+  m.log = j.at("log").get<std::string>();
+  m.protocol = j.at("protocol").get<std::string>();
+  m.measured_by = j.at("measured_by").get<std::string>();
+  return m;
+}
+
+nlohmann::json to_json(const DeviceInfo& d) {
+  nlohmann::json j = nlohmann::json::object();
+  DeviceInfo::for_each_field(d, [&](const char* name, const auto& v) { j[name] = v; });
+  return j;
+}
+
+DeviceInfo device_from_json(const nlohmann::json& j) {
+  DeviceInfo d;
+  DeviceInfo::for_each_field(d, [&](const char* name, auto& v) { j.at(name).get_to(v); });
+  return d;
+}
+
+nlohmann::json to_json(const BackendStats& s) {
+  const CompileStats& c = s.compile;
+  return {{"compiled", c.compiled},   {"taken", c.taken},         {"cache_hits", c.cache_hits},
+          {"failed", c.failed},       {"unused", c.unused},       {"cancelled", c.cancelled},
+          {"thread_ms", c.thread_ms}, {"wait_ms", c.wait_ms},     {"cache_ms", c.cache_ms},
+          {"jobs", s.compile_jobs},   {"verify_ms", s.verify_ms}, {"benchmark_ms", s.benchmark_ms},
+          {"verified", s.verified},   {"timed", s.timed},         {"setup_ms", s.setup_ms}};
+}
+
+BackendStats stats_from_json(const nlohmann::json& j) {
+  BackendStats s;
+  CompileStats& c = s.compile;
+  j.at("compiled").get_to(c.compiled);
+  j.at("taken").get_to(c.taken);
+  j.at("cache_hits").get_to(c.cache_hits);
+  j.at("failed").get_to(c.failed);
+  j.at("unused").get_to(c.unused);
+  j.at("cancelled").get_to(c.cancelled);
+  j.at("thread_ms").get_to(c.thread_ms);
+  j.at("wait_ms").get_to(c.wait_ms);
+  j.at("cache_ms").get_to(c.cache_ms);
+  j.at("jobs").get_to(s.compile_jobs);
+  j.at("verify_ms").get_to(s.verify_ms);
+  j.at("benchmark_ms").get_to(s.benchmark_ms);
+  j.at("verified").get_to(s.verified);
+  j.at("timed").get_to(s.timed);
+  j.at("setup_ms").get_to(s.setup_ms);
+  return s;
+}
+
+nlohmann::json to_json(const std::vector<Config>& configs) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const Config& c : configs) a.push_back(c.to_json());
+  return a;
+}
+
+std::vector<Config> configs_from_json(const nlohmann::json& j) {
+  std::vector<Config> out;
+  for (const auto& t : j) out.push_back(Config::from_json(t.get<std::string>()));
+  return out;
+}
+
+}  // namespace autotune::mpi

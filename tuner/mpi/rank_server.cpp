@@ -1,0 +1,125 @@
+#include "tuner/mpi/rank_server.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "tuner/core/error.hpp"
+#include "tuner/mpi/protocol.hpp"
+
+namespace autotune::mpi {
+
+RankServer::RankServer(std::unique_ptr<Backend> backend, std::string where, std::string error)
+    : backend_(std::move(backend)), where_(std::move(where)), error_(std::move(error)) {
+  if (!backend_ && error_.empty()) error_ = "no backend";
+}
+
+std::string RankServer::hello() const {
+  nlohmann::json j = {{"ok", backend_ != nullptr}, {"where", where_}, {"error", error_}};
+  if (backend_) {
+    j["device"] = to_json(backend_->device());
+    j["kind"] = backend_->kind();
+    j["compiler"] = backend_->compiler_version();
+  }
+  return j.dump();
+}
+
+std::optional<Message> RankServer::handle(const Message& request) {
+  auto reply = [](int tag, const nlohmann::json& j) { return Message{-1, tag, j.dump()}; };
+  if (!backend_ || failed_) return reply(kFailure, {{"error", error_.empty() ? "backend failed" : error_}, {"usage", false}});
+  try {
+    const nlohmann::json j = nlohmann::json::parse(request.payload);
+    switch (request.tag) {
+      case kPrepare: {
+        try {
+          backend_->prepare(Workload::parse(j.at("workload")), ProblemKey::parse(j.at("problem")),
+                            j.at("seed").get<std::uint64_t>());
+          return reply(kPrepared, {{"ok", true},
+                                   {"copy_gbps", backend_->copy_bandwidth_gbps()},
+                                   {"verification", backend_->verification()}});
+        } catch (const UsageError& e) {
+          return reply(kPrepared, {{"ok", false}, {"usage", true}, {"error", e.what()}});
+        }
+      }
+      case kPrefetch:
+        backend_->prefetch(configs_from_json(j.at("configs")));
+        return std::nullopt;
+      case kTask: {
+        const auto t0 = std::chrono::steady_clock::now();
+        std::vector<Measurement> ms = backend_->evaluate(configs_from_json(j.at("configs")));
+        const double eval_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        nlohmann::json out = nlohmann::json::array();
+        for (Measurement& m : ms) {
+          if (m.measured_by.empty()) m.measured_by = where_;
+          out.push_back(to_json(m));
+        }
+        return reply(kResult, {{"id", j.at("id")}, {"measurements", out}, {"eval_ms", eval_ms},
+                               {"stats", to_json(backend_->stats())}});
+      }
+      default:
+        return reply(kFailure, {{"error", "unknown request tag " + std::to_string(request.tag)}, {"usage", false}});
+    }
+  } catch (const UsageError& e) {
+    failed_ = true;
+    error_ = e.what();
+    return reply(kFailure, {{"error", error_}, {"usage", true}});
+  } catch (const std::exception& e) {
+    failed_ = true;
+    error_ = e.what();
+    return reply(kFailure, {{"error", error_}, {"usage", false}});
+  }
+}
+
+int serve(Comm& comm, const std::function<std::unique_ptr<Backend>()>& make_backend, const std::string& where,
+          const ServeOptions& opt) {
+  std::unique_ptr<RankServer> server;
+  try {
+    server = std::make_unique<RankServer>(make_backend(), where);
+  } catch (const std::exception& e) {
+    server = std::make_unique<RankServer>(nullptr, where, e.what());
+  }
+  std::atomic<bool> stop{false};
+  std::thread heartbeat([&] {
+    while (!stop) {
+      comm.send(0, kHeartbeat, "", opt.heartbeat_s);
+      for (int i = 0; i < 10 && !stop; ++i)
+        std::this_thread::sleep_for(std::chrono::duration<double>(opt.heartbeat_s / 10));
+    }
+  });
+  comm.send(0, kHello, server->hello(), opt.coordinator_timeout_s);
+  auto heard = std::chrono::steady_clock::now();
+  int code = 0;
+  for (;;) {
+    std::optional<Message> m = comm.poll(0);
+    const auto now = std::chrono::steady_clock::now();
+    if (!m) {
+      if (std::chrono::duration<double>(now - heard).count() > opt.coordinator_timeout_s) {
+        code = 3;  // rank 0 is gone
+        comm.skip_finalize();
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      continue;
+    }
+    heard = now;
+    if (m->tag == kStop) {
+      // After a lost rank, MPI_Finalize could wait for it forever: rank 0 says so (Comm::skip_finalize).
+      try {
+        if (!m->payload.empty() && !nlohmann::json::parse(m->payload).value("finalize", true)) comm.skip_finalize();
+      } catch (const std::exception&) {
+      }
+      break;
+    }
+    if (m->tag == kHeartbeat) continue;
+    if (std::optional<Message> r = server->handle(*m)) {
+      comm.send(0, r->tag, r->payload, opt.coordinator_timeout_s);
+      heard = std::chrono::steady_clock::now();
+    }
+  }
+  stop = true;
+  heartbeat.join();
+  return code;
+}
+
+}  // namespace autotune::mpi
