@@ -62,7 +62,7 @@ run_case() {
   "${cmd[@]}" >> "$LOG" 2>&1
   local rc=$?
   t1=$(date +%s.%N)
-  echo "$name $ranks $jobs $rc $(echo "$t1 - $t0" | bc)" >> "$WORK/cases.txt"
+  echo "$name $ranks $jobs $rc $(python3 -c "print($t1 - $t0)")" >> "$WORK/cases.txt"
   echo "$name: ranks=$ranks jobs=$jobs rc=$rc"
 }
 

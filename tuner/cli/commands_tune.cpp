@@ -349,9 +349,12 @@ int run_tune(const TuneArgs& ta, const std::string& db_path) {
   if (!ta.simulate && !cuda::driver_available(&why))
     throw EnvironmentError(why + "\n  `autotune tune` needs an NVIDIA GPU. Without one, replay recorded trials: "
                            "autotune tune " + ta.kernel + " --simulate --from tests/data/recorded_h200.db");
-  std::unique_ptr<db::Database> db;
+  std::unique_ptr<db::Database> db, cache_conn;
   if (!ta.simulate) db = db::Database::open(db_path);
-  LocalBackend lb = make_local_backend(ta, spec, adapter, db_path, ta.device, db.get());
+  // The binary cache gets a connection of its own: the compile threads then never queue behind the session's
+  // statements on one connection (measured: bench/scale_out.sh, docs/performance.md "Scale-out").
+  if (!ta.simulate && ta.binary_cache.empty()) cache_conn = db::Database::open(db_path);
+  LocalBackend lb = make_local_backend(ta, spec, adapter, db_path, ta.device, cache_conn.get());
   if (ta.simulate) {
     std::cerr << "simulation: replaying trials recorded in " << (ta.from.empty() ? db_path : ta.from) << " on "
               << lb.backend->device().name << "\n";
