@@ -33,7 +33,7 @@
 #ifdef AUTOTUNE_STRICT
 #error "scan.cu: VARIANT is not defined (AUTOTUNE_STRICT)"
 #endif
-#define VARIANT 3
+#define VARIANT 4
 #endif
 #ifndef BLOCK_SIZE
 #ifdef AUTOTUNE_STRICT

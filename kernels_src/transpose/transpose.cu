@@ -49,7 +49,7 @@
 #ifdef AUTOTUNE_STRICT
 #error "PADDING is not defined"
 #endif
-#define PADDING 0
+#define PADDING 1
 #endif
 // DIAGONAL: 1 maps block ids to tiles in diagonal order (against partition camping), 0 row by row.
 #ifndef DIAGONAL
