@@ -13,6 +13,7 @@
 #include "db/database.hpp"
 #include "search/strategy.hpp"
 #include "tuner/cli/commands.hpp"
+#include "tuner/cli/kernel_resolver.hpp"
 #include "tuner/cli/problem_flags.hpp"
 #include "tuner/cli/shared.hpp"
 #include "tuner/core/error.hpp"
@@ -126,7 +127,8 @@ nlohmann::json stats_json(const TuningSpec& spec, const Workload& w, const Probl
   j["ok_median_ns"] = times;
   nlohmann::json top = nlohmann::json::array();
   for (const auto& row : r.top)
-    top.push_back({{"config", nlohmann::json::parse(row.config_json)},
+    top.push_back({{"config", nlohmann::json::parse(Config::from_json(row.config_json).to_labelled_json(spec.params))},
+                   {"config_values", nlohmann::json::parse(row.config_json)},
                    {"label", Config::from_json(row.config_json).str(&spec.params)},
                    {"median_ns", row.m.median_ns},
                    {"samples", row.m.samples},
@@ -195,9 +197,11 @@ struct TracePoint {
 int run_tune(const TuneArgs& ta, const std::string& db_path) {
   const auto t0 = std::chrono::steady_clock::now();
   auto since_start = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  TuningSpec spec = kernels::load_spec(ta.kernel);
+  TuningSpec spec = resolve_kernel(ta.kernel, {ta.from, db_path});
   ta.narrow.apply(spec);
-  auto adapter = kernels::make_adapter(spec);
+  // A spec stub (an imported kernel) has no adapter: it can only be replayed, and its GB/s stays unknown.
+  const std::shared_ptr<const KernelAdapter> adapter =
+      ta.simulate && spec.is_stub() ? nullptr : kernels::make_adapter(spec);
   ProblemKey p = ta.pf.problem_key(spec);
   Workload w = ta.pf.workload(spec);
   spec.check_workload(w);
@@ -212,8 +216,11 @@ int run_tune(const TuneArgs& ta, const std::string& db_path) {
   if (ta.simulate) {
     std::string from = ta.from.empty() ? db_path : ta.from;
     from_db = db::Database::open(from, db::Database::Mode::read_only);
-    backend = std::make_unique<sim::ReplayBackend>(*from_db, spec.name, ta.device_name);
-    std::cerr << "simulation: replaying trials recorded in " << from << " on " << backend->device().name << "\n";
+    auto replay = std::make_unique<sim::ReplayBackend>(*from_db, spec.name, ta.device_name);
+    std::cerr << "simulation: replaying trials recorded in " << from << " on " << replay->device().name << "\n";
+    const std::string recorded = replay->protocol_line(w, p);
+    if (!recorded.empty()) std::cerr << recorded << "\n";
+    backend = std::move(replay);
   } else {
     std::string why;
     if (!cuda::driver_available(&why))
@@ -274,7 +281,7 @@ int run_tune(const TuneArgs& ta, const std::string& db_path) {
     session::Options so = opt;
     so.time_limit_s = ta.time_limit * ta.screen_share;
     so.budget = 0;
-    so.bytes_moved = adapter->bytes_moved(w, small);
+    so.bytes_moved = adapter ? adapter->bytes_moved(w, small) : 0;
     so.warm_start = warm_from_db(small).configs;
     std::cerr << "screening at " << small.key() << " for " << fmt("%.1f", so.time_limit_s) << " s of the "
               << fmt("%.1f", ta.time_limit) << " s limit\n";
@@ -296,13 +303,22 @@ int run_tune(const TuneArgs& ta, const std::string& db_path) {
   opt.warm_start = screened;
   for (Config& c : ws.configs)
     if (std::find(opt.warm_start.begin(), opt.warm_start.end(), c) == opt.warm_start.end()) opt.warm_start.push_back(std::move(c));
-  opt.bytes_moved = adapter->bytes_moved(w, p);
+  opt.bytes_moved = adapter ? adapter->bytes_moved(w, p) : 0;
   session::Result r = session::run(spec, *backend, *db, w, p, opt);
 
   std::printf("\n%s %s %s on %s: %zu valid configurations (cartesian %.0f); %zu measured now, %zu from earlier "
               "sessions, %zu failed\n",
               spec.name.c_str(), w.key().c_str(), p.key().c_str(), dev.name.c_str(), r.space_size, r.cartesian_size,
               r.evaluated, r.reused, r.failed);
+  {
+    db::TrialFilter sf;
+    sf.session_id = r.session_id;
+    std::size_t ruled_out = 0;
+    for (const auto& t : db->trials(sf)) ruled_out += t.m.status == TrialStatus::invalid_resources ? 1 : 0;
+    if (ruled_out)
+      std::printf("%zu of the failed were ruled out before launch: their compiled binary's registers or shared memory "
+                  "do not allow the launch (invalid_resources, the numbers in the log)\n", ruled_out);
+  }
   const std::size_t covered = r.evaluated + r.reused;
   if (covered < r.space_size && limited)
     std::printf("stopped by the %s after %zu of %zu configurations (%s)\n", ta.budget > 0 ? "budget" : "time limit",
