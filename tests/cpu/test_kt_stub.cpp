@@ -97,7 +97,7 @@ TEST_CASE("kt stub: the compute capability from a board's name", "[cpu][interop]
   CHECK(cc_from_board_name("Mystery GPU") == 0);
 }
 
-TEST_CASE("kt import: no spec needed; the kernel is addressable by name", "[cpu][interop][kt_stub][cli]") {
+TEST_CASE("kt import: no spec needed, the kernel is addressable by name", "[cpu][interop][kt_stub][cli]") {
   const std::string db = tmp_path("stub.db"), spec_out = tmp_path("stub.tune.json");
   remove_db(db);
   const std::string cache = write_cache("a.json", autotune_test::kt_reduction_cache(1048576));
@@ -151,7 +151,7 @@ TEST_CASE("kt import: no spec needed; the kernel is addressable by name", "[cpu]
   for (const auto& f : {cache, spec_out}) std::remove(f.c_str());
 }
 
-TEST_CASE("kt import: two sizes into one database; a different measurement is not 'already present'",
+TEST_CASE("kt import: two sizes into one database, a different measurement is not 'already present'",
           "[cpu][interop][kt_stub][cli]") {
   const std::string db = tmp_path("sizes.db");
   remove_db(db);
@@ -182,7 +182,7 @@ TEST_CASE("kt import: two sizes into one database; a different measurement is no
   for (const auto& f : {small, large, rerun}) std::remove(f.c_str());
 }
 
-TEST_CASE("kt import: the size comes from the cache or a flag, never a default; failures leave no file",
+TEST_CASE("kt import: the size comes from the cache or a flag, never a default, failures leave no file",
           "[cpu][interop][kt_stub][cli]") {
   const std::string db = tmp_path("fail.db");
   remove_db(db);

@@ -58,7 +58,7 @@ autotune::db::TrialRow trial(std::int64_t device_id, const std::string& config_h
 
 }  // namespace
 
-TEST_CASE("merge: databases tuned on two simulated devices serve both through best; merging again adds nothing",
+TEST_CASE("merge: databases tuned on two simulated devices serve both through best, merging again adds nothing",
           "[cpu][merge][cli]") {
   TempDir dir;
   const std::string a = dir / "h200.db", b = dir / "h100.db", out = dir / "all.db";
@@ -158,7 +158,7 @@ TEST_CASE("merge: a foreign SQLite file, a newer schema or a missing input is re
   CHECK(slurp(newer) == newer_bytes);
 }
 
-TEST_CASE("merge_database: same key with other values keeps the output's row; binaries and bandwidth carried",
+TEST_CASE("merge_database: same key with other values keeps the output's row, binaries and bandwidth carried",
           "[cpu][merge][database]") {
   auto out = Database::open(":memory:");
   auto in = Database::open(":memory:");
