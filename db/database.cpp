@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -121,6 +123,19 @@ CREATE TABLE binaries (
 ALTER TABLE trials ADD COLUMN measured_by TEXT NOT NULL DEFAULT '';
 ALTER TABLE sessions ADD COLUMN origin TEXT NOT NULL DEFAULT '';
 )sql",
+    // 3: imports that lose nothing. trials.sample_ns: the individual timings (ns, comma-separated) where a
+    // source keeps them (Kernel Tuner's "times"); kernel_specs: spec stubs (JSON) of kernels that an import
+    // created from what the file holds, so that the kernel is addressable by name.
+    R"sql(
+ALTER TABLE trials ADD COLUMN sample_ns TEXT NOT NULL DEFAULT '';
+CREATE TABLE kernel_specs (
+  name       TEXT PRIMARY KEY,
+  spec_json  TEXT NOT NULL,
+  origin     TEXT NOT NULL DEFAULT '',
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+)sql",
 };
 
 constexpr int kSchemaVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
@@ -190,6 +205,29 @@ constexpr const char* kSessionColumns =
     "id, kernel, source_hash, spec_hash, compiler_version, strategy, seed, workload, problem, device_id, "
     "backend, started_at, finished_at, status, origin";
 
+/// trials.sample_ns: "12.5,13,12.75" (ns, shortest round-trip text); "" = none kept.
+std::string format_samples(const std::vector<double>& ns) {
+  std::string out;
+  char buf[32];
+  for (double v : ns) {
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    out += (out.empty() ? "" : ",") + std::string(buf);
+  }
+  return out;
+}
+std::vector<double> parse_samples(const std::string& text) {
+  std::vector<double> out;
+  const char* p = text.c_str();
+  while (*p) {
+    char* end = nullptr;
+    const double v = std::strtod(p, &end);
+    if (end == p) break;
+    out.push_back(v);
+    p = *end == ',' ? end + 1 : end;
+  }
+  return out;
+}
+
 TrialRow read_trial(const Stmt& s, const std::string& path) {
   TrialRow r;
   r.id = s.int64(0);
@@ -220,12 +258,13 @@ TrialRow read_trial(const Stmt& s, const std::string& path) {
   r.gbps = s.real(19);
   r.created_at = s.text(20);
   r.m.measured_by = s.text(21);
+  r.m.sample_ns = parse_samples(s.text(22));
   return r;
 }
 constexpr const char* kTrialColumns =
     "id, session_id, device_id, kernel, source_hash, workload, problem, problem_elements, config_json, "
     "config_hash, status, median_ns, min_ns, spread, samples, compile_ms, verify_ms, log, protocol, gbps, "
-    "created_at, measured_by";
+    "created_at, measured_by, sample_ns";
 
 /// Parameters 1-10: kernel, source_hash, spec_hash, compiler_version, strategy, seed, workload, problem,
 /// device_id, backend (the columns that say what a session was).
@@ -548,17 +587,17 @@ bool Database::insert_trial(TrialRow& t) {
     Stmt q(db_, path_,
            std::string("INSERT INTO trials (session_id, device_id, kernel, source_hash, workload, problem, "
                        "problem_elements, config_json, config_hash, status, median_ns, min_ns, spread, samples, "
-                       "compile_ms, verify_ms, log, protocol, gbps, created_at, measured_by) "
+                       "compile_ms, verify_ms, log, protocol, gbps, created_at, measured_by, sample_ns) "
                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
                        "?18, ?19, COALESCE(NULLIF(?20, ''), ") +
                kNowSql +
-               "), ?21) ON CONFLICT (kernel, source_hash, device_id, workload, problem, config_hash) DO NOTHING");
+               "), ?21, ?22) ON CONFLICT (kernel, source_hash, device_id, workload, problem, config_hash) DO NOTHING");
     q.bind_id(1, t.session_id).bind(2, t.device_id).bind(3, t.kernel).bind(4, t.source_hash);
     q.bind(5, t.workload).bind(6, t.problem).bind(7, t.problem_elements).bind(8, t.config_json);
     q.bind(9, t.config_hash).bind(10, to_string(t.m.status)).bind(11, t.m.median_ns).bind(12, t.m.min_ns);
     q.bind(13, t.m.spread).bind(14, t.m.samples).bind(15, t.m.compile_ms).bind(16, t.m.verify_ms);
     q.bind(17, t.m.log).bind(18, t.m.protocol).bind(19, t.gbps).bind(20, t.created_at);
-    q.bind(21, t.m.measured_by);
+    q.bind(21, t.m.measured_by).bind(22, format_samples(t.m.sample_ns));
     q.run();
     inserted = sqlite3_changes(db_) == 1;
   }
@@ -652,6 +691,32 @@ void Database::put_binary(const BinaryRow& b) {
 
 std::vector<std::string> Database::binary_keys() const {
   Stmt q(db_, path_, "SELECT key FROM binaries ORDER BY key");
+  std::vector<std::string> out;
+  while (q.step()) out.push_back(q.text(0));
+  return out;
+}
+
+// ---- kernel specs ----
+
+void Database::put_kernel_spec(const std::string& name, const std::string& spec_json, const std::string& origin) {
+  Stmt q(db_, path_,
+         std::string("INSERT INTO kernel_specs (name, spec_json, origin, created_at, updated_at) VALUES (?1, ?2, ?3, ") +
+             kNowSql + ", " + kNowSql +
+             ") ON CONFLICT (name) DO UPDATE SET spec_json = excluded.spec_json, origin = excluded.origin, "
+             "updated_at = excluded.updated_at");
+  q.bind(1, name).bind(2, spec_json).bind(3, origin);
+  q.run();
+}
+
+std::optional<KernelSpecRow> Database::kernel_spec(const std::string& name) const {
+  Stmt q(db_, path_, "SELECT name, spec_json, origin, created_at, updated_at FROM kernel_specs WHERE name = ?1");
+  q.bind(1, name);
+  if (!q.step()) return std::nullopt;
+  return KernelSpecRow{q.text(0), q.text(1), q.text(2), q.text(3), q.text(4)};
+}
+
+std::vector<std::string> Database::kernel_spec_names() const {
+  Stmt q(db_, path_, "SELECT name FROM kernel_specs ORDER BY name");
   std::vector<std::string> out;
   while (q.step()) out.push_back(q.text(0));
   return out;

@@ -92,6 +92,15 @@ struct BinaryRow {
   std::vector<unsigned char> image;  // CUBIN
 };
 
+/// A spec stub stored by an import (kernel_specs table): the kernel's parameters and problem sizes as the
+/// imported file described them (family "imported"), completed later into a tunable spec.
+struct KernelSpecRow {
+  std::string name;
+  std::string spec_json;
+  std::string origin;  // the file it was created from, e.g. "kt-cache cache_h100.json"
+  std::string created_at, updated_at;
+};
+
 class Database {
  public:
   /// read_only: never writes the file; a file of an older schema version is read through a migrated copy in
@@ -137,6 +146,12 @@ class Database {
   void put_binary(const BinaryRow& b);
   /// Keys of every cached binary, sorted.
   std::vector<std::string> binary_keys() const;
+
+  /// Stores (or replaces) the spec stub of kernel `name`.
+  void put_kernel_spec(const std::string& name, const std::string& spec_json, const std::string& origin);
+  std::optional<KernelSpecRow> kernel_spec(const std::string& name) const;
+  /// Names of the stored spec stubs, sorted.
+  std::vector<std::string> kernel_spec_names() const;
 
   /// Runs fn inside BEGIN IMMEDIATE ... COMMIT (ROLLBACK on exception, rethrown).
   template <class F> void transaction(F&& fn) {

@@ -18,16 +18,11 @@ MergeReport& MergeReport::operator+=(const MergeReport& o) {
   return *this;
 }
 
-namespace {
-
-/// Same measurement: the numbers and the status (the log and timestamps may differ between copies).
 bool same_measurement(const Measurement& a, const Measurement& b) {
   auto same = [](double x, double y) { return x == y || (x != x && y != y); };  // NaN (NULL) equals NaN
   return a.status == b.status && same(a.median_ns, b.median_ns) && same(a.min_ns, b.min_ns) &&
          same(a.spread, b.spread) && a.samples == b.samples && a.protocol == b.protocol;
 }
-
-}  // namespace
 
 MergeReport merge_database(Database& out, const Database& in) {
   MergeReport r;
@@ -79,6 +74,10 @@ MergeReport merge_database(Database& out, const Database& in) {
       out.insert_trial(t);
       ++r.trials_added;
     }
+
+    for (const std::string& name : in.kernel_spec_names())  // spec stubs of imported kernels: `out`'s is kept
+      if (!out.kernel_spec(name))
+        if (auto k = in.kernel_spec(name)) out.put_kernel_spec(k->name, k->spec_json, k->origin);
 
     for (const std::string& key : in.binary_keys()) {
       if (out.binary(key)) {

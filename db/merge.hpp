@@ -22,6 +22,10 @@ struct MergeReport {
   MergeReport& operator+=(const MergeReport& o);
 };
 
+/// Same measurement: the numbers, the status and the protocol (the log and timestamps may differ between copies).
+/// What decides whether a row with an existing key is "already present" or a conflict (merge, import).
+bool same_measurement(const Measurement& a, const Measurement& b);
+
 /// Copies everything of `in` that `out` lacks into `out`, inside one transaction (all or nothing). Devices are
 /// matched by identity (normalised name, compute capability, UUID), sessions by their content, trials by their
 /// key; merged sessions get origin "merged from <in.path()> session <id>" (an origin they already had is

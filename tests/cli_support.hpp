@@ -3,6 +3,7 @@
 #pragma once
 #include <catch2/catch.hpp>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -28,6 +29,16 @@ inline Run run_cli(const std::string& args) {
   const int st = pclose(p);
   r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return r;
+}
+
+/// "/tmp/autotune_<prefix>_<pid>_<name>": a file of this test process.
+inline std::string tmp_path(const std::string& prefix, const std::string& name) {
+  return "/tmp/autotune_" + prefix + "_" + std::to_string(::getpid()) + "_" + name;
+}
+
+/// Removes a database file with its WAL and shared-memory files.
+inline void remove_db(const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
 }
 
 /// The whole file ("" when it cannot be read).

@@ -169,7 +169,7 @@ TEST_CASE("Kernel Tuner cache: parameters must match the spec, values must be in
     "cache": {"1,32.5,8,1,0": {"VARIANT": 1, "TILE_DIM": 32.5, "BLOCK_ROWS": 8, "PADDING": 1, "DIAGONAL": 0, "time": 0.5}}})";
   CHECK_THROWS_WITH(session::parse_kt_cache(fractional, options_for(spec)), Catch::Contains("TILE_DIM"));
   // Values only in the key (older caches), floats with integral values and "1"-style strings are fine.
-  std::string key_only = R"({"device_name": "X", "tune_params_keys": ["VARIANT", "TILE_DIM", "BLOCK_ROWS", "PADDING", "DIAGONAL"],
+  std::string key_only = R"({"device_name": "X", "problem_size": [8192, 8192], "tune_params_keys": ["VARIANT", "TILE_DIM", "BLOCK_ROWS", "PADDING", "DIAGONAL"],
     "cache": {"tiled,32,8,1,0": {"TILE_DIM": 32.0, "PADDING": "1", "time": 0.5}}})";
   auto t = session::parse_kt_cache(key_only, options_for(spec));
   REQUIRE(t.size() == 1);
@@ -257,7 +257,7 @@ TEST_CASE("storing imported trials: devices, duplicates, report", "[cpu][interop
   CHECK(db->devices().size() == 1);
 
   // A value outside the spec's value lists is stored and reported.
-  std::string odd = R"({"device_name": "X", "tune_params_keys": ["VARIANT", "TILE_DIM", "BLOCK_ROWS", "PADDING", "DIAGONAL"],
+  std::string odd = R"({"device_name": "NVIDIA A100-PCIE-40GB", "problem_size": [8192, 8192], "tune_params_keys": ["VARIANT", "TILE_DIM", "BLOCK_ROWS", "PADDING", "DIAGONAL"],
     "cache": {"1,48,8,1,0": {"VARIANT": 1, "TILE_DIM": 48, "BLOCK_ROWS": 8, "PADDING": 1, "DIAGONAL": 0, "time": 0.5}}})";
   CHECK(session::store_trials(*db, session::parse_kt_cache(odd, options_for(spec)), &spec).outside_spec == 1);
 }
@@ -378,9 +378,11 @@ TEST_CASE("a Kernel Tuner cache of a whole space simulates like the original rec
     cache[key] = e;
   }
   nlohmann::json kt = {{"device_name", "Kernel Tuner GPU"}, {"kernel_name", "transpose"}, {"tune_params_keys", keys},
-                       {"objective", "time"}, {"cache", cache}};
+                       {"problem_size", {8192, 8192}}, {"objective", "time"}, {"cache", cache}};
   auto db = db::Database::open(":memory:");
-  session::store_trials(*db, session::parse_kt_cache(kt.dump(), options_for(spec)), &spec);
+  ImportOptions o = options_for(spec);
+  o.cc = 90;  // a board name that does not tell its architecture
+  session::store_trials(*db, session::parse_kt_cache(kt.dump(), o), &spec);
 
   const Workload w = Workload::parse("float32");
   const ProblemKey p = ProblemKey::parse("rows=8192,cols=8192");
@@ -466,11 +468,11 @@ TEST_CASE("a user spec's imported trials carry the source hash 'imported'", "[cp
   std::remove(db.c_str());
   {
     std::ofstream out(cache);
-    out << R"({"device_name": "X", "tune_params_keys": ["BLOCK_SIZE"],
+    out << R"({"device_name": "X", "problem_size": 1001, "tune_params_keys": ["BLOCK_SIZE"],
       "cache": {"64": {"BLOCK_SIZE": 64, "time": 0.01}, "128": {"BLOCK_SIZE": 128, "time": 0.02}}})";
   }
   Run r = run_cli("--db " + db + " import --format kt-cache " + cache + " --kernel " + autotune_test::data_dir() +
-                  "/specs/tiny.tune.json");
+                  "/specs/tiny.tune.json --cc 80");
   INFO(r.out);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("source hash: imported") && Catch::Contains("n=1001"));

@@ -58,7 +58,7 @@ autotune::db::TrialRow trial(std::int64_t device_id, const std::string& config_h
 
 }  // namespace
 
-TEST_CASE("merge: databases tuned on two simulated devices serve both through best; merging again adds nothing",
+TEST_CASE("merge: databases tuned on two simulated devices serve both through best, merging again adds nothing",
           "[cpu][merge][cli]") {
   TempDir dir;
   const std::string a = dir / "h200.db", b = dir / "h100.db", out = dir / "all.db";
@@ -158,7 +158,7 @@ TEST_CASE("merge: a foreign SQLite file, a newer schema or a missing input is re
   CHECK(slurp(newer) == newer_bytes);
 }
 
-TEST_CASE("merge_database: same key with other values keeps the output's row; binaries and bandwidth carried",
+TEST_CASE("merge_database: same key with other values keeps the output's row, binaries and bandwidth carried",
           "[cpu][merge][database]") {
   auto out = Database::open(":memory:");
   auto in = Database::open(":memory:");
@@ -214,7 +214,9 @@ TEST_CASE("database: an older file opened read-only is read through a migrated c
     auto d = db->upsert_device(device("NVIDIA H100 80GB HBM3", "GPU-1"));
     auto t = trial(d, "64", 50.0);
     db->insert_trial(t);
-    // Back to schema 1: the columns of migration 2 removed, the version set back.
+    // Back to schema 1: what migrations 3 and 2 added removed, the version set back.
+    db->exec("ALTER TABLE trials DROP COLUMN sample_ns");
+    db->exec("DROP TABLE kernel_specs");
     db->exec("ALTER TABLE trials DROP COLUMN measured_by");
     db->exec("ALTER TABLE sessions DROP COLUMN origin");
     db->exec("PRAGMA user_version = 1");
@@ -231,4 +233,38 @@ TEST_CASE("database: an older file opened read-only is read through a migrated c
   auto rw = Database::open(path);  // a read-write open migrates the file itself
   CHECK(rw->schema_version() == autotune::db::current_schema_version());
   CHECK(rw->trials({}).size() == 1);
+}
+
+TEST_CASE("database: migration 3 adds the kept timings and the spec stubs to a file of schema 2",
+          "[cpu][database][merge]") {
+  TempDir dir;
+  const std::string path = dir / "v2.db";
+  {
+    auto db = Database::open(path);
+    auto d = db->upsert_device(device("NVIDIA H100 80GB HBM3", "GPU-1"));
+    auto t = trial(d, "64", 50.0);
+    db->insert_trial(t);
+    db->exec("ALTER TABLE trials DROP COLUMN sample_ns");
+    db->exec("DROP TABLE kernel_specs");
+    db->exec("PRAGMA user_version = 2");
+  }
+  auto db = Database::open(path);
+  CHECK(db->schema_version() == 3);
+  REQUIRE(db->trials({}).size() == 1);
+  CHECK(db->trials({})[0].m.sample_ns.empty());
+  auto d = db->devices().front().id;
+  auto t = trial(d, "128", 60.0);
+  t.m.sample_ns = {60.5, 59.25, 61};
+  db->insert_trial(t);
+  CHECK(db->find_trial(t.kernel, t.source_hash, d, t.workload, t.problem, t.config_hash)->m.sample_ns ==
+        std::vector<double>{60.5, 59.25, 61});
+  db->put_kernel_spec("k", "{}", "kt-cache x.json");
+  db->put_kernel_spec("k", "{\"a\": 1}", "kt-cache y.json");
+  CHECK(db->kernel_spec_names() == std::vector<std::string>{"k"});
+  CHECK(db->kernel_spec("k")->spec_json == "{\"a\": 1}");
+  CHECK_FALSE(db->kernel_spec("nope"));
+  // merge carries the stubs the output lacks
+  auto out = Database::open(":memory:");
+  autotune::db::merge_database(*out, *db);
+  CHECK(out->kernel_spec("k")->origin == "kt-cache y.json");
 }

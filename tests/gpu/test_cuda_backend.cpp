@@ -222,8 +222,8 @@ TEST_CASE("CudaBackend verifies, times and classifies failures", "[gpu]") {
   CHECK(r[1].status == TrialStatus::wrong_result);  // poisoned output left unwritten
   CHECK_FALSE(r[1].log.empty());
 
-  CHECK(r[2].status == TrialStatus::launch_error);  // 2048 threads per block
-  CHECK(r[2].log.find("cuLaunchKernel") != std::string::npos);
+  CHECK(r[2].status == TrialStatus::invalid_resources);  // 2048 threads per block: ruled out before the launch
+  CHECK(r[2].log.find("2048 threads per block") != std::string::npos);
 
   CHECK(r[3].status == TrialStatus::compile_error);
   CHECK(r[3].log.find("error") != std::string::npos);
@@ -255,7 +255,8 @@ TEST_CASE("CudaBackend opts in to more than 48 KB of dynamic shared memory", "[g
   INFO(r[1].log);
   CHECK(r[1].status == TrialStatus::ok);
   INFO(r[2].log);
-  CHECK(r[2].status == TrialStatus::launch_error);
+  CHECK(r[2].status == TrialStatus::invalid_resources);  // more than the opt-in limit: ruled out before the launch
+  CHECK(r[2].log.find("dynamic shared memory") != std::string::npos);
 }
 
 TEST_CASE("CudaBackend checks against a reference kernel when there is no CPU reference", "[gpu]") {
@@ -414,7 +415,7 @@ TEST_CASE("a session over a space with faulting and hanging configurations measu
     if (variant == 3) {
       want = TrialStatus::compile_error;
     } else if (block == 2048) {
-      want = TrialStatus::launch_error;
+      want = TrialStatus::invalid_resources;  // the resource pre-check
     } else if (variant == 1) {
       want = TrialStatus::wrong_result;
     } else if (variant == 2) {
@@ -449,7 +450,7 @@ TEST_CASE("CudaBackend in-process: verifies, times, and refuses to go on after a
   CHECK(r[0].status == TrialStatus::ok);
   CHECK(r[0].samples >= 7);
   CHECK(r[1].status == TrialStatus::wrong_result);
-  CHECK(r[2].status == TrialStatus::launch_error);
+  CHECK(r[2].status == TrialStatus::invalid_resources);
   CHECK(r[3].status == TrialStatus::ok);
   CHECK(backend.copy_bandwidth_gbps() > 0);
   // A sticky fault cannot be recovered inside the process (checked on driver 580): the trial is recorded,

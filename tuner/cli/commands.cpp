@@ -1,4 +1,5 @@
 #include "tuner/cli/commands.hpp"
+#include "tuner/cli/kernel_resolver.hpp"
 #include "tuner/cli/problem_flags.hpp"
 #include "tuner/cli/shared.hpp"
 
@@ -96,8 +97,8 @@ void register_commands(CLI::App& app, Globals& g) {
   space_narrow->add(space);
   space->add_flag("--list", *space_list, "print every valid configuration");
   space->callback([&g, space_kernel, space_flags, space_list, space_narrow] {
-    g.run = [=] {
-      TuningSpec s = kernels::load_spec(*space_kernel);
+    g.run = [=, &g] {
+      TuningSpec s = resolve_kernel(*space_kernel, {g.db_path});
       space_narrow->apply(s);
       ProblemKey p = space_flags->problem_key(s);
       Workload w = space_flags->workload(s);
@@ -150,7 +151,7 @@ void register_commands(CLI::App& app, Globals& g) {
   summary->add_option("--device", sa->device_name, "device name (default: the only recorded one)");
   summary->callback([&g, sa] {
     g.run = [&g, sa] {
-      TuningSpec spec = kernels::load_spec(sa->kernel);
+      TuningSpec spec = resolve_kernel(sa->kernel, {g.db_path});
       ProblemKey p = sa->pf.problem_key(spec);
       Workload w = sa->pf.workload(spec);
       std::string by = sa->by.empty() ? spec.params.front().name : sa->by;
@@ -168,6 +169,15 @@ void register_commands(CLI::App& app, Globals& g) {
       auto f = db::TrialFilter::cell(spec.name, spec.source_hash(), dev.id, w.key(), p.key());
       f.by_time = true;
       auto rows = db->trials(f);
+      if (rows.empty() && spec.source_hash() != kImportedSourceHash) {  // a user spec's imported rows
+        f.source_hash = kImportedSourceHash;
+        rows = db->trials(f);
+        if (!rows.empty())
+          std::printf("note: imported trials (their kernel source is unknown, not necessarily the current one)\n");
+      }
+      if (rows.empty())
+        throw UsageError("no trials of " + spec.name + " " + w.key() + " " + p.key() + " on " + dev.info.name +
+                         " recorded in " + g.db_path + " (another size? --n / --problem; another workload? --dtype / --op)");
       std::map<Value, const db::TrialRow*> best_by;
       std::map<std::string, std::size_t> by_status;
       for (const auto& t : rows) {
@@ -219,7 +229,7 @@ void register_commands(CLI::App& app, Globals& g) {
   best->add_flag("--json", ba->json, "print the answer as JSON");
   best->callback([&g, ba] {
     g.run = [&g, ba] {
-      TuningSpec spec = kernels::load_spec(ba->kernel);
+      TuningSpec spec = resolve_kernel(ba->kernel, {g.db_path});
       ProblemKey p = ba->pf.problem_key(spec);
       Workload w = ba->pf.workload(spec);
       spec.check_workload(w);
@@ -269,7 +279,8 @@ void register_commands(CLI::App& app, Globals& g) {
         j["device_cc"] = dev.cc;
         j["match"] = lookup::to_string(a.match);
         j["match_level"] = lookup::level(a.match);
-        j["config"] = nlohmann::json::parse(a.config.to_json());
+        j["config"] = nlohmann::json::parse(a.config.to_labelled_json(spec.params));  // labels, as the tables print
+        j["config_values"] = nlohmann::json::parse(a.config.to_json());              // the -D values the kernel sees
         j["measured_on"] = {{"device", a.device}, {"cc", a.device_cc}, {"problem", a.problem}, {"session", a.session_id}};
         j["median_ns"] = a.median_ns;
         j["gbps"] = a.gbps;
@@ -294,6 +305,7 @@ void register_commands(CLI::App& app, Globals& g) {
     };
   });
   register_strategy_commands(app, g);
+  register_interop_commands(app, g);
   register_explore_commands(app, g);
   register_merge_command(app, g);
 }

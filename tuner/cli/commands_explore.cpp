@@ -11,6 +11,7 @@
 
 #include "db/database.hpp"
 #include "tuner/cli/commands.hpp"
+#include "tuner/cli/kernel_resolver.hpp"
 #include "tuner/cli/problem_flags.hpp"
 #include "tuner/cli/shared.hpp"
 #include "tuner/core/error.hpp"
@@ -78,7 +79,7 @@ void register_explore_commands(CLI::App& app, Globals& g) {
   ex->add_option("--gpu", ea->gpu, "GPU ordinal")->capture_default_str();
   ex->callback([&g, ea] {
     g.run = [&g, ea] {
-      TuningSpec spec = kernels::load_spec(ea->kernel);
+      TuningSpec spec = resolve_kernel(ea->kernel, {ea->from, g.db_path});
       auto adapter = kernels::make_adapter(spec);
       ProblemKey p = ea->pf.problem_key(spec);
       Workload w = ea->pf.workload(spec);
@@ -98,12 +99,15 @@ void register_explore_commands(CLI::App& app, Globals& g) {
       if (ea->simulate) {
         std::string from = ea->from.empty() ? g.db_path : ea->from;
         from_db = db::Database::open(from, db::Database::Mode::read_only);
-        backend = std::make_unique<sim::ReplayBackend>(*from_db, spec.name, ea->device_name);
+        auto replay = std::make_unique<sim::ReplayBackend>(*from_db, spec.name, ea->device_name);
+        const std::string recorded = replay->protocol_line(w, p);
+        backend = std::move(replay);
         const DeviceInfo rd = backend->device();
         for (const auto& d : from_db->devices())
           if (d.info.normalised_name() == rd.normalised_name() && d.info.cc == rd.cc && d.info.uuid == rd.uuid)
             replay_device_id = d.id;
         std::cerr << "simulation: replaying trials recorded in " << from << " on " << rd.name << "\n";
+        if (!recorded.empty()) std::cerr << recorded << "\n";
       } else if (!ea->plan_only) {
         std::string why;
         if (!cuda::driver_available(&why))
@@ -220,13 +224,13 @@ void register_explore_commands(CLI::App& app, Globals& g) {
         q.session_id = std::stoll(ra->target);
         if (auto s = db->session(*q.session_id)) {
           try {
-            params = kernels::load_spec(s->kernel).params;
+            params = resolve_kernel(s->kernel, {g.db_path}).params;
           } catch (const std::exception&) {
             // A user spec not at hand: the page shows raw parameter values.
           }
         }
       } else {
-        TuningSpec spec = kernels::load_spec(ra->target);
+        TuningSpec spec = resolve_kernel(ra->target, {g.db_path});
         q.kernel = spec.name;
         q.problem = ra->pf.problem_key(spec).key();
         q.workload = ra->pf.workload(spec).key();

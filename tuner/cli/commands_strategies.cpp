@@ -1,5 +1,5 @@
-// Sub-commands compare-strategies, import and export: wiring only (the logic lives in
-// tuner/session/compare.* and tuner/session/interop.*).
+// Sub-command compare-strategies: wiring only (the logic lives in tuner/session/compare.*). import and export
+// are in commands_interop.cpp.
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -9,12 +9,12 @@
 #include "db/database.hpp"
 #include "search/strategy.hpp"
 #include "tuner/cli/commands.hpp"
+#include "tuner/cli/kernel_resolver.hpp"
 #include "tuner/cli/problem_flags.hpp"
 #include "tuner/cli/shared.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/registry.hpp"
 #include "tuner/session/compare.hpp"
-#include "tuner/session/interop.hpp"
 
 namespace autotune::cli {
 
@@ -31,12 +31,6 @@ std::vector<std::string> split_list(const std::string& s) {
     start = comma + 1;
   }
   return out;
-}
-
-bool is_builtin(const std::string& name) {
-  for (const auto& b : kernels::builtin_names())
-    if (b == name) return true;
-  return false;
 }
 
 }  // namespace
@@ -74,7 +68,7 @@ void register_strategy_commands(CLI::App& app, Globals& g) {
   cmp->add_flag("--markdown", ca->markdown, "print the table as Markdown");
   cmp->callback([&g, ca] {
     g.run = [&g, ca] {
-      TuningSpec spec = kernels::load_spec(ca->kernel);
+      TuningSpec spec = resolve_kernel(ca->kernel, {ca->from, g.db_path});
       ProblemKey p = ca->pa.problem_key(spec);
       Workload w = ca->pa.workload(spec);
       spec.check_workload(w);
@@ -128,91 +122,6 @@ void register_strategy_commands(CLI::App& app, Globals& g) {
                                                        {"device", rec.device.info.name}}));
         std::printf("CSV written to %s\n", ca->csv.c_str());
       }
-      return 0;
-    };
-  });
-
-  // ---- import
-  struct ImportArgs {
-    std::string format, file, kernel, device;
-    int cc = 0;
-    ProblemFlags pa;
-  };
-  auto ia = std::make_shared<ImportArgs>();
-  auto* imp = app.add_subcommand("import", "import Kernel Tuner cache files or T4 result files as recorded trials (--db)");
-  imp->add_option("--format", ia->format, "kt-cache (Kernel Tuner cache JSON) or t4 (T4 results JSON)")->required()
-      ->check(CLI::IsMember({"kt-cache", "t4"}));
-  imp->add_option("file", ia->file, "file to import")->required();
-  imp->add_option("--kernel", ia->kernel, "built-in kernel name or path to a .json spec the trials belong to")->required();
-  imp->add_option("--device", ia->device, "device name (default: the file's; required for T4 files from other tools)");
-  imp->add_option("--cc", ia->cc, "compute capability as major*10+minor (e.g. 90) for a device not yet in the database");
-  ia->pa.add(imp, true);
-  imp->callback([&g, ia] {
-    g.run = [&g, ia] {
-      TuningSpec spec = kernels::load_spec(ia->kernel);
-      session::ImportOptions opt;
-      opt.spec = &spec;
-      opt.source_hash = is_builtin(ia->kernel) ? spec.source_hash() : "imported";
-      if (!ia->device.empty()) opt.device = ia->device;
-      if (ia->cc) opt.cc = ia->cc;
-      if (ia->pa.has_workload()) opt.workload = ia->pa.workload(spec);
-      if (ia->pa.has_problem()) opt.problem = ia->pa.problem_key(spec);
-      std::shared_ptr<const KernelAdapter> adapter;
-      try {
-        adapter = kernels::make_adapter(spec);
-      } catch (const Error&) {
-        // no adapter: GB/s stays unknown
-      }
-      if (adapter)
-        opt.bytes_moved = [adapter](const Workload& w, const ProblemKey& p) { return adapter->bytes_moved(w, p); };
-      auto db = db::Database::open(g.db_path);
-      session::ImportReport r = session::import_file(*db, session::import_format_from_string(ia->format), ia->file, opt);
-      std::string devs, groups, statuses;
-      for (const auto& d : r.devices) devs += (devs.empty() ? "" : ", ") + d;
-      for (const auto& x : r.groups) groups += (groups.empty() ? "" : "; ") + x;
-      for (const auto& [s, n] : r.by_status) statuses += (statuses.empty() ? "" : ", ") + s + " " + std::to_string(n);
-      std::printf("imported %zu of %zu trials of %s (%s) on %s into %s; %zu already present", r.inserted, r.read,
-                  spec.name.c_str(), groups.c_str(), devs.empty() ? "-" : devs.c_str(), g.db_path.c_str(),
-                  r.duplicates);
-      if (r.skipped) std::printf(", %zu results of other kernels skipped", r.skipped);
-      std::printf("\nby status: %s\nsource hash: %s\n", statuses.empty() ? "-" : statuses.c_str(),
-                  opt.source_hash.c_str());
-      if (r.outside_spec)
-        std::printf("warning: %zu configurations use values outside the spec's value lists; they can be looked at "
-                    "but never proposed or simulated\n", r.outside_spec);
-      return r.read ? 0 : 1;
-    };
-  });
-
-  // ---- export
-  struct ExportArgs {
-    std::string format = "t4", kernel, device, workload, problem, output = "-";
-  };
-  auto ea = std::make_shared<ExportArgs>();
-  auto* exp = app.add_subcommand("export", "export recorded trials (--db) as a T4 results file");
-  exp->add_option("--format", ea->format, "output format (t4)")->capture_default_str()->check(CLI::IsMember({"t4"}));
-  exp->add_option("--kernel", ea->kernel, "only this kernel (default: all)");
-  exp->add_option("--device", ea->device, "only this device (name or normalised name)");
-  exp->add_option("--workload", ea->workload, "only this workload, e.g. float32/sum");
-  exp->add_option("--problem", ea->problem, "only this problem, e.g. n=67108864");
-  exp->add_option("-o,--output", ea->output, "output file ('-' = standard output)")->capture_default_str();
-  exp->callback([&g, ea] {
-    g.run = [&g, ea] {
-      auto db = db::Database::open(g.db_path, db::Database::Mode::read_only);
-      session::ExportFilter f;
-      if (!ea->kernel.empty()) f.kernel = ea->kernel;
-      if (!ea->device.empty()) f.device = ea->device;
-      if (!ea->workload.empty()) f.workload = Workload::parse(ea->workload).key();
-      if (!ea->problem.empty()) f.problem = ProblemKey::parse(ea->problem).key();
-      std::size_t n = 0;
-      std::string text = session::export_t4(*db, f, &n);
-      if (ea->output == "-") {
-        std::fwrite(text.data(), 1, text.size(), stdout);
-      } else {
-        write_file(ea->output, text);
-        std::fprintf(stderr, "exported %zu trials to %s\n", n, ea->output.c_str());
-      }
-      if (n == 0) std::fprintf(stderr, "warning: no trials matched\n");
       return 0;
     };
   });

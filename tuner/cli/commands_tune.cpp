@@ -13,6 +13,7 @@
 #include "db/database.hpp"
 #include "search/strategy.hpp"
 #include "tuner/cli/commands.hpp"
+#include "tuner/cli/kernel_resolver.hpp"
 #include "tuner/cli/problem_flags.hpp"
 #include "tuner/cli/shared.hpp"
 #include "tuner/cli/tune.hpp"
@@ -135,7 +136,8 @@ nlohmann::json stats_json(const TuningSpec& spec, const Workload& w, const Probl
   j["ok_median_ns"] = times;
   nlohmann::json top = nlohmann::json::array();
   for (const auto& row : r.top)
-    top.push_back({{"config", nlohmann::json::parse(row.config_json)},
+    top.push_back({{"config", nlohmann::json::parse(Config::from_json(row.config_json).to_labelled_json(spec.params))},
+                   {"config_values", nlohmann::json::parse(row.config_json)},
                    {"label", Config::from_json(row.config_json).str(&spec.params)},
                    {"median_ns", row.m.median_ns},
                    {"samples", row.m.samples},
@@ -193,7 +195,9 @@ LocalBackend make_local_backend(const TuneArgs& ta, const TuningSpec& spec,
   if (ta.simulate) {
     const std::string from = ta.from.empty() ? db_path : ta.from;
     lb.from_db = db::Database::open(from, db::Database::Mode::read_only);
-    lb.backend = std::make_unique<sim::ReplayBackend>(*lb.from_db, spec.name, ta.device_name, ta.simulate_delay_ms);
+    auto replay = std::make_unique<sim::ReplayBackend>(*lb.from_db, spec.name, ta.device_name, ta.simulate_delay_ms);
+    lb.replay = replay.get();
+    lb.backend = std::move(replay);
     return lb;
   }
   std::string why;
@@ -266,7 +270,7 @@ int tune_with(const TuneArgs& ta, const TuningSpec& spec, const std::shared_ptr<
     session::Options so = opt;
     so.time_limit_s = ta.time_limit * ta.screen_share;
     so.budget = 0;
-    so.bytes_moved = adapter->bytes_moved(w, small);
+    so.bytes_moved = adapter ? adapter->bytes_moved(w, small) : 0;
     so.warm_start = warm_from_db(small).configs;
     std::cerr << tag << "screening at " << small.key() << " for " << fmt("%.1f", so.time_limit_s) << " s of the "
               << fmt("%.1f", ta.time_limit) << " s limit\n";
@@ -288,13 +292,22 @@ int tune_with(const TuneArgs& ta, const TuningSpec& spec, const std::shared_ptr<
   opt.warm_start = screened;
   for (Config& c : ws.configs)
     if (std::find(opt.warm_start.begin(), opt.warm_start.end(), c) == opt.warm_start.end()) opt.warm_start.push_back(std::move(c));
-  opt.bytes_moved = adapter->bytes_moved(w, p);
+  opt.bytes_moved = adapter ? adapter->bytes_moved(w, p) : 0;
   session::Result r = session::run(spec, backend, db, w, p, opt);
 
   std::fprintf(out, "\n%s %s %s on %s: %zu valid configurations (cartesian %.0f); %zu measured now, %zu from earlier "
               "sessions, %zu failed\n",
               spec.name.c_str(), w.key().c_str(), p.key().c_str(), dev.name.c_str(), r.space_size, r.cartesian_size,
               r.evaluated, r.reused, r.failed);
+  {
+    db::TrialFilter sf;
+    sf.session_id = r.session_id;
+    std::size_t ruled_out = 0;
+    for (const auto& t : db.trials(sf)) ruled_out += t.m.status == TrialStatus::invalid_resources ? 1 : 0;
+    if (ruled_out)
+      std::fprintf(out, "%zu of the failed were ruled out before launch: their compiled binary's registers or shared memory "
+                  "do not allow the launch (invalid_resources, the numbers in the log)\n", ruled_out);
+  }
   const std::size_t covered = r.evaluated + r.reused;
   if (covered < r.space_size && limited)
     std::fprintf(out, "stopped by the %s after %zu of %zu configurations (%s)\n", ta.budget > 0 ? "budget" : "time limit",
@@ -328,8 +341,13 @@ int tune_with(const TuneArgs& ta, const TuningSpec& spec, const std::shared_ptr<
   return 0;
 }
 
-TuningSpec load_tune_spec(const TuneArgs& ta) {
-  TuningSpec spec = kernels::load_spec(ta.kernel);
+std::shared_ptr<const KernelAdapter> tune_adapter(const TuneArgs& ta, const TuningSpec& spec) {
+  // A spec stub (an imported kernel) has no adapter: it can only be replayed, and its GB/s stays unknown.
+  return ta.simulate && spec.is_stub() ? nullptr : kernels::make_adapter(spec);
+}
+
+TuningSpec load_tune_spec(const TuneArgs& ta, const std::string& db_path) {
+  TuningSpec spec = resolve_kernel(ta.kernel, {ta.from, db_path});
   ta.narrow.apply(spec);
   spec.check_workload(ta.pf.workload(spec));
   if (ta.screen > 0 && !(ta.time_limit > 0)) throw UsageError("--screen needs --time-limit (the screening gets a share of it)");
@@ -343,8 +361,8 @@ int run_tune(const TuneArgs& ta, const std::string& db_path) {
 #ifdef AUTOTUNE_WITH_MPI
   if (mpi::launched_by_mpi()) return run_tune_mpi(ta, db_path);
 #endif
-  const TuningSpec spec = load_tune_spec(ta);
-  auto adapter = kernels::make_adapter(spec);
+  const TuningSpec spec = load_tune_spec(ta, db_path);
+  const std::shared_ptr<const KernelAdapter> adapter = tune_adapter(ta, spec);
   std::string why;
   if (!ta.simulate && !cuda::driver_available(&why))
     throw EnvironmentError(why + "\n  `autotune tune` needs an NVIDIA GPU. Without one, replay recorded trials: "
@@ -358,6 +376,8 @@ int run_tune(const TuneArgs& ta, const std::string& db_path) {
   if (ta.simulate) {
     std::cerr << "simulation: replaying trials recorded in " << (ta.from.empty() ? db_path : ta.from) << " on "
               << lb.backend->device().name << "\n";
+    const std::string recorded = lb.replay->protocol_line(ta.pf.workload(spec), ta.pf.problem_key(spec));
+    if (!recorded.empty()) std::cerr << recorded << "\n";
     db = db::Database::open(db_path);
   }
   return tune_with(ta, spec, adapter, *lb.backend, *db, db_path, o);

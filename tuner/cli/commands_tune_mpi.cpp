@@ -50,8 +50,8 @@ std::string per_device_path(const std::string& path, const DeviceInfo& d) {
 int run_tune_mpi(const TuneArgs& ta, const std::string& db_path) {
   mpi::Comm comm(nullptr, nullptr);
   const TuneOutput o;
-  const TuningSpec spec = load_tune_spec(ta);  // every rank: a bad spec fails everywhere alike
-  auto adapter = kernels::make_adapter(spec);
+  const TuningSpec spec = load_tune_spec(ta, db_path);  // every rank: a bad spec fails everywhere alike
+  const std::shared_ptr<const KernelAdapter> adapter = tune_adapter(ta, spec);
   int gpu = ta.device;
   if (!ta.simulate && !ta.device_given && cuda::driver_available(nullptr)) {
     const auto n = static_cast<int>(cuda::list_devices().size());

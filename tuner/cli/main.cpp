@@ -21,6 +21,9 @@ int main(int argc, char** argv) {
   const char* env_db = std::getenv("AUTOTUNE_DB");
   g.db_path = env_db && *env_db ? env_db : "autotune.db";
   app.add_option("--db", g.db_path, "SQLite database (default ./autotune.db, or $AUTOTUNE_DB)");
+  // Global options are accepted on either side of the sub-command (`autotune tune reduction --db x.db`): an
+  // option the sub-command does not know falls through to this parser. Inherited by every sub-command.
+  app.fallthrough();
 
   cli::register_commands(app, g);
 

@@ -14,6 +14,10 @@
 #include "tuner/core/backend.hpp"
 #include "tuner/core/spec.hpp"
 
+namespace autotune::sim {
+class ReplayBackend;
+}
+
 namespace autotune::cli {
 
 struct TuneArgs {
@@ -42,6 +46,7 @@ struct LocalBackend {
   std::unique_ptr<db::Database> from_db, cache_db;
   std::unique_ptr<DbBinaryCache> cache;
   std::unique_ptr<Backend> backend;
+  sim::ReplayBackend* replay = nullptr;  // the backend, when it is a replay
 };
 
 /// --simulate: a replay of --from (default db_path); else the CUDA backend on GPU `gpu` with its binary cache
@@ -62,8 +67,11 @@ struct TuneOutput {
 int tune_with(const TuneArgs& ta, const TuningSpec& spec, const std::shared_ptr<const KernelAdapter>& adapter,
               Backend& backend, db::Database& db, const std::string& db_path, const TuneOutput& o);
 
-/// The spec of ta.kernel with the narrowing flags applied; checks the workload and the flag combination.
-TuningSpec load_tune_spec(const TuneArgs& ta);
+/// The spec of ta.kernel (built-in, .json file, or a stub an import stored in --from/db_path) with the
+/// narrowing flags applied; checks the workload and the flag combination.
+TuningSpec load_tune_spec(const TuneArgs& ta, const std::string& db_path);
+/// The kernel's adapter; null for a spec stub replayed with --simulate (no launch plan, no bytes moved).
+std::shared_ptr<const KernelAdapter> tune_adapter(const TuneArgs& ta, const TuningSpec& spec);
 
 #ifdef AUTOTUNE_WITH_MPI
 /// `tune` under mpirun/srun (tuner/cli/commands_tune_mpi.cpp).

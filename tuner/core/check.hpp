@@ -18,7 +18,7 @@ struct OutputCheck {
     float_equal,    // float/double values equal as numbers (+0 == -0; NaN never matches); element 4 or 8 bytes
     abs_tolerance,  // |got - expected| <= tolerance[i] in double arithmetic, expected and tolerance as floats
                     // or doubles (reference_bytes); NaN never matches
-    rel_tolerance,  // got finite and |got - expected| <= relative * max(|expected|, 1e-30), same type
+    rel_tolerance,  // got finite and |got - expected| <= absolute + relative * max(|expected|, 1e-30), same type
   };
   Kind kind = Kind::bits;
   std::string output;              // output buffer of the launch plan
@@ -27,6 +27,9 @@ struct OutputCheck {
   std::uint32_t element_bytes = 4; // of the output's elements (float kinds: 4 = float, 8 = double)
   std::uint64_t count = 0;         // elements compared, from the start of output and expected
   double relative = 0;             // rel_tolerance
+  double absolute = 0;             // rel_tolerance: an absolute error accepted on top of the relative one
+  std::uint64_t max_mismatches = 0;  // elements that may differ while the output still passes (a verification
+                                     // policy's fraction of count); the log keeps them either way
   std::uint32_t reference_bytes = 8;  // abs_tolerance: bytes of each expected value and tolerance (8 double,
                                       // 4 float: half the bytes for the comparison kernel to read)
   bool floating = false;           // messages print bits elements of 4 or 8 bytes as float/double (else as
@@ -55,6 +58,22 @@ struct CheckVerdict {
   bool ok() const { return mismatches == 0; }
 };
 
+/// Whether a verdict passes c: at most c.max_mismatches elements differ.
+bool passes(const OutputCheck& c, const CheckVerdict& v);
+
+/// Prefix of a verification message whose mismatches the checks' policies accept: the configuration is correct
+/// and the message (the count and the first mismatches) goes to its log.
+inline constexpr const char* kAcceptedPrefix = "accepted: ";
+
+/// Whether a verification message (KernelAdapter::verify, verify_on_host, verdict_message) reports a failure:
+/// not empty and not accepted.
+bool is_verification_failure(const std::string& message);
+
+/// The message of the verdicts of `checks` (same order): describe() of the first that does not pass; else
+/// kAcceptedPrefix + the descriptions of those with accepted mismatches; else "".
+std::string verdict_message(const std::vector<OutputCheck>& checks, const std::vector<CheckVerdict>& verdicts,
+                            const std::string& where);
+
 /// Examples a verdict carries at most.
 constexpr std::size_t kMaxMismatchExamples = 8;
 
@@ -66,8 +85,8 @@ bool element_matches(const OutputCheck& c, const unsigned char* got, const unsig
 CheckVerdict compare_on_host(const OutputCheck& c, const std::vector<unsigned char>& got,
                              const std::vector<unsigned char>& expected, const std::vector<unsigned char>& tolerance);
 
-/// Runs every check of `checks` on the host against outputs and expected (by buffer name); "" if all
-/// match, else describe() of the first failing check. A missing buffer is a mismatch message.
+/// Runs every check of `checks` on the host against outputs and expected (by buffer name); the
+/// verdict_message() of the verdicts. A missing buffer is a mismatch message.
 std::string verify_on_host(const std::vector<OutputCheck>& checks, const HostBuffers& outputs,
                            const HostBuffers& expected, const std::string& where);
 

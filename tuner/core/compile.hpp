@@ -27,6 +27,10 @@ struct CompileResult {
   std::string log;                   // compiler log (always kept for failures)
   double ms = 0;                     // wall time of the compilation
   bool cached = false;               // true if taken from a BinaryCache
+  /// C++ entry points compiled as NVRTC name expressions: expression ("my_kernel<float, 4>") -> lowered
+  /// (mangled) name in the image. Filled by a fresh compilation only (not kept by a BinaryCache): a loaded
+  /// module resolves C++ names itself (tuner/cuda/plan_binding.hpp).
+  std::map<std::string, std::string> lowered_names;
 };
 
 /// Persistent store of compiled images, failures included, by a key that covers everything the image depends

@@ -1,5 +1,6 @@
 #include "tuner/core/config.hpp"
 
+#include <cctype>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -62,6 +63,35 @@ Config Config::from_json(const std::string& text) {
 }
 
 std::string Config::hash() const { return content_hash(to_json()); }
+
+std::string Config::substitute(const std::string& text) const {
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      std::size_t j = i;
+      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
+      const std::string word = text.substr(i, j - i);
+      auto it = values_.find(word);
+      out += it == values_.end() ? word : std::to_string(it->second);
+      i = j;
+    } else {
+      out += c;
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string Config::to_labelled_json(const std::vector<Param>& params) const {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [k, v] : values_) {
+    j[k] = v;
+    for (const auto& p : params)
+      if (p.name == k && p.labels.count(v)) j[k] = p.labels.at(v);
+  }
+  return j.dump();
+}
 
 std::string Config::str(const std::vector<Param>* params) const {
   std::string out;

@@ -46,6 +46,14 @@ class Config {
   static Config from_json(const std::string& text);
   /// 16 hex digits of the hash of to_json().
   std::string hash() const;
+  /// JSON for people and scripts: {"A":"label","B":2}, keys sorted; a value that its parameter labels is the
+  /// label (a string), every other value the number. Config::from_json does not read it back; the number each
+  /// label stands for is in to_json().
+  std::string to_labelled_json(const std::vector<Param>& params) const;
+  /// `text` with every identifier that names a parameter of this config replaced by its value, e.g. an entry
+  /// point "reduce<BLOCK_SIZE, float>" -> "reduce<256, float>" (what NVRTC's name expression and the module's
+  /// demangled names say).
+  std::string substitute(const std::string& text) const;
   /// "A=1 B=2" (uses labels when params given).
   std::string str(const std::vector<Param>* params = nullptr) const;
 

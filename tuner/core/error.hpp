@@ -17,6 +17,12 @@ class SpecError : public Error {
   SpecError(std::string pointer, const std::string& msg)
       : Error(pointer.empty() ? msg : ("at " + pointer + ": " + msg)), pointer_(std::move(pointer)) {}
   const std::string& pointer() const { return pointer_; }
+  /// The same error with a context in front ("FILE: at /ptr: msg"): the pointer is kept, not printed twice.
+  static SpecError in_context(const std::string& context, const SpecError& e) {
+    SpecError out("", context + ": " + e.what());
+    out.pointer_ = e.pointer_;
+    return out;
+  }
 
  private:
   std::string pointer_;

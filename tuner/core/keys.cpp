@@ -1,5 +1,8 @@
 #include "tuner/core/keys.hpp"
 
+#include <map>
+#include <vector>
+
 #include <cctype>
 #include <cmath>
 #include <stdexcept>
@@ -26,6 +29,46 @@ std::string DeviceInfo::normalised_name() const {
   std::string out;
   append_normalised_name(out, name);
   return out;
+}
+
+int cc_from_board_name(const std::string& name) {
+  std::string norm;
+  append_normalised_name(norm, name);
+  std::vector<std::string> tokens;
+  std::string cur;
+  for (char c : norm + "_") {
+    if (c == '_') {
+      if (!cur.empty()) tokens.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  // Data centre and workstation boards by model token (sources: NVIDIA's CUDA GPU compute capability table).
+  static const std::map<std::string, int> kModels = {
+      {"p100", 60}, {"p40", 61}, {"p4", 61}, {"v100", 70}, {"t4", 75}, {"a100", 80}, {"a800", 80}, {"a30", 80},
+      {"a10", 86}, {"a16", 86}, {"a2", 86}, {"a40", 86}, {"a2000", 86}, {"a4000", 86}, {"a4500", 86},
+      {"a5000", 86}, {"a6000", 86}, {"l4", 89}, {"l40", 89}, {"l40s", 89}, {"l20", 89}, {"ada", 89},
+      {"h100", 90}, {"h200", 90}, {"h800", 90}, {"h20", 90}, {"gh200", 90}, {"b100", 100}, {"b200", 100},
+      {"gb200", 100}, {"b300", 103}, {"gb300", 103}, {"blackwell", 120}};
+  for (const auto& t : tokens)
+    if (auto it = kModels.find(t); it != kModels.end()) return it->second;
+  // GeForce / RTX series by the number after "rtx" or "gtx": 10xx Pascal ... 50xx Blackwell.
+  for (std::size_t i = 0; i + 1 < tokens.size(); ++i) {
+    if (tokens[i] != "rtx" && tokens[i] != "gtx") continue;
+    const std::string& num = tokens[i + 1];
+    if (num.size() != 4 || num.find_first_not_of("0123456789") != std::string::npos) continue;
+    const int series = std::stoi(num.substr(0, 2));
+    switch (series) {
+      case 10: return 61;
+      case 16: case 20: return 75;
+      case 30: return 86;
+      case 40: return 89;
+      case 50: return 120;
+      default: break;
+    }
+  }
+  return 0;
 }
 
 DeviceKey::DeviceKey(const std::string& n, int c) : cc(c) { append_normalised_name(name, n); }

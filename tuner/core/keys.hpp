@@ -74,6 +74,12 @@ struct DeviceKey {
   bool operator!=(const DeviceKey& o) const { return !(*this == o); }
 };
 
+/// The compute capability (major*10+minor) of a board known by its marketing name ("NVIDIA A100-PCIE-40GB" ->
+/// 80, "NVIDIA GeForce RTX 4090" -> 89, "Tesla T4" -> 75), for files that name the device but not its
+/// architecture (Kernel Tuner caches); 0 when the name is not recognised. Data centre boards from P100 to
+/// B300 and GeForce/RTX boards of the 10 to 50 series.
+int cc_from_board_name(const std::string& name);
+
 /// A data type and operator the kernel is specialised for, e.g. dtype "float32", op "sum".
 struct Workload {
   std::string dtype;

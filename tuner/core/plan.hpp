@@ -74,9 +74,17 @@ struct LaunchStep {
   }
 };
 
+/// A __constant__ (or __device__) symbol of the module filled from an input buffer when the plan is loaded,
+/// before any step runs (the kernels only read it): Kernel Tuner's cmem_args.
+struct ConstantFill {
+  std::string symbol;  // name in the source, e.g. "d_vertices" (a C++ name is looked up as written)
+  std::string buffer;  // the input BufferDecl whose bytes are copied; at most the symbol's size
+};
+
 struct LaunchPlan {
   std::vector<BufferDecl> buffers;
   std::vector<LaunchStep> steps;
+  std::vector<ConstantFill> constants;
   const BufferDecl* find(const std::string& name) const {
     for (const auto& b : buffers) if (b.name == name) return &b;
     return nullptr;

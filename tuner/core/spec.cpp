@@ -115,6 +115,23 @@ std::string resolve(const std::string& base_dir, const std::string& rel) {
 
 bool is_float_dtype(const std::string& d) { return d.rfind("float", 0) == 0; }
 
+VerifyPolicy parse_policy(const json& j, const std::string& ptr) {
+  if (!j.is_object()) throw SpecError(ptr, "expected an object {\"relative\", \"absolute\", \"max_mismatch_fraction\"}");
+  check_keys(j, ptr, {"relative", "absolute", "max_mismatch_fraction"});
+  VerifyPolicy p;
+  auto number = [&](const char* key, double max) -> std::optional<double> {
+    if (!j.contains(key)) return std::nullopt;
+    const json& v = j.at(key);
+    if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > max)
+      throw SpecError(join_ptr(ptr, key), "expected a number from 0 to " + json(max).dump());
+    return v.get<double>();
+  };
+  p.relative = number("relative", 1e300);
+  p.absolute = number("absolute", 1e300);
+  p.max_mismatch_fraction = number("max_mismatch_fraction", 1.0);
+  return p;
+}
+
 }  // namespace
 
 TuningSpec TuningSpec::from_json_text(const std::string& text, const std::string& base_dir, bool load_sources) {
@@ -134,19 +151,25 @@ TuningSpec TuningSpec::from_json_text(const std::string& text, const std::string
   if (!j.is_object()) throw SpecError("", "a spec must be a JSON object");
   check_keys(j, "", {"name", "description", "family", "source", "kernels", "parameters", "constraints",
                      "launch", "problem", "workloads", "tolerance", "bytes_moved", "defines", "arguments",
-                     "reference", "family_options", "$comment"});
+                     "reference", "family_options", "verification", "$comment"});
   TuningSpec s;
   s.spec_text = j.dump();
   s.name = get_string(require(j, "", "name"), "/name");
   if (s.name.empty()) throw SpecError("/name", "name must not be empty");
   if (j.contains("description")) s.description = get_string(j["description"], "/description");
   s.family = get_string(require(j, "", "family"), "/family");
-  s.source_path = get_string(require(j, "", "source"), "/source");
-  if (load_sources) s.source_text = read_file(resolve(base_dir, s.source_path), "/source");
-
-  const json& ks = require(j, "", "kernels");
-  if (!ks.is_array() || ks.empty()) throw SpecError("/kernels", "expected a non-empty array of entry-point names");
-  for (std::size_t i = 0; i < ks.size(); ++i) s.kernels.push_back(get_string(ks[i], join_ptr("/kernels", i)));
+  // A stub (family "imported", written by an import) has parameters and problem sizes only: no source, no
+  // entry points, no launch until it is completed.
+  const bool stub = s.is_stub();
+  if (!stub || j.contains("source")) {
+    s.source_path = get_string(require(j, "", "source"), "/source");
+    if (load_sources && !s.source_path.empty()) s.source_text = read_file(resolve(base_dir, s.source_path), "/source");
+  }
+  if (!stub || j.contains("kernels")) {
+    const json& ks = require(j, "", "kernels");
+    if (!ks.is_array() || ks.empty()) throw SpecError("/kernels", "expected a non-empty array of entry-point names");
+    for (std::size_t i = 0; i < ks.size(); ++i) s.kernels.push_back(get_string(ks[i], join_ptr("/kernels", i)));
+  }
 
   const json& ps = require(j, "", "parameters");
   if (!ps.is_array()) throw SpecError("/parameters", "expected an array");
@@ -307,7 +330,7 @@ TuningSpec TuningSpec::from_json_text(const std::string& text, const std::string
       std::string ptr = join_ptr("/arguments", i);
       const json& aj = as[i];
       if (!aj.is_object()) throw SpecError(ptr, "expected an object");
-      check_keys(aj, ptr, {"name", "kind", "dtype", "role", "count", "init", "value"});
+      check_keys(aj, ptr, {"name", "kind", "dtype", "role", "count", "init", "value", "symbol", "verification"});
       ArgSpec a;
       a.name = get_string(require(aj, ptr, "name"), join_ptr(ptr, "name"));
       std::string kind = get_string(require(aj, ptr, "kind"), join_ptr(ptr, "kind"));
@@ -317,13 +340,22 @@ TuningSpec TuningSpec::from_json_text(const std::string& text, const std::string
       } catch (const UsageError& e) {
         throw SpecError(join_ptr(ptr, "dtype"), e.what());
       }
-      if (kind == "buffer") {
-        a.kind = ArgSpec::Kind::buffer;
+      if (aj.contains("symbol") && kind != "constant")
+        throw SpecError(join_ptr(ptr, "symbol"), "only a constant argument names a symbol");
+      if (kind == "buffer" || kind == "constant") {
+        a.kind = kind == "buffer" ? ArgSpec::Kind::buffer : ArgSpec::Kind::constant;
         a.count = get_expr(require(aj, ptr, "count"), join_ptr(ptr, "count"));
         std::string role = aj.contains("role") ? get_string(aj["role"], join_ptr(ptr, "role")) : "input";
         if (role == "input") a.role = ArgSpec::Role::input;
-        else if (role == "output") a.role = ArgSpec::Role::output;
-        else throw SpecError(join_ptr(ptr, "role"), "role must be input or output");
+        else if (role == "output" && kind == "buffer") a.role = ArgSpec::Role::output;
+        else throw SpecError(join_ptr(ptr, "role"), kind == "buffer" ? "role must be input or output"
+                                                                     : "a constant argument is an input");
+        a.symbol = aj.contains("symbol") ? get_string(aj["symbol"], join_ptr(ptr, "symbol")) : a.name;
+        if (aj.contains("verification")) {
+          if (a.role != ArgSpec::Role::output)
+            throw SpecError(join_ptr(ptr, "verification"), "only an output buffer has a verification policy");
+          a.verification = parse_policy(aj["verification"], join_ptr(ptr, "verification"));
+        }
         if (aj.contains("init")) a.init = get_string(aj["init"], join_ptr(ptr, "init"));
         if (a.init != "random" && a.init != "zero" && a.init != "ones" && a.init != "iota")
           throw SpecError(join_ptr(ptr, "init"), "init must be random, zero, ones or iota");
@@ -335,7 +367,7 @@ TuningSpec TuningSpec::from_json_text(const std::string& text, const std::string
         else throw SpecError(join_ptr(ptr, "value"), "expected an expression string or a number");
         if (!is_float_dtype(a.dtype)) get_expr(json(a.value), join_ptr(ptr, "value"));  // validate now
       } else {
-        throw SpecError(join_ptr(ptr, "kind"), "kind must be buffer or scalar");
+        throw SpecError(join_ptr(ptr, "kind"), "kind must be buffer, scalar or constant");
       }
       s.arguments.push_back(std::move(a));
     }
@@ -353,6 +385,7 @@ TuningSpec TuningSpec::from_json_text(const std::string& text, const std::string
     }
     s.reference = std::move(ref);
   }
+  if (j.contains("verification")) s.verification = parse_policy(j["verification"], "/verification");
   if (s.family == "user") {
     if (s.arguments.empty()) throw SpecError("/arguments", "a user kernel needs its arguments listed");
     if (s.launches.empty()) throw SpecError("/launch", "a user kernel needs a launch step");
@@ -371,11 +404,12 @@ TuningSpec TuningSpec::from_file(const std::string& path) {
   try {
     return from_json_text(ss.str(), dir, true);
   } catch (const SpecError& e) {
-    throw SpecError(e.pointer(), path + ": " + std::string(e.what()));
+    throw SpecError::in_context(path, e);
   }
 }
 
 std::string TuningSpec::source_hash() const {
+  if (is_stub()) return kImportedSourceHash;  // the rows an import stored for it
   std::string all = source_text;
   if (reference) all += "\n//reference\n" + reference->source_text;
   return content_hash(all);

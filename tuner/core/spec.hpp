@@ -23,9 +23,24 @@ struct LaunchSpec {
   Expr shared_bytes;
 };
 
+/// What counts as correct for an output of a user kernel (spec "verification", per output or for all):
+/// floating elements within absolute + relative x |expected|, and at most a fraction of the elements differing.
+/// Unset fields fall back to the spec-wide policy, then to the spec's "tolerance" (relative), 0 absolute, 0
+/// mismatches. The trial log keeps the mismatch count and the first mismatches either way.
+struct VerifyPolicy {
+  std::optional<double> relative, absolute, max_mismatch_fraction;
+  /// This policy's fields where set, else `fallback`'s.
+  VerifyPolicy over(const VerifyPolicy& fallback) const {
+    return {relative ? relative : fallback.relative, absolute ? absolute : fallback.absolute,
+            max_mismatch_fraction ? max_mismatch_fraction : fallback.max_mismatch_fraction};
+  }
+};
+
 /// Argument of a user kernel (family "user").
 struct ArgSpec {
-  enum class Kind { buffer, scalar };
+  /// constant: a __constant__ symbol of the source (not a kernel parameter), filled with count elements of
+  /// dtype made by init before the runs (Kernel Tuner's cmem_args).
+  enum class Kind { buffer, scalar, constant };
   enum class Role { input, output };
   std::string name;
   Kind kind = Kind::buffer;
@@ -34,6 +49,10 @@ struct ArgSpec {
   Expr count;          // elements (buffer)
   std::string init = "random";  // buffer: random | zero | ones | iota
   std::string value;   // scalar: an integer expression, or a floating literal for float scalars
+  std::string symbol;  // constant: the symbol's name in the source (default: name)
+  VerifyPolicy verification;  // output buffer: overrides the spec's "verification"
+  /// An input the tuner makes and uploads: an input buffer or a constant.
+  bool is_input() const { return kind == Kind::constant || (kind == Kind::buffer && role == Role::input); }
 };
 
 /// Reference for user kernels: a kernel run once per problem whose outputs are the expected values.
@@ -42,6 +61,9 @@ struct ReferenceSpec {
   std::string source_text;
   LaunchSpec launch;
 };
+
+/// source_hash of trials imported for a kernel whose measured source is unknown (a user spec, a spec stub).
+inline constexpr const char* kImportedSourceHash = "imported";
 
 struct TuningSpec {
   std::string name;
@@ -60,6 +82,7 @@ struct TuningSpec {
   std::optional<Expr> bytes_moved;              // bytes of one run, for GB/s
   std::vector<ArgSpec> arguments;               // family "user"
   std::optional<ReferenceSpec> reference;       // family "user"
+  VerifyPolicy verification;                    // family "user": what counts as correct (every output)
   std::map<std::string, std::string> defines;   // extra -D for every compile
   std::string family_options_json = "{}";       // raw JSON of "family_options", read by the adapter
   std::string spec_text;                        // canonical JSON of the spec (for hashing)
@@ -70,7 +93,11 @@ struct TuningSpec {
   static TuningSpec from_file(const std::string& path);
 
   /// Hash of source_text, and of spec_text; together they decide whether stored configs are still valid.
+  /// A stub's source hash is kImportedSourceHash, the source hash of the rows imported for it.
   std::string source_hash() const;
+  /// A spec stub (family "imported"): parameters, problem sizes and workloads as an imported file described them,
+  /// no source or launch yet. Simulation, summary, best and compare-strategies use it; tuning needs the rest.
+  bool is_stub() const { return family == "imported"; }
   std::string spec_hash() const;
 
   const Param* find_param(const std::string& name) const;

@@ -8,7 +8,7 @@ namespace autotune {
 namespace {
 constexpr TrialStatus kAll[] = {TrialStatus::ok, TrialStatus::compile_error, TrialStatus::launch_error,
                                 TrialStatus::wrong_result, TrialStatus::runtime_fault, TrialStatus::timeout,
-                                TrialStatus::invalid};
+                                TrialStatus::invalid, TrialStatus::invalid_resources};
 }
 
 const char* to_string(TrialStatus s) {
@@ -20,6 +20,7 @@ const char* to_string(TrialStatus s) {
     case TrialStatus::runtime_fault: return "runtime_fault";
     case TrialStatus::timeout: return "timeout";
     case TrialStatus::invalid: return "invalid";
+    case TrialStatus::invalid_resources: return "invalid_resources";
   }
   return "unknown";
 }

@@ -1,6 +1,7 @@
 // The outcome of evaluating one configuration.
 #pragma once
 #include <string>
+#include <vector>
 
 namespace autotune {
 
@@ -13,6 +14,7 @@ enum class TrialStatus {
   runtime_fault,  // sticky error (illegal address ...): context was recreated
   timeout,        // did not finish in time
   invalid,        // violates a constraint of the current spec (never run)
+  invalid_resources,  // the compiled binary's registers or shared memory rule the launch out (never launched)
 };
 
 const char* to_string(TrialStatus s);
@@ -33,6 +35,9 @@ struct Measurement {
   /// Where it was measured when that is not the recording process's own GPU, e.g. an MPI rank
   /// "host=node3 rank=2 gpu=1 uuid=GPU-..."; "" otherwise. Stored with the trial as provenance.
   std::string measured_by;
+  /// The individual timings (ns) where they are kept: imports of files that carry them (Kernel Tuner's
+  /// "times"); empty for trials measured here (median, min, spread and samples summarise them).
+  std::vector<double> sample_ns;
   bool ok() const { return status == TrialStatus::ok; }
 };
 

@@ -24,6 +24,7 @@
 #include "tuner/cuda/driver.hpp"
 #include "tuner/cuda/executor_client.hpp"
 #include "tuner/cuda/launcher.hpp"
+#include "tuner/cuda/plan_binding.hpp"
 #include "tuner/cuda/runtime.hpp"
 
 namespace autotune::cuda {
@@ -90,9 +91,10 @@ bool failed(const CallStatus& r, Measurement& m) {
   switch (r.kind) {
     case CallStatus::Kind::ok: return false;
     case CallStatus::Kind::cuda_error:
-      m.status = !r.sticky                              ? TrialStatus::launch_error
-                 : r.code == CUDA_ERROR_LAUNCH_TIMEOUT ? TrialStatus::timeout
-                                                       : TrialStatus::runtime_fault;
+      m.status = !r.sticky && r.message.rfind(detail::kInvalidResourcesPrefix, 0) == 0 ? TrialStatus::invalid_resources
+                 : !r.sticky                                                               ? TrialStatus::launch_error
+                 : r.code == CUDA_ERROR_LAUNCH_TIMEOUT                                     ? TrialStatus::timeout
+                                                                                           : TrialStatus::runtime_fault;
       break;
     case CallStatus::Kind::timeout: m.status = TrialStatus::timeout; break;
     case CallStatus::Kind::died: m.status = TrialStatus::runtime_fault; break;
@@ -262,8 +264,20 @@ struct CudaBackend::Impl {
     }
   }
 
-  std::vector<std::string> options_for(const Config& c) const {
-    return build_options(adapter->compile_options(workload), c, adapter->spec().defines);
+  /// Options of the tuned source (reference = false) or of the reference kernel's source: C++ entry points
+  /// (templates, scoped names) are compiled as NVRTC name expressions.
+  std::vector<std::string> options_for(const Config& c, bool reference = false) const {
+    const TuningSpec& spec = adapter->spec();
+    std::vector<std::string> o = build_options(adapter->compile_options(workload), c, spec.defines);
+    const bool own_source = spec.reference && !spec.reference->source.empty();
+    std::vector<std::string> entries;
+    if (!reference || !own_source) entries = spec.kernels;
+    if (spec.reference && (reference || !own_source) &&
+        std::find(entries.begin(), entries.end(), spec.reference->launch.kernel) == entries.end())
+      entries.push_back(spec.reference->launch.kernel);
+    for (auto& e : entries) e = c.substitute(e);  // "scale<BLOCK_SIZE>" -> "scale<256>", as the plan names it
+    for (auto& e : name_expression_options(entries)) o.push_back(std::move(e));
+    return o;
   }
 
   std::string program_name() const {
@@ -400,7 +414,7 @@ struct CudaBackend::Impl {
     if (!plan) throw UsageError("kernel '" + spec.name + "' has neither a CPU reference nor a reference kernel");
     std::string source = adapter->reference_source();
     if (source.empty()) source = spec.source_text;
-    CompileResult cr = compile(source, spec.name + "_reference.cu", options_for(spec.default_config()), arch);
+    CompileResult cr = compile(source, spec.name + "_reference.cu", options_for(spec.default_config(), true), arch);
     if (!cr.ok) {
       throw SpecError("/reference", "the reference kernel of '" + spec.name + "' does not compile for " + arch +
                                         ":\n" + excerpt(cr.log, kLogExcerpt));
@@ -505,15 +519,13 @@ struct CudaBackend::Impl {
     return st;
   }
 
-  /// "" if the verification run's outputs match; else the mismatch message.
+  /// "" if the verification run's outputs match; else the mismatch message (is_verification_failure(), or
+  /// mismatches that the checks' policies accept: kAcceptedPrefix).
   std::string mismatch_of(const detail::LoadRunRequest::Reply& reply) const {
     const std::string where = " (" + workload.key() + ", " + problem.key() + ")";
     if (checks.empty()) return adapter->verify(outputs, expected, workload, problem);
     if (reply.verdicts.size() != checks.size()) throw EnvironmentError("the GPU executor returned a wrong number of verdicts");
-    for (std::size_t i = 0; i < checks.size(); ++i) {
-      if (!reply.verdicts[i].ok()) return describe(checks[i], reply.verdicts[i], where);
-    }
-    return "";
+    return verdict_message(checks, reply.verdicts, where);
   }
 
   Measurement measure(const LaunchPlan& plan, const CompileResult& cr) {
@@ -536,7 +548,7 @@ struct CudaBackend::Impl {
     const double run_seconds = seconds_since(verify_start);
     const std::string mismatch = mismatch_of(r.body);
     m.verify_ms = seconds_since(verify_start) * 1e3;
-    if (!mismatch.empty()) {
+    if (is_verification_failure(mismatch)) {
       m.status = TrialStatus::wrong_result;
       m.log = excerpt(mismatch, kLogExcerpt);
       executor->call_ok(detail::UnloadRequest{}, "unloading a module failed");
@@ -547,6 +559,7 @@ struct CudaBackend::Impl {
     verify_time.reset();
     if (best_run_seconds <= 0 || run_seconds < best_run_seconds) best_run_seconds = run_seconds;
     time(m, run_seconds);
+    if (!mismatch.empty() && m.ok()) m.log = excerpt(mismatch, kLogExcerpt);  // accepted mismatches, kept
     return m;
   }
 

@@ -43,10 +43,10 @@ struct AbsTolerance {
 };
 template <typename T>
 struct RelTolerance {
-  const T* got; const T* want; double relative;
+  const T* got; const T* want; double relative; double absolute;
   __device__ bool operator()(u64 i) const {
     const double g = (double)__ldcs(got + i), e = (double)__ldcs(want + i);
-    return isfinite(g) && fabs(g - e) <= relative * fmax(fabs(e), 1e-30);
+    return isfinite(g) && fabs(g - e) <= absolute + relative * fmax(fabs(e), 1e-30);
   }
 };
 
@@ -89,8 +89,8 @@ __device__ void compare_chunk(const Pred& match, u64 count, u64 chunk, u64* resu
 
 #define AUTOTUNE_COMPARE(NAME, PRED_INIT)                                                                  \
   extern "C" __global__ void NAME(const void* got, const void* want, const void* tol, u64 count,       \
-                                  u64 chunk, unsigned es, double relative, u64* results) {                \
-    (void)tol; (void)es; (void)relative;                                                                  \
+                                  u64 chunk, unsigned es, double relative, double absolute, u64* results) { \
+    (void)tol; (void)es; (void)relative; (void)absolute;                                                  \
     compare_chunk(PRED_INIT, count, chunk, results);                                                      \
   }
 
@@ -104,8 +104,8 @@ AUTOTUNE_COMPARE(autotune_compare_feq8, (FloatEqual<double>{(const double*)got, 
 AUTOTUNE_COMPARE(autotune_compare_abs4, (AbsTolerance<float, double>{(const float*)got, (const double*)want, (const double*)tol}))
 AUTOTUNE_COMPARE(autotune_compare_abs4f, (AbsTolerance<float, float>{(const float*)got, (const float*)want, (const float*)tol}))
 AUTOTUNE_COMPARE(autotune_compare_abs8, (AbsTolerance<double, double>{(const double*)got, (const double*)want, (const double*)tol}))
-AUTOTUNE_COMPARE(autotune_compare_rel4, (RelTolerance<float>{(const float*)got, (const float*)want, relative}))
-AUTOTUNE_COMPARE(autotune_compare_rel8, (RelTolerance<double>{(const double*)got, (const double*)want, relative}))
+AUTOTUNE_COMPARE(autotune_compare_rel4, (RelTolerance<float>{(const float*)got, (const float*)want, relative, absolute}))
+AUTOTUNE_COMPARE(autotune_compare_rel8, (RelTolerance<double>{(const double*)got, (const double*)want, relative, absolute}))
 )";
 }
 

@@ -18,10 +18,11 @@ struct LoadState {
 
 // Resolves one entry point through cuGetProcAddress_v2; false (and *why) if the driver lacks it.
 template <typename Fn>
-bool resolve(PFN_cuGetProcAddress_v12000 get_proc, Fn* slot, const char* symbol, std::string* why) {
+bool resolve(PFN_cuGetProcAddress_v12000 get_proc, Fn* slot, const char* symbol, std::string* why,
+             int version = kRequestedApiVersion) {
   void* fn = nullptr;
   CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-  CUresult r = get_proc(symbol, &fn, kRequestedApiVersion, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+  CUresult r = get_proc(symbol, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &status);
   if (r != CUDA_SUCCESS || status != CU_GET_PROC_ADDRESS_SUCCESS || fn == nullptr) {
     *why = std::string("the driver does not provide ") + symbol + " for CUDA " +
            std::to_string(kRequestedApiVersion / 1000) + "." + std::to_string(kRequestedApiVersion % 1000 / 10) +
@@ -87,8 +88,18 @@ std::string load(Driver& d) {
             resolve(get_proc, &d.module_get_function, "cuModuleGetFunction", &why) &&
             resolve(get_proc, &d.func_set_attribute, "cuFuncSetAttribute", &why) &&
             resolve(get_proc, &d.launch_kernel, "cuLaunchKernel", &why) &&
-            resolve(get_proc, &d.occupancy_max_active_blocks, "cuOccupancyMaxActiveBlocksPerMultiprocessor", &why);
+            resolve(get_proc, &d.occupancy_max_active_blocks, "cuOccupancyMaxActiveBlocksPerMultiprocessor", &why) &&
+            resolve(get_proc, &d.func_get_attribute, "cuFuncGetAttribute", &why) &&
+            resolve(get_proc, &d.module_get_global, "cuModuleGetGlobal", &why);
   if (!ok) return why;
+  std::string optional;  // newer entry points: left null on drivers that lack them
+  if (!resolve(get_proc, &d.module_get_function_count, "cuModuleGetFunctionCount", &optional, 12040) ||
+      !resolve(get_proc, &d.module_enumerate_functions, "cuModuleEnumerateFunctions", &optional, 12040) ||
+      !resolve(get_proc, &d.func_get_name, "cuFuncGetName", &optional, 12030)) {
+    d.module_get_function_count = nullptr;
+    d.module_enumerate_functions = nullptr;
+    d.func_get_name = nullptr;
+  }
 
   CUresult r = d.driver_get_version(&d.version);
   if (r != CUDA_SUCCESS) return "cuDriverGetVersion failed: " + error_text(r);

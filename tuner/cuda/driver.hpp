@@ -71,6 +71,14 @@ struct Driver {
   PFN_cuFuncSetAttribute_v9000 func_set_attribute = nullptr;
   PFN_cuLaunchKernel_v4000 launch_kernel = nullptr;
   PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 occupancy_max_active_blocks = nullptr;
+  PFN_cuFuncGetAttribute_v2020 func_get_attribute = nullptr;  // registers, shared memory, thread limit
+  PFN_cuModuleGetGlobal_v3020 module_get_global = nullptr;    // __constant__ and __device__ symbols
+
+  // Optional (CUDA 12.3/12.4 drivers): enumerating a module's functions, to find C++ entry points by their
+  // demangled names. nullptr on older drivers.
+  PFN_cuModuleGetFunctionCount_v12040 module_get_function_count = nullptr;
+  PFN_cuModuleEnumerateFunctions_v12040 module_enumerate_functions = nullptr;
+  PFN_cuFuncGetName_v12030 func_get_name = nullptr;
 };
 
 /// The loaded driver (first call loads it: dlopen, cuGetProcAddress_v2, cuInit, at least one device).

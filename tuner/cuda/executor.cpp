@@ -195,6 +195,7 @@ struct Executor::State {
     }
     check(d->module_load_data(&module, cubin.data()), "cuModuleLoadData");
     bound = bind_plan(*d, module, plan);
+    fill_constants(*d, module, plan, addresses.data(), stream);  // __constant__ inputs, before every run
   }
 
   void run_steps() { enqueue(*d, bound, addresses.data(), stream); }
@@ -284,9 +285,9 @@ struct Executor::State {
     CUdeviceptr got_arg = got, want_arg = want.ptr, tol_arg = tol != nullptr ? tol->ptr : 0;
     unsigned long long count = c.count;
     unsigned es = c.element_bytes;
-    double relative = c.relative;
+    double relative = c.relative, absolute = c.absolute;
     CUdeviceptr results = compare_results.ptr;
-    void* args[] = {&got_arg, &want_arg, &tol_arg, &count, &chunk, &es, &relative, &results};
+    void* args[] = {&got_arg, &want_arg, &tol_arg, &count, &chunk, &es, &relative, &absolute, &results};
     const CUresult r = d->launch_kernel(compare_function(c), static_cast<unsigned>(blocks), 1, 1, kCompareBlockThreads,
                                         1, 1, 0, stream, args, nullptr);
     if (r != CUDA_SUCCESS) throw_call_error(r, "cuLaunchKernel(" + compare_kernel_name(c) + ")");

@@ -50,6 +50,8 @@ void check_fields(S& c, F&& f) {
   f(c.element_bytes);
   f(c.count);
   f(c.relative);
+  f(c.absolute);
+  f(c.max_mismatches);
   f(c.floating);
   f(c.reference_bytes);
 }
@@ -100,6 +102,11 @@ void put(Writer& w, const LaunchPlan& plan) {
       arg_fields(a, out);
     }
   }
+  w.u64(plan.constants.size());
+  for (const auto& c : plan.constants) {
+    put(w, c.symbol);
+    put(w, c.buffer);
+  }
 }
 
 void get(Reader& r, LaunchPlan& plan) {
@@ -118,6 +125,11 @@ void get(Reader& r, LaunchPlan& plan) {
       get_enum(r, a.kind, KernelArg::Kind::f64, "kernel argument kind");
       arg_fields(a, in);
     }
+  }
+  plan.constants.resize(r.count(2));
+  for (auto& c : plan.constants) {
+    get(r, c.symbol);
+    get(r, c.buffer);
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 
 #include "tuner/core/error.hpp"
 #include "tuner/core/hash.hpp"
@@ -105,13 +106,16 @@ CompileResult compile(const std::string& source, const std::string& program_name
     return result;
   }
 
-  std::vector<std::string> all;
+  std::vector<std::string> all, name_expressions;
   all.push_back("-arch=" + target);
   bool has_std = false;
   for (const auto& o : options) has_std = has_std || starts_with(o, "-std=") || starts_with(o, "--std=");
   if (!has_std) all.push_back("-std=c++17");
   for (const auto& inc : include_options()) all.push_back(inc);
-  all.insert(all.end(), options.begin(), options.end());
+  for (const auto& o : options) {
+    if (starts_with(o, kNameExpressionOption)) name_expressions.push_back(o.substr(std::strlen(kNameExpressionOption)));
+    else all.push_back(o);
+  }
   std::vector<const char*> argv;
   argv.reserve(all.size());
   for (const auto& o : all) argv.push_back(o.c_str());
@@ -120,6 +124,13 @@ CompileResult compile(const std::string& source, const std::string& program_name
   const std::string name = program_name.empty() ? "kernel.cu" : program_name;
   nvrtcResult r = nvrtcCreateProgram(&prog.handle, source.c_str(), name.c_str(), 0, nullptr, nullptr);
   if (r != NVRTC_SUCCESS) throw EnvironmentError("NVRTC is unusable: " + nvrtc_error(r, "nvrtcCreateProgram"));
+  for (const auto& e : name_expressions) {
+    r = nvrtcAddNameExpression(prog.handle, e.c_str());
+    if (r != NVRTC_SUCCESS) {
+      result.log = nvrtc_error(r, "nvrtcAddNameExpression") + " for entry point '" + e + "'";
+      return result;
+    }
+  }
 
   r = nvrtcCompileProgram(prog.handle, static_cast<int>(argv.size()), argv.data());
   result.log = program_log(prog.handle);
@@ -147,9 +158,25 @@ CompileResult compile(const std::string& source, const std::string& program_name
     } else {
       result.ok = true;
     }
+    for (const auto& e : name_expressions) {
+      const char* lowered = nullptr;
+      if (nvrtcGetLoweredName(prog.handle, e.c_str(), &lowered) == NVRTC_SUCCESS && lowered != nullptr)
+        result.lowered_names[e] = lowered;
+    }
   }
   result.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return result;
+}
+
+bool is_name_expression(const std::string& entry_point) {
+  return entry_point.find_first_of("<:") != std::string::npos;
+}
+
+std::vector<std::string> name_expression_options(const std::vector<std::string>& entry_points) {
+  std::vector<std::string> out;
+  for (const auto& e : entry_points)
+    if (is_name_expression(e)) out.push_back(kNameExpressionOption + e);
+  return out;
 }
 
 std::vector<std::string> config_defines(const Config& c) {

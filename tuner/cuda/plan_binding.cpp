@@ -1,10 +1,17 @@
 #include "tuner/cuda/plan_binding.hpp"
 
+#include <cxxabi.h>
+
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <vector>
 
 #include "tuner/core/error.hpp"
+#include "tuner/cuda/runtime.hpp"
 
 namespace autotune::cuda::detail {
 
@@ -43,6 +50,51 @@ std::uint64_t scalar_slot(const KernelArg& a) {
   throw UsageError("launch plan: unknown kernel argument kind");
 }
 
+/// `text` without white space.
+std::string squeeze(const std::string& text) {
+  std::string out;
+  for (char c : text)
+    if (!std::isspace(static_cast<unsigned char>(c))) out += c;
+  return out;
+}
+
+std::string demangle(const char* mangled) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free);
+  return status == 0 && out ? std::string(out.get()) : std::string(mangled);
+}
+
+int function_attribute(const Driver& d, CUfunction fn, CUfunction_attribute a, const std::string& kernel) {
+  int v = 0;
+  const CUresult r = d.func_get_attribute(&v, a, fn);
+  if (r != CUDA_SUCCESS) throw_call_error(r, "cuFuncGetAttribute(" + kernel + ")");
+  return v;
+}
+
+/// Throws the invalid_resources error when step s cannot launch with function fn (see bind_plan).
+void check_resources(const Driver& d, CUfunction fn, const LaunchStep& s) {
+  const std::uint64_t threads = static_cast<std::uint64_t>(s.block[0]) * s.block[1] * s.block[2];
+  const int max_threads = function_attribute(d, fn, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, s.kernel);
+  const int regs = function_attribute(d, fn, CU_FUNC_ATTRIBUTE_NUM_REGS, s.kernel);
+  const int static_shared = function_attribute(d, fn, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, s.kernel);
+  int optin = 0;
+  CUdevice dev = 0;
+  if (d.ctx_get_device(&dev) == CUDA_SUCCESS)
+    d.device_get_attribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev);
+  std::string why;
+  if (threads > static_cast<std::uint64_t>(max_threads))
+    why = std::to_string(threads) + " threads per block, but with " + std::to_string(regs) +
+          " registers per thread at most " + std::to_string(max_threads) + " can run";
+  else if (optin > 0 && static_cast<std::uint64_t>(static_shared) + s.shared_bytes > static_cast<std::uint64_t>(optin))
+    why = std::to_string(static_shared) + " B static + " + std::to_string(s.shared_bytes) +
+          " B dynamic shared memory per block, more than the device's " + std::to_string(optin) + " B";
+  if (!why.empty())
+    throw CudaCallError(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "resource pre-check",
+                        std::string(kInvalidResourcesPrefix) + "kernel " + s.kernel + " asks for " + why +
+                            " (registers " + std::to_string(regs) + ", static shared " + std::to_string(static_shared) +
+                            " B; not launched)");
+}
+
 BoundStep bind_memset(const LaunchPlan& plan, const LaunchStep& s) {
   BoundStep st;
   st.kind = s.kind;
@@ -59,6 +111,48 @@ BoundStep bind_memset(const LaunchPlan& plan, const LaunchStep& s) {
 }
 
 }  // namespace
+
+}  // namespace autotune::cuda::detail
+
+namespace autotune::cuda {
+
+bool entry_point_matches(const std::string& expression, const std::string& demangled) {
+  std::string name = demangled;
+  // The parameter list: from the '(' that closes at the end, at template depth 0.
+  if (!name.empty() && name.back() == ')') {
+    int depth = 0;
+    for (std::size_t i = name.size(); i-- > 0;) {
+      if (name[i] == ')') ++depth;
+      else if (name[i] == '(' && --depth == 0) {
+        name.resize(i);
+        break;
+      }
+    }
+  }
+  if (name.rfind("void ", 0) == 0) name = name.substr(5);  // templates carry their return type
+  return detail::squeeze(name) == detail::squeeze(expression);
+}
+
+}  // namespace autotune::cuda
+
+namespace autotune::cuda::detail {
+
+CUfunction resolve_function(const Driver& d, CUmodule module, const std::string& name) {
+  CUfunction fn = nullptr;
+  CUresult r = d.module_get_function(&fn, module, name.c_str());
+  if (r == CUDA_SUCCESS) return fn;
+  if (r != CUDA_ERROR_NOT_FOUND || !d.module_get_function_count) throw_call_error(r, "cuModuleGetFunction(" + name + ")");
+  unsigned count = 0;
+  check(d.module_get_function_count(&count, module), "cuModuleGetFunctionCount");
+  std::vector<CUfunction> fns(count);
+  if (count) check(d.module_enumerate_functions(fns.data(), count, module), "cuModuleEnumerateFunctions");
+  for (CUfunction f : fns) {
+    const char* mangled = nullptr;
+    if (d.func_get_name(&mangled, f) != CUDA_SUCCESS || mangled == nullptr) continue;
+    if (entry_point_matches(name, demangle(mangled))) return f;
+  }
+  throw_call_error(CUDA_ERROR_NOT_FOUND, "cuModuleGetFunction(" + name + ") (no function of that C++ name either)");
+}
 
 std::string BoundStep::describe() const {
   if (kind == LaunchStep::Kind::memset32) return "cuMemsetD32Async(" + name + ")";
@@ -79,13 +173,9 @@ BoundPlan bind_plan(const Driver& d, CUmodule module, const LaunchPlan& plan) {
     st.kind = s.kind;
     st.name = s.kernel;
     auto fit = functions.find(s.kernel);
-    if (fit == functions.end()) {
-      CUfunction fn = nullptr;
-      const CUresult r = d.module_get_function(&fn, module, s.kernel.c_str());
-      if (r != CUDA_SUCCESS) throw_call_error(r, "cuModuleGetFunction(" + s.kernel + ")");
-      fit = functions.emplace(s.kernel, fn).first;
-    }
+    if (fit == functions.end()) fit = functions.emplace(s.kernel, resolve_function(d, module, s.kernel)).first;
     st.fn = fit->second;
+    check_resources(d, st.fn, s);
     st.grid = s.grid;
     st.block = s.block;
     st.shared_bytes = s.shared_bytes;
@@ -116,6 +206,28 @@ BoundPlan bind_plan(const Driver& d, CUmodule module, const LaunchPlan& plan) {
       throw_call_error(r, "cuFuncSetAttribute(" + kernel + ", MAX_DYNAMIC_SHARED_SIZE_BYTES=" + std::to_string(bytes) + ")");
   }
   return out;
+}
+
+void fill_constants(const Driver& d, CUmodule module, const LaunchPlan& plan, const std::uintptr_t* buffers,
+                    CUstream stream) {
+  for (const auto& c : plan.constants) {
+    const std::size_t b = buffer_index(plan, c.buffer);
+    CUdeviceptr symbol = 0;
+    std::size_t bytes = 0;
+    const CUresult r = d.module_get_global(&symbol, &bytes, module, c.symbol.c_str());
+    if (r == CUDA_ERROR_NOT_FOUND)
+      throw UsageError("constant argument '" + c.buffer + "': the module has no symbol '" + c.symbol +
+                       "' (declare it as __constant__ at namespace scope, e.g. `__constant__ float " + c.symbol +
+                       "[N];`)");
+    if (r != CUDA_SUCCESS) throw_call_error(r, "cuModuleGetGlobal(" + c.symbol + ")");
+    const std::size_t want = plan.buffers[b].bytes;
+    if (want > bytes)
+      throw UsageError("constant argument '" + c.buffer + "' has " + std::to_string(want) + " bytes, symbol '" +
+                       c.symbol + "' only " + std::to_string(bytes));
+    if (want == 0) continue;
+    check(d.memcpy_dtod_async(symbol, static_cast<CUdeviceptr>(buffers[b]), want, stream),
+          ("cuMemcpyDtoDAsync(constant " + c.symbol + ")").c_str());
+  }
 }
 
 void enqueue(const Driver& d, const BoundPlan& plan, const std::uintptr_t* buffers, CUstream stream) {

@@ -45,11 +45,32 @@ struct BoundPlan {
   std::vector<BoundStep> steps;
 };
 
+/// Prefix of the message of a configuration that the resource pre-check rules out (CudaCallError with code
+/// CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, function "resource pre-check"): the backend records it as
+/// TrialStatus::invalid_resources.
+inline constexpr const char* kInvalidResourcesPrefix = "invalid_resources: ";
+
+/// The function of `name` in module: an extern "C" name or a lowered (mangled) name as it is, else a C++ name
+/// (a plain identifier that is not extern "C", a template instantiation compiled as an NVRTC name expression)
+/// found among the module's functions by its demangled name (needs a CUDA 12.4 driver). Throws CudaCallError
+/// CUDA_ERROR_NOT_FOUND naming the function.
+CUfunction resolve_function(const Driver& d, CUmodule module, const std::string& name);
+
 /// Resolves every kernel of plan in module (the context that holds module must be current), enables dynamic
 /// shared memory above 48 KiB where a step asks for it, packs the scalar arguments and checks every buffer
 /// reference against the plan's declarations. Throws UsageError (undeclared buffer, an access beyond a buffer,
 /// more than kMaxKernelArgs arguments) or CudaCallError (a kernel missing from the module, an attribute refused).
+/// Before anything runs, each step is checked against what the compiled function can launch with (its register
+/// use limits the threads per block; static + dynamic shared memory against the device's opt-in limit): a step
+/// that cannot launch throws CudaCallError CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES whose message starts with
+/// kInvalidResourcesPrefix and gives the numbers.
 BoundPlan bind_plan(const Driver& d, CUmodule module, const LaunchPlan& plan);
+
+/// Copies the plan's constant inputs into their module symbols (cuModuleGetGlobal + a copy on stream, before
+/// anything the caller enqueues after it); buffers as for enqueue. Throws UsageError for a symbol the module
+/// lacks or one smaller than its buffer, CudaCallError for a refused copy.
+void fill_constants(const Driver& d, CUmodule module, const LaunchPlan& plan, const std::uintptr_t* buffers,
+                    CUstream stream);
 
 /// Enqueues the steps on stream; buffers[i] is the device address (a CUdeviceptr value) of the plan's
 /// buffers[i]. Asynchronous; no allocation.

@@ -46,6 +46,23 @@ CompileResult compile(const std::string& source, const std::string& program_name
 CompileResult compile_in_worker(const std::string& source, const std::string& program_name,
                                 const std::vector<std::string>& options, const std::string& arch);
 
+/// Prefix of the pseudo-option that names an entry point by a C++ name expression (compile() passes it to
+/// nvrtcAddNameExpression, which instantiates a template such as "my_kernel<float, 4>", instead of to NVRTC's
+/// options; being an option it is part of the binary cache key).
+inline constexpr const char* kNameExpressionOption = "--autotune-name-expression=";
+
+/// Whether an entry point is a C++ name expression rather than a plain identifier (extern "C" or not): it has
+/// template arguments or a scope ("my_kernel<float, 4>", "ns::k").
+bool is_name_expression(const std::string& entry_point);
+
+/// kNameExpressionOption + name for every entry point that is_name_expression(), in order.
+std::vector<std::string> name_expression_options(const std::vector<std::string>& entry_points);
+
+/// An entry point's name, as a C++ name expression, matches a demangled function name: "my_kernel<float, 4>"
+/// matches "void my_kernel<float, 4>(float*, int)", "cn_pnpoly" matches "cn_pnpoly(int*, float2 const*, int)"
+/// (white space, the return type and the parameter list are ignored). How a loaded module finds C++ entry points.
+bool entry_point_matches(const std::string& expression, const std::string& demangled);
+
 /// "-DNAME=value" for every parameter of the config, plus "-DAUTOTUNE_STRICT=1".
 std::vector<std::string> config_defines(const Config& c);
 

@@ -21,7 +21,7 @@ TuningSpec load_embedded(const std::string& spec_path) {
   try {
     s = TuningSpec::from_json_text(std::string(*text), "", false);
   } catch (const SpecError& e) {
-    throw SpecError(e.pointer(), "kernels_src/" + spec_path + ": " + e.what());
+    throw SpecError::in_context("kernels_src/" + spec_path, e);
   }
   auto src_path = dir_of(spec_path) + "/" + s.source_path;
   auto src = embedded::find(src_path);
@@ -55,18 +55,37 @@ TuningSpec builtin_spec(const std::string& name) {
     known += (known.empty() ? "" : ", ") + s.name;
   }
   throw UsageError("unknown kernel '" + name + "' (built-in kernels: " + known +
-                   "; or give the path of a .json spec)");
+                   "; or give the path of a .json spec, or the name of a kernel imported into the database)");
 }
 
-TuningSpec load_spec(const std::string& name_or_path) {
+bool is_builtin(const std::string& name) {
+  for (const auto& p : embedded::spec_paths())
+    if (load_embedded(p).name == name) return true;
+  return false;
+}
+
+TuningSpec load_spec(const std::string& name_or_path, const StoredSpecs& stored) {
   auto ends_with = [&](const std::string& suf) {
     return name_or_path.size() >= suf.size() && name_or_path.compare(name_or_path.size() - suf.size(), suf.size(), suf) == 0;
   };
   if (ends_with(".json") || name_or_path.find('/') != std::string::npos) return TuningSpec::from_file(name_or_path);
+  if (stored && !is_builtin(name_or_path))
+    if (auto text = stored(name_or_path)) {
+      try {
+        return TuningSpec::from_json_text(*text, "", false);
+      } catch (const SpecError& e) {
+        throw SpecError::in_context("stored spec of kernel '" + name_or_path + "'", e);
+      }
+    }
   return builtin_spec(name_or_path);
 }
 
 std::shared_ptr<const KernelAdapter> make_adapter(const TuningSpec& spec) {
+  if (spec.is_stub())
+    throw UsageError("kernel " + spec.name + " is a spec stub created by an import: it has parameters and problem "
+                     "sizes but no source, entry points, arguments or launch. Replay, summarise or compare its "
+                     "recorded trials (tune --simulate, summary, best, compare-strategies); to run it on a GPU, "
+                     "complete the spec (docs/interop.md) and tune the completed .json file");
   if (spec.family == "reduction") return make_reduction_adapter(spec);
   if (spec.family == "user") return make_user_adapter(spec);
   if (spec.family == "transpose") return make_transpose_adapter(spec);

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <random>
 
+#include "tuner/core/check.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/registry.hpp"
 
@@ -23,6 +24,8 @@ class UserAdapter : public KernelAdapter {
     LaunchPlan plan;
     declare_buffers(plan, c, w, p, d);
     for (const auto& l : spec_.launches) plan.steps.push_back(step(l, c, w, p, d));
+    for (const auto& a : spec_.arguments)
+      if (a.kind == ArgSpec::Kind::constant) plan.constants.push_back({a.symbol, a.name});
     return plan;
   }
 
@@ -31,6 +34,10 @@ class UserAdapter : public KernelAdapter {
     Config c = spec_.default_config();
     declare_buffers(plan, c, w, p, d);
     plan.steps.push_back(step(spec_.reference->launch, c, w, p, d));
+    // The reference kernel reads the same constants where its source declares them.
+    for (const auto& a : spec_.arguments)
+      if (a.kind == ArgSpec::Kind::constant && spec_.reference->source_text.find(a.symbol) != std::string::npos)
+        plan.constants.push_back({a.symbol, a.name});
     return plan;
   }
 
@@ -42,7 +49,7 @@ class UserAdapter : public KernelAdapter {
     DeviceInfo none;
     Config c = spec_.default_config();
     for (const auto& a : spec_.arguments) {
-      if (a.kind != ArgSpec::Kind::buffer || a.role != ArgSpec::Role::input) continue;
+      if (!a.is_input()) continue;
       std::int64_t count = eval_expr(a.count, c, p, none, w);
       int es = dtype_size(a.dtype);
       std::vector<unsigned char> bytes(static_cast<std::size_t>(count) * es);
@@ -68,51 +75,40 @@ class UserAdapter : public KernelAdapter {
     return std::nullopt;  // the reference kernel provides the expected outputs
   }
 
-  std::string verify(const HostBuffers& outputs, const HostBuffers& expected, const Workload&,
-                     const ProblemKey&) const override {
+  /// The comparisons of checks(), on the host.
+  std::string verify(const HostBuffers& outputs, const HostBuffers& expected, const Workload& w,
+                     const ProblemKey& p) const override {
     for (const auto& a : spec_.arguments) {
       if (a.kind != ArgSpec::Kind::buffer || a.role != ArgSpec::Role::output) continue;
-      auto got = outputs.find(a.name);
-      auto want = expected.find(a.name);
-      if (got == outputs.end() || want == expected.end()) return "output '" + a.name + "' missing";
-      if (got->second.size() != want->second.size()) return "output '" + a.name + "' has the wrong size";
-      int es = dtype_size(a.dtype);
-      std::size_t count = got->second.size() / es;
-      for (std::size_t i = 0; i < count; ++i) {
-        const unsigned char* g = got->second.data() + i * es;
-        const unsigned char* e = want->second.data() + i * es;
-        bool ok;
-        if (spec_.tolerance == 0 || !is_float(a.dtype)) {
-          ok = std::memcmp(g, e, es) == 0;
-        } else {
-          double gv = get(g, a.dtype), ev = get(e, a.dtype);
-          ok = std::isfinite(gv) && std::fabs(gv - ev) <= spec_.tolerance * std::max(std::fabs(ev), 1e-30);
-        }
-        if (!ok)
-          return "output '" + a.name + "'[" + std::to_string(i) + "] = " + std::to_string(get(g, a.dtype)) +
-                 ", expected " + std::to_string(get(e, a.dtype));
-      }
+      if (!outputs.count(a.name) || !expected.count(a.name)) return "output '" + a.name + "' missing";
+      if (outputs.at(a.name).size() != expected.at(a.name).size()) return "output '" + a.name + "' has the wrong size";
     }
-    return "";
+    return verify_on_host(checks(expected, w, p), outputs, expected, "");
   }
 
-  /// The same comparisons as verify(), for the comparison kernels: each output bit-exact, or float32/float64
-  /// outputs within the spec's relative tolerance.
+  /// Each output against the reference kernel's: integers bit-exact; floats bit-exact, or within the
+  /// verification policy's absolute + relative error (the spec's "tolerance" is the default relative one); and
+  /// at most the policy's fraction of the elements differing.
   std::vector<OutputCheck> checks(const HostBuffers& expected, const Workload&, const ProblemKey&) const override {
     std::vector<OutputCheck> out;
     for (const auto& a : spec_.arguments) {
       if (a.kind != ArgSpec::Kind::buffer || a.role != ArgSpec::Role::output) continue;
       auto want = expected.find(a.name);
       if (want == expected.end()) return {};  // verify() reports it
+      const VerifyPolicy policy = a.verification.over(spec_.verification);
       OutputCheck c;
       c.output = c.expected = a.name;
       c.element_bytes = static_cast<std::uint32_t>(dtype_size(a.dtype));
       c.count = want->second.size() / c.element_bytes;
       c.floating = is_float(a.dtype);
-      if (spec_.tolerance != 0 && is_float(a.dtype)) {
+      const double relative = policy.relative.value_or(spec_.tolerance), absolute = policy.absolute.value_or(0);
+      if (is_float(a.dtype) && (relative != 0 || absolute != 0)) {
         c.kind = OutputCheck::Kind::rel_tolerance;
-        c.relative = spec_.tolerance;
+        c.relative = relative;
+        c.absolute = absolute;
       }
+      c.max_mismatches = static_cast<std::uint64_t>(
+          std::floor(policy.max_mismatch_fraction.value_or(0) * static_cast<double>(c.count)));
       out.push_back(c);
     }
     return out;
@@ -133,7 +129,7 @@ class UserAdapter : public KernelAdapter {
   void declare_buffers(LaunchPlan& plan, const Config& c, const Workload& w, const ProblemKey& p,
                        const DeviceInfo& d) const {
     for (const auto& a : spec_.arguments) {
-      if (a.kind != ArgSpec::Kind::buffer) continue;
+      if (a.kind == ArgSpec::Kind::scalar) continue;  // buffers, and the constants' input data
       std::int64_t count = eval_expr(a.count, c, p, d, w);
       if (count < 1) throw UsageError("buffer '" + a.name + "' would have " + std::to_string(count) + " elements");
       plan.buffers.push_back({a.name, static_cast<std::size_t>(count) * dtype_size(a.dtype),
@@ -144,7 +140,7 @@ class UserAdapter : public KernelAdapter {
   LaunchStep step(const LaunchSpec& l, const Config& c, const Workload& w, const ProblemKey& p,
                   const DeviceInfo& d) const {
     LaunchStep s;
-    s.kernel = l.kernel;
+    s.kernel = c.substitute(l.kernel);  // a C++ entry point may name parameters: "scale<BLOCK_SIZE>"
     auto ev = [&](const Expr& e) {
       std::int64_t v = eval_expr(e, c, p, d, w);
       if (v < 0 || v > 0xffffffffll) throw UsageError("launch expression \"" + e.text() + "\" = " + std::to_string(v));
@@ -154,6 +150,7 @@ class UserAdapter : public KernelAdapter {
     s.block = {ev(l.block_x), ev(l.block_y), ev(l.block_z)};
     s.shared_bytes = ev(l.shared_bytes);
     for (const auto& a : spec_.arguments) {
+      if (a.kind == ArgSpec::Kind::constant) continue;  // a module symbol, not a parameter
       if (a.kind == ArgSpec::Kind::buffer) {
         s.args.push_back(KernelArg::buf(a.name));
       } else if (a.dtype == "float32" || a.dtype == "float64") {

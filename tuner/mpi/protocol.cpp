@@ -8,7 +8,7 @@ nlohmann::json to_json(const Measurement& m) {
   return {{"status", to_string(m.status)}, {"median_ns", m.median_ns}, {"min_ns", m.min_ns},
           {"spread", m.spread},            {"samples", m.samples},     {"compile_ms", m.compile_ms},
           {"verify_ms", m.verify_ms},      {"log", m.log},             {"protocol", m.protocol},
-          {"measured_by", m.measured_by}};
+          {"measured_by", m.measured_by}, {"sample_ns", m.sample_ns}};
 }
 
 Measurement measurement_from_json(const nlohmann::json& j) {
@@ -25,6 +25,7 @@ Measurement measurement_from_json(const nlohmann::json& j) {
   m.log = j.at("log").get<std::string>();
   m.protocol = j.at("protocol").get<std::string>();
   m.measured_by = j.at("measured_by").get<std::string>();
+  j.at("sample_ns").get_to(m.sample_ns);
   return m;
 }
 

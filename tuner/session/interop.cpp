@@ -8,7 +8,9 @@
 #include <set>
 #include <sstream>
 
+#include "db/merge.hpp"
 #include "tuner/core/error.hpp"
+#include "tuner/session/kt_stub.hpp"
 
 namespace autotune::session {
 
@@ -31,6 +33,12 @@ std::string names_of(const std::vector<Param>& params) {
 /// A parameter value from JSON: an integer, a float with an integral value, a bool (0/1), a string holding
 /// an integer, or a string that is one of the parameter's labels.
 Value to_value(const json& v, const Param& p, const std::string& where) {
+  // A label first: strings, and numbers that a stub labels (a list that mixes numbers and names, fractions).
+  if (v.is_string() || v.is_number()) {
+    const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+    for (const auto& [val, label] : p.labels)
+      if (label == text) return val;
+  }
   if (v.is_boolean()) return v.get<bool>() ? 1 : 0;
   if (v.is_number_integer()) return v.get<std::int64_t>();
   if (v.is_number_unsigned()) {
@@ -43,8 +51,6 @@ Value to_value(const json& v, const Param& p, const std::string& where) {
   }
   if (v.is_string()) {
     const std::string s = v.get<std::string>();
-    for (const auto& [val, label] : p.labels)
-      if (label == s) return val;
     try {
       std::size_t used = 0;
       long long x = std::stoll(s, &used);
@@ -84,6 +90,7 @@ void fill_from_samples(Measurement& m, const json& samples, const std::string& w
   m.samples = static_cast<int>(ns.size());
   m.min_ns = *std::min_element(ns.begin(), ns.end());
   m.spread = spread_of(ns);
+  m.sample_ns = std::move(ns);  // kept: an export writes them back
 }
 
 double number_or(const json& obj, const char* key, double fallback) {
@@ -104,24 +111,6 @@ json parse_json(const std::string& text, const std::string& origin) {
     return json::parse(text);
   } catch (const json::parse_error& e) {
     throw UsageError(origin + " is not valid JSON: " + e.what());
-  }
-}
-
-/// Kernel Tuner appends cache lines as it tunes and closes the file at the end; a cache of an interrupted
-/// run ends with "," (or with the opening brace of "cache") and lacks the two closing brackets.
-json parse_kt_json(const std::string& text, const std::string& origin) {
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    std::string t = text;
-    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
-    if (!t.empty() && t.back() == ',') t.pop_back();
-    t += "}\n}";
-    try {
-      return json::parse(t);
-    } catch (const json::parse_error&) {
-      throw UsageError(origin + " is not a valid Kernel Tuner cache file (JSON error: " + e.what() + ")");
-    }
   }
 }
 
@@ -173,6 +162,7 @@ const char* t4_invalidity(TrialStatus s) {
     case TrialStatus::ok: return "correct";
     case TrialStatus::compile_error: return "compile";
     case TrialStatus::launch_error: return "runtime";
+    case TrialStatus::invalid_resources: return "runtime";
     case TrialStatus::wrong_result: return "correctness";
     case TrialStatus::runtime_fault: return "runtime";
     case TrialStatus::timeout: return "timeout";
@@ -203,20 +193,13 @@ ImportFormat import_format_from_string(const std::string& s) {
 std::vector<ImportedTrial> parse_kt_cache(const std::string& text, const ImportOptions& opt) {
   check_options(opt);
   const std::string& origin = opt.origin;
-  json root = parse_kt_json(text, origin);
-  if (!root.is_object() || !root.contains("cache") || !root["cache"].is_object())
-    throw UsageError(origin + " is not a Kernel Tuner cache file (no \"cache\" object)");
+  const json root = read_kt_cache_json(text, origin);
+  const KtCacheHeader header = read_kt_header(root, origin);
   const auto& params = opt.spec->params;
 
   // Parameter names: the file's tune_params_keys must be exactly the spec's parameters.
-  std::vector<std::string> keys;
-  if (root.contains("tune_params_keys")) {
-    const json& k = root["tune_params_keys"];
-    if (!k.is_array()) throw UsageError(origin + ": \"tune_params_keys\" is not an array");
-    for (const auto& x : k) {
-      if (!x.is_string()) throw UsageError(origin + ": \"tune_params_keys\" holds a non-string " + dump_short(x));
-      keys.push_back(x.get<std::string>());
-    }
+  const std::vector<std::string>& keys = header.keys;
+  if (!keys.empty()) {
     for (const auto& name : keys)
       if (!opt.spec->find_param(name))
         throw UsageError(origin + ": parameter '" + name + "' of the cache is not a parameter of kernel " +
@@ -235,9 +218,22 @@ std::vector<ImportedTrial> parse_kt_cache(const std::string& text, const ImportO
   if (opt.device) dev.name = *opt.device;
   else dev.name = string_or(root, "device_name");
   if (dev.name.empty()) throw UsageError(origin + " names no device (\"device_name\"): give --device");
-  if (opt.cc) dev.cc = *opt.cc;
+  // The architecture: --cc, else the board's known one (0 = unknown: storing then needs the device recorded).
+  dev.cc = opt.cc ? *opt.cc : cc_from_board_name(dev.name);
   const Workload w = pick_workload(opt, "");
-  const ProblemKey p = pick_problem(opt, "");
+  // The problem: the flags', else the cache's problem_size. Never a default: the rows would claim a size that
+  // was not measured, and a second cache of another size would collide with them. Decided at the first entry
+  // (after its values), so that an empty cache needs none.
+  std::optional<ProblemKey> problem;
+  auto the_problem = [&]() -> const ProblemKey& {
+    if (problem) return *problem;
+    std::optional<ProblemKey> from_cache = opt.problem ? std::nullopt : kt_problem(header, *opt.spec, origin);
+    if (!opt.problem && !from_cache)
+      throw UsageError(origin + " has no \"problem_size\": give the size it was measured at (--n, or --problem "
+                       "name=value,...)");
+    problem = pick_problem(opt, from_cache ? from_cache->key() : "");
+    return *problem;
+  };
   const std::string objective = string_or(root, "objective", "time");
 
   std::vector<ImportedTrial> out;
@@ -293,7 +289,7 @@ std::vector<ImportedTrial> parse_kt_cache(const std::string& text, const ImportO
     m.verify_ms = number_or(entry, "verification_time", 0);
     m.protocol = "import:kt-cache;time=kernel_tuner;objective=" + objective;
     t.row.created_at = string_or(entry, "timestamp");
-    finish_row(t, opt, c, w, p, m.ok() ? number_or(entry, "GB/s", 0) : 0);
+    finish_row(t, opt, c, w, the_problem(), m.ok() ? number_or(entry, "GB/s", 0) : 0);
     out.push_back(std::move(t));
   }
   return out;
@@ -349,7 +345,9 @@ std::vector<ImportedTrial> parse_t4(const std::string& text, const ImportOptions
     }
     if (!res.contains("configuration") || !res["configuration"].is_object())
       throw UsageError(where + " has no \"configuration\" object");
-    const json& conf = res["configuration"];
+    // Our export's numbers where present (the configuration may hold labels of another spec version).
+    const json& conf =
+        ext.contains("config_values") && ext["config_values"].is_object() ? ext["config_values"] : res["configuration"];
     for (const auto& [name, v] : conf.items())
       if (!opt.spec->find_param(name))
         throw UsageError(where + ": parameter '" + name + "' is not a parameter of kernel " + opt.spec->name +
@@ -367,7 +365,7 @@ std::vector<ImportedTrial> parse_t4(const std::string& text, const ImportOptions
     // Device.
     if (opt.device) {
       t.device.name = *opt.device;
-      if (opt.cc) t.device.cc = *opt.cc;
+      t.device.cc = opt.cc ? *opt.cc : cc_from_board_name(t.device.name);
     } else {
       t.device.name = string_or(ext, "device");
       if (t.device.name.empty())
@@ -484,6 +482,9 @@ ImportReport store_trials(db::Database& db, const std::vector<ImportedTrial>& tr
             break;
           }
         if (!id) {
+          if (it.device.cc <= 0)
+            throw UsageError("device '" + it.device.name + "' is not in " + db.path() + " and its compute capability "
+                             "is not known from its name: give it with --cc (e.g. --cc 80 for sm_80)");
           id = db.upsert_device(it.device);
           if (it.copy_gbps > 0) db.set_copy_bandwidth(id, it.copy_gbps);
           existing = db.devices();
@@ -496,8 +497,14 @@ ImportReport store_trials(db::Database& db, const std::vector<ImportedTrial>& tr
       row.id = 0;
       row.session_id = 0;
       row.device_id = id;
-      if (db.insert_trial(row)) ++rep.inserted;
-      else ++rep.duplicates;
+      if (db.insert_trial(row)) {
+        ++rep.inserted;
+      } else {
+        // Same key: "already present" only when it is the same measurement; another one is a conflict.
+        auto have = db.find_trial(row.kernel, row.source_hash, row.device_id, row.workload, row.problem, row.config_hash);
+        if (have && db::same_measurement(have->m, row.m)) ++rep.duplicates;
+        else ++rep.conflicts;
+      }
       ++rep.by_status[to_string(row.m.status)];
       groups.insert(row.workload + " " + row.problem);
       if (spec) {
@@ -554,14 +561,15 @@ std::string export_t4(const db::Database& db, const ExportFilter& f, std::size_t
     used_devices.insert(t.device_id);
     ojson r;
     r["timestamp"] = t.created_at;
-    ojson conf = ojson::object();
     const Config config = Config::from_json(t.config_json);
-    for (const auto& [k, v] : config.values()) conf[k] = v;
-    r["configuration"] = conf;
+    const std::vector<Param>* params = f.params_of ? f.params_of(t.kernel) : nullptr;
+    r["configuration"] = ojson::parse(params ? config.to_labelled_json(*params) : config.to_json());
     ojson times = ojson::object();
     times["compilation"] = std::isfinite(t.m.compile_ms) ? t.m.compile_ms : 0.0;
     times["validation"] = std::isfinite(t.m.verify_ms) ? t.m.verify_ms : 0.0;
-    times["runtimes"] = ojson::array();  // individual samples are not stored
+    ojson runtimes = ojson::array();  // the individual timings where they were kept (imports), in ms
+    for (double ns : t.m.sample_ns) runtimes.push_back(ns / 1e6);
+    times["runtimes"] = runtimes;
     r["times"] = times;
     r["invalidity"] = t4_invalidity(t.m.status);
     r["correctness"] = t.m.status == TrialStatus::wrong_result ? 0 : 1;
@@ -580,6 +588,7 @@ std::string export_t4(const db::Database& db, const ExportFilter& f, std::size_t
     r["objectives"] = ojson::array({"time"});
     ojson ext;
     ext["kernel"] = t.kernel;
+    ext["config_values"] = ojson::parse(t.config_json);
     ext["source_hash"] = t.source_hash;
     ext["device"] = d->second.info.name;
     ext["cc"] = d->second.info.cc;

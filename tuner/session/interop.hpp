@@ -57,7 +57,9 @@ std::vector<ImportedTrial> parse_t4(const std::string& text, const ImportOptions
 struct ImportReport {
   std::size_t read = 0;        // trials parsed
   std::size_t inserted = 0;    // new rows
-  std::size_t duplicates = 0;  // already present (same kernel, source, device, workload, problem, config)
+  std::size_t duplicates = 0;  // already present: same key (kernel, source, device, workload, problem, config)
+                               // and the same measurement
+  std::size_t conflicts = 0;   // same key, another measurement: the stored row is kept, the file's is not stored
   std::size_t skipped = 0;     // results of other kernels (T4)
   std::size_t outside_spec = 0;  // configs with a value that is not in the spec's value list
   std::map<std::string, std::size_t> by_status;  // of the rows read
@@ -66,8 +68,10 @@ struct ImportReport {
 };
 
 /// Stores parsed trials in one transaction (session_id NULL). A device is reused when the database has one
-/// with the same name or normalised name (and the same cc when the trial's cc is known), else created.
-/// Existing trials with the same key are kept (the first result wins). Throws DbError.
+/// with the same name or normalised name (and the same cc when the trial's cc is known), else created; creating
+/// one whose compute capability is unknown (0) is a UsageError (nothing is stored). Existing trials with the
+/// same key are kept (the first result wins): counted as duplicates when the measurement is the same, else as
+/// conflicts. Throws DbError.
 ImportReport store_trials(db::Database& db, const std::vector<ImportedTrial>& trials, const TuningSpec* spec = nullptr);
 
 /// Reads FILE, parses it in `format` and stores it. Throws UsageError (unreadable file, format errors),
@@ -79,6 +83,9 @@ struct ExportFilter {
   std::optional<std::string> device;  // exact or normalised name
   std::optional<std::string> workload;
   std::optional<std::string> problem;
+  /// The parameters of a kernel (by name), so that the configurations carry labels where the spec names values
+  /// (the numbers are in the "autotune" extension's config_values); may be empty or return nullptr (numbers).
+  std::function<const std::vector<Param>*(const std::string& kernel)> params_of;
 };
 
 /// T4 results JSON (schema_version 1.0.0) of the matching trials, in id order; each result carries an

@@ -1,5 +1,6 @@
 #include "tuner/sim/replay.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -46,6 +47,28 @@ void ReplayBackend::prepare(const Workload& w, const ProblemKey& p, std::uint64_
   for (const auto& t : from_.trials(f)) recorded_[t.config_hash] = t.m;
   what_ = kernel_ + " " + w.key() + " " + p.key() + " on " + device_.info.name;
   if (recorded_.empty()) throw UsageError("no recorded trials of " + what_ + " in " + from_.path());
+}
+
+std::vector<std::pair<std::string, std::size_t>> ReplayBackend::recorded_protocols(const Workload& w,
+                                                                                   const ProblemKey& p) const {
+  db::TrialFilter f;
+  f.kernel = kernel_;
+  f.device_id = device_.id;
+  f.workload = w.key();
+  f.problem = p.key();
+  std::map<std::string, std::size_t> count;
+  for (const auto& t : from_.trials(f))
+    if (!t.m.protocol.empty()) ++count[t.m.protocol];
+  std::vector<std::pair<std::string, std::size_t>> out(count.begin(), count.end());
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
+std::string ReplayBackend::protocol_line(const Workload& w, const ProblemKey& p) const {
+  std::string line;
+  for (const auto& [protocol, n] : recorded_protocols(w, p))
+    line += (line.empty() ? "" : "; ") + protocol + " (" + std::to_string(n) + (n == 1 ? " trial)" : " trials)");
+  return line.empty() ? "" : "recorded with: " + line;
 }
 
 std::vector<Measurement> ReplayBackend::evaluate(const std::vector<Config>& configs) {

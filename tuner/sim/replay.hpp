@@ -3,6 +3,8 @@
 #pragma once
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "db/database.hpp"
 #include "tuner/core/backend.hpp"
@@ -24,6 +26,11 @@ class ReplayBackend : public Backend {
   /// Loads the recorded trials; UsageError if there are none for this workload and problem.
   void prepare(const Workload& w, const ProblemKey& p, std::uint64_t seed) override;
   double copy_bandwidth_gbps() override { return device_.copy_gbps; }
+  /// How the replayed trials of this workload and problem were measured: each distinct non-empty
+  /// Measurement::protocol with its number of trials, most frequent first. Empty when none is recorded.
+  std::vector<std::pair<std::string, std::size_t>> recorded_protocols(const Workload& w, const ProblemKey& p) const;
+  /// One line for a replay's header: "recorded with: events;warmup=3;... (270 trials)"; "" when nothing is known.
+  std::string protocol_line(const Workload& w, const ProblemKey& p) const;
   /// UsageError naming the configuration when it has no recorded trial.
   std::vector<Measurement> evaluate(const std::vector<Config>& configs) override;
 
