@@ -39,18 +39,23 @@ std::vector<Value> range(int n) {
   return v;
 }
 
-ParameterSpace make_space(std::vector<Param> params, const std::vector<std::string>& constraints) {
+ParameterSpace make_space(std::vector<Param> params, const std::vector<std::string>& constraints,
+                          SpaceLayout layout = SpaceLayout::automatic) {
   std::vector<Expr> exprs;
   for (const auto& c : constraints) exprs.push_back(Expr::parse(c));
-  return ParameterSpace(std::move(params), exprs, {});
+  return ParameterSpace(std::move(params), exprs, {}, layout);
 }
 
-/// 5 parameters, two constraints, about 5000 valid configs.
+/// 5 parameters, three constraints, about 5000 valid configs; two groups ({A, B, C, D} and {E}), stored flat, or
+/// factorised when asked.
+ParameterSpace make_bowl_space(SpaceLayout layout) {
+  return make_space({make_param("A", range(8)), make_param("B", {1, 2, 4, 8, 16, 32, 64, 128}),
+                     make_param("C", range(6)), make_param("D", range(5)), make_param("E", range(4))},
+                    {"A + B / 16 <= 9", "C * D <= 12", "A + C <= 10"}, layout);
+}
+
 const ParameterSpace& bowl_space() {
-  static const ParameterSpace space = make_space(
-      {make_param("A", range(8)), make_param("B", {1, 2, 4, 8, 16, 32, 64, 128}), make_param("C", range(6)),
-       make_param("D", range(5)), make_param("E", range(4))},
-      {"A + B / 16 <= 9", "C * D <= 12", "A + C <= 10"});
+  static const ParameterSpace space = make_bowl_space(SpaceLayout::automatic);
   return space;
 }
 
@@ -217,7 +222,11 @@ TEST_CASE("make_strategy rejects unknown names, options and bad values", "[cpu][
 }
 
 TEST_CASE("repair finds the nearest valid config", "[cpu][search]") {
-  const ParameterSpace& space = bowl_space();
+  const ParameterSpace factorised = make_bowl_space(SpaceLayout::factorised);
+  REQUIRE(factorised.factorised());
+  const bool use_factorised = GENERATE(false, true);
+  const ParameterSpace& space = use_factorised ? factorised : bowl_space();
+  INFO("factorised: " << use_factorised);
   detail::NearestValid nearest(space);
   detail::Rng rng(5);
   const auto& params = space.params();
@@ -272,6 +281,28 @@ TEST_CASE("every strategy proposes only valid, unseen configs and is determinist
         CHECK(drive(*c, space, f, 120, batch).order != ra.order);
       }
     }
+  }
+}
+
+TEST_CASE("every strategy works on a factorised space", "[cpu][search]") {
+  const ParameterSpace space = make_bowl_space(SpaceLayout::factorised);
+  REQUIRE(space.factorised());
+  REQUIRE(space.size() == bowl_space().size());
+  const Objective f = [&](std::size_t i) { return bowl(space, i); };
+  for (const std::string& name : all_names()) {
+    INFO(name);
+    auto s = make_strategy(name, space, 5, test_options(name));
+    const RunResult r = drive(*s, space, f, 300, 4);
+    CHECK(r.order.size() == 300);
+    CHECK(std::set<std::size_t>(r.order.begin(), r.order.end()).size() == r.order.size());
+    for (std::size_t i : r.order) CHECK(space.is_valid(space.config(i)));
+  }
+  // Every config exactly once, then nothing.
+  for (const char* name : {"brute_force", "random_sample", "broad_then_local"}) {
+    auto s = make_strategy(name, space, 9, limited_options(name, {}));
+    const RunResult r = drive(*s, space, f, 100000, 32);
+    CHECK(r.exhausted);
+    CHECK(std::set<std::size_t>(r.order.begin(), r.order.end()).size() == space.size());
   }
 }
 
