@@ -152,20 +152,21 @@ const std::string& OptionReader::choice(const std::string& name) const { return 
 // Geometry
 
 struct NearestValid::Search {
-  std::vector<double> target;
+  std::vector<double> target;  // per parameter
   Rng* rng = nullptr;
-  std::size_t best = kNone;
+  std::size_t block = 0;
+  std::size_t best = kNone;    // row of the block
   std::size_t ties = 0;
   double best_d = kInf;
 
-  void consider(std::size_t i, double dist) {
+  void consider(std::size_t row, double dist) {
     if (dist < best_d - 1e-12) {
       best_d = dist;
-      best = i;
+      best = row;
       ties = 1;
     } else if (dist <= best_d + 1e-12) {
       ++ties;
-      if (rng->below(ties) == 0) best = i;
+      if (rng->below(ties) == 0) best = row;
     }
   }
 };
@@ -175,8 +176,6 @@ NearestValid::NearestValid(const ParameterSpace& space) : space_(space) {
     const double top = static_cast<double>(p.values.size()) - 1.0;
     scale2_.push_back(top > 0 ? 1.0 / (top * top) : 0.0);
   }
-  for (std::size_t i = 1; i < space.size() && sorted_; ++i)
-    sorted_ = space.indices(i - 1) < space.indices(i);
 }
 
 std::size_t NearestValid::operator()(const std::vector<double>& target, Rng& rng) const {
@@ -189,44 +188,47 @@ std::size_t NearestValid::operator()(const std::vector<double>& target, Rng& rng
     const double v = j < target.size() && std::isfinite(target[j]) ? target[j] : 0.0;
     s.target[j] = std::min(std::max(v, 0.0), std::max(top, 0.0));
   }
-  if (sorted_) {
-    descend(s, 0, 0, space_.size(), 0.0);
-  } else {
-    for (std::size_t i = 0; i < space_.size(); ++i) {
-      const auto& c = space_.indices(i);
-      double dist = 0;
-      for (std::size_t j = 0; j < c.size(); ++j) dist += (c[j] - s.target[j]) * (c[j] - s.target[j]) * scale2_[j];
-      s.consider(i, dist);
-    }
+  // The distance is a sum over parameters, so the nearest config is the nearest row of every block.
+  std::size_t index = 0;
+  for (std::size_t b = 0; b < space_.block_count(); ++b) {
+    s.block = b;
+    s.best = kNone;
+    s.ties = 0;
+    s.best_d = kInf;
+    descend(s, 0, 0, space_.block_size(b), 0.0);
+    index += s.best * space_.block_stride(b);
   }
-  return s.best;
+  return index;
 }
 
-void NearestValid::descend(Search& s, std::size_t depth, std::size_t lo, std::size_t hi, double partial) const {
-  if (depth == scale2_.size()) {
+void NearestValid::descend(Search& s, std::size_t column, std::size_t lo, std::size_t hi, double partial) const {
+  const auto& columns = space_.block_params(s.block);
+  if (column == columns.size()) {
     for (std::size_t i = lo; i < hi; ++i) s.consider(i, partial);
     return;
   }
-  const double t = s.target[depth];
-  const long count = static_cast<long>(space_.params()[depth].values.size());
+  const std::size_t param = columns[column];
+  const double t = s.target[param];
+  const double scale2 = scale2_[param];
+  const long count = static_cast<long>(space_.params()[param].values.size());
   // Values in order of increasing distance from t: walk outwards from floor(t) and floor(t) + 1.
   long left = std::min(static_cast<long>(std::floor(t)), count - 1);
   long right = left + 1;
-  auto column_less = [&](std::size_t i, long v) { return space_.indices(i)[depth] < v; };
+  auto column_less = [&](std::size_t row, long v) { return space_.block_value(s.block, row, column) < v; };
   while (left >= 0 || right < count) {
     long v;
     if (left < 0) v = right++;
     else if (right >= count) v = left--;
     else if (t - static_cast<double>(left) <= static_cast<double>(right) - t) v = left--;
     else v = right++;
-    const double dv = (static_cast<double>(v) - t) * (static_cast<double>(v) - t) * scale2_[depth];
+    const double dv = (static_cast<double>(v) - t) * (static_cast<double>(v) - t) * scale2;
     if (partial + dv > s.best_d + 1e-12) {
       // Every value further out in this direction is worse; finish the other direction only.
       if (v <= t) left = -1;
       else right = count;
       continue;
     }
-    // Configs in [lo, hi) share the prefix above; their values at `depth` are sorted.
+    // Rows in [lo, hi) share the prefix above; their values in this column are sorted.
     std::size_t a = lo, n = hi - lo;
     while (n > 0) {  // lower_bound of v
       const std::size_t half = n / 2;
@@ -248,7 +250,7 @@ void NearestValid::descend(Search& s, std::size_t depth, std::size_t lo, std::si
         n = half;
       }
     }
-    if (a < b) descend(s, depth + 1, a, b, partial + dv);
+    if (a < b) descend(s, column + 1, a, b, partial + dv);
   }
 }
 

@@ -53,9 +53,9 @@ class OptionReader {
 
 /// Finds the valid config closest to a target point given as per-parameter value positions (any real
 /// numbers; clamped to each parameter's range). Distance: squared Euclidean in normalised coordinates
-/// (each parameter's index range scaled to [0, 1]); ties are broken at random. Uses branch and bound
-/// over the space's lexicographic enumeration order (checked once at construction, O(size x params));
-/// falls back to a linear scan if the space is not in that order. Not thread-safe.
+/// (each parameter's index range scaled to [0, 1]); ties are broken at random. The distance is a sum over
+/// parameters, so each storage block of the space (ParameterSpace::block_count) is searched on its own, by
+/// branch and bound over its lexicographically sorted rows. Not thread-safe.
 class NearestValid {
  public:
   explicit NearestValid(const ParameterSpace& space);
@@ -64,10 +64,9 @@ class NearestValid {
 
  private:
   struct Search;
-  void descend(Search& s, std::size_t depth, std::size_t lo, std::size_t hi, double partial) const;
+  void descend(Search& s, std::size_t column, std::size_t lo, std::size_t hi, double partial) const;
   const ParameterSpace& space_;
   std::vector<double> scale2_;  // squared normalisation factor per parameter
-  bool sorted_ = true;
 };
 
 /// A stratified random permutation of the valid space, in rounds. Each round visits the (parameter, value)

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "search/base.hpp"
+#include "search/marginal.hpp"
 
 namespace autotune::search::detail {
 
@@ -28,7 +29,13 @@ class BroadThenLocal final : public StrategyBase {
         broad_(o.real("broad")),
         elite_(static_cast<std::size_t>(o.integer("elite"))),
         explore_(static_cast<std::size_t>(o.integer("explore"))),
-        cover_(covering_order(space, rng_)) {}
+        model_every_(static_cast<std::size_t>(o.integer("model"))),
+        cover_(covering_order(space, rng_)),
+        model_(space, o.real("model_ridge")),
+        optimism_(o.real("model_optimism")) {
+    const std::ptrdiff_t d = space.default_index();
+    if (o.boolean("spec_default") && d >= 0) start_ = static_cast<std::size_t>(d);
+  }
 
  protected:
   /// The broad phase hands out independent configs (a batch may span several steps); expansions need results.
@@ -36,14 +43,20 @@ class BroadThenLocal final : public StrategyBase {
 
   std::vector<std::size_t> peek(std::size_t n) const override {
     std::vector<std::size_t> out;
+    if (start_ != kNone && n > 0 && !known(start_) && !pending(start_)) out.push_back(start_);
     for (std::size_t k = cover_pos_; k < broad_end() && out.size() < n; ++k) {
       const std::size_t i = cover_.order[k];
-      if (!known(i) && !pending(i)) out.push_back(i);
+      if (!known(i) && !pending(i) && i != start_) out.push_back(i);
     }
     return out;
   }
 
   std::vector<std::size_t> step(std::size_t hint) override {
+    if (start_ != kNone) {  // the spec's default config first: the kernel author's best guess
+      const std::size_t d = start_;
+      start_ = kNone;
+      if (!known(d) && !pending(d)) return {d};
+    }
     if (exhausted_ >= elite_) {  // the elite's neighbourhoods are done: explore the space further
       exhausted_ = 0;
       explore_end_ = round_end_ahead(explore_);
@@ -52,6 +65,10 @@ class BroadThenLocal final : public StrategyBase {
     if (cover_pos_ < end) {
       std::vector<std::size_t> chunk = next_covering(hint, end);
       if (!chunk.empty()) return chunk;
+    }
+    if (model_every_ > 0 && ++local_steps_ % model_every_ == 0) {
+      std::vector<std::size_t> picks = model_picks(std::max<std::size_t>(1, hint / model_every_));
+      if (!picks.empty()) return picks;
     }
     std::vector<std::size_t> out = expand(hint);
     if (out.empty()) out = next_covering(hint, cover_.order.size());  // nothing left to expand: sample more
@@ -117,9 +134,47 @@ class BroadThenLocal final : public StrategyBase {
     return out;
   }
 
+  /// Up to k unevaluated configs, neither observed nor outstanding, with the best times the marginal model
+  /// predicts (refitted to every observation first). Candidates: every unevaluated config, or kModelCandidates
+  /// random ones in larger spaces.
+  std::vector<std::size_t> model_picks(std::size_t k) {
+    const std::vector<std::size_t>& seen = observed();
+    for (; modelled_up_to_ < seen.size(); ++modelled_up_to_)
+      model_.add(seen[modelled_up_to_], value(seen[modelled_up_to_]));
+    model_.fit();
+    std::vector<std::size_t> candidates;
+    if (unknown_count() <= kModelCandidates) {
+      for (std::size_t i : unknown_pool())
+        if (!pending(i)) candidates.push_back(i);
+    } else {
+      candidates = random_unknowns(kModelCandidates);
+    }
+    std::vector<std::pair<double, std::size_t>> scored;
+    for (std::size_t i : candidates) scored.push_back({model_.predict(i), i});
+    if (optimism_ > 0) {  // optimistic picks among the kOptimistic best predictions
+      const std::size_t m = std::min(kOptimistic, scored.size());
+      std::partial_sort(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(m), scored.end());
+      scored.resize(m);
+      for (auto& [score, i] : scored) score -= optimism_ * model_.spread(i);
+    }
+    k = std::min(k, scored.size());
+    std::partial_sort(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(k), scored.end());
+    std::vector<std::size_t> out;
+    for (std::size_t j = 0; j < k; ++j) out.push_back(scored[j].second);
+    return out;
+  }
+
+  static constexpr std::size_t kModelCandidates = 4096;
+  static constexpr std::size_t kOptimistic = 64;
+
   const double broad_;
-  const std::size_t elite_, explore_;
+  const std::size_t elite_, explore_, model_every_;
   const CoveringOrder cover_;
+  MarginalModel model_;
+  const double optimism_;
+  std::size_t modelled_up_to_ = 0;  // observed() entries already given to the model
+  std::size_t local_steps_ = 0;
+  std::size_t start_ = kNone;  // the spec default, until it has been handed out
   std::size_t cover_pos_ = 0;
   std::size_t explore_end_ = 0;  // covering position where the current exploration phase ends
   std::set<std::pair<double, std::size_t>> ranked_;  // configs that ran with unevaluated neighbours, best first
@@ -139,6 +194,17 @@ std::vector<OptionSpec> broad_then_local_options() {
        "them) before each exploration phase",
        OptionKind::integer, 1, 1e9, {}},
       {"explore", "1", "covering rounds in each exploration phase", OptionKind::integer, 1, 1e9, {}},
+      {"model", "2",
+       "every this many local steps, evaluate the configs a per-parameter marginal model of log time predicts "
+       "fastest (0 = never)",
+       OptionKind::integer, 0, 1e9, {}},
+      {"model_ridge", "1", "ridge penalty of the marginal model (larger = more cautious effects)", OptionKind::real,
+       1e-6, 1e6, {}},
+      {"spec_default", "true", "evaluate the spec's default config first (after any warm-start points)",
+       OptionKind::boolean, 0, 1, {}},
+      {"model_optimism", "4",
+       "the model's picks minimise predicted log time minus this many standard deviations of the prediction",
+       OptionKind::real, 0, 100, {}},
   };
 }
 

@@ -31,13 +31,13 @@ struct PairLists {
     const std::size_t pairs = offset.back();
     begin.assign(pairs + 1, 0);
     for (std::size_t i = 0; i < space.size(); ++i)
-      for (std::size_t j = 0; j < params.size(); ++j) ++begin[offset[j] + space.indices(i)[j] + 1];
+      for (std::size_t j = 0; j < params.size(); ++j) ++begin[offset[j] + space.value_at(i, j) + 1];
     for (std::size_t p = 0; p < pairs; ++p) begin[p + 1] += begin[p];
     cursor.assign(begin.begin(), begin.end() - 1);
     members.resize(begin.back());
     for (std::size_t i = 0; i < space.size(); ++i)
       for (std::size_t j = 0; j < params.size(); ++j)
-        members[cursor[offset[j] + space.indices(i)[j]]++] = static_cast<std::uint32_t>(i);
+        members[cursor[offset[j] + space.value_at(i, j)]++] = static_cast<std::uint32_t>(i);
     for (std::size_t p = 0; p < pairs; ++p) {
       cursor[p] = begin[p];
       for (std::size_t k = begin[p + 1] - begin[p]; k > 1; --k)
@@ -69,7 +69,7 @@ CoveringOrder covering_order(const ParameterSpace& space, Rng& rng) {
   }
   out.order.reserve(n);
 
-  auto pair_of = [&](std::size_t config, std::size_t j) { return lists.offset[j] + space.indices(config)[j]; };
+  auto pair_of = [&](std::size_t config, std::size_t j) { return lists.offset[j] + space.value_at(config, j); };
   auto uncovered = [&](std::size_t config, std::size_t round) {
     std::size_t count = 0;
     for (std::size_t j = 0; j < dims; ++j) count += stamp[pair_of(config, j)] != round ? 1 : 0;

@@ -49,6 +49,14 @@ TEST_CASE("cli: help and listing work without a GPU", "[cpu][cli]") {
   CHECK_THAT(s.out, Catch::Contains("cartesian:   4") && Catch::Contains("valid:       4"));
 }
 
+TEST_CASE("cli: space reports the groups of a factorised space", "[cpu][cli][space]") {
+  Run s = run_cli("space " + kData + "/specs/gemm_like_wide.tune.json");
+  CHECK(s.code == 0);
+  CHECK_THAT(s.out, Catch::Contains("cartesian:   10000000000") && Catch::Contains("groups:      2") &&
+                        Catch::Contains("stored factorised") && Catch::Contains("55  SA SB") &&
+                        Catch::Contains("MWG NWG KWG MDIMC NDIMC VWM VWN STAGES"));
+}
+
 TEST_CASE("cli: bad input gets a one-line error and a non-zero exit", "[cpu][cli]") {
   Run unknown = run_cli("space no_such_kernel");
   CHECK(unknown.code == 2);

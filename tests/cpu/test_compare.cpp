@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -254,7 +255,7 @@ TEST_CASE("compare on a synthetic space with a known optimum", "[cpu][compare]")
   std::string table = session::compare_table(r);
   CHECK_THAT(table, Catch::Contains("random_sample") && Catch::Contains("bayesian_optimization") &&
                         Catch::Contains("within 5%") && Catch::Contains("baseline"));
-  CHECK_THAT(session::compare_table(r, 0.05, true), Catch::Contains("| strategy |") && Catch::Contains("(baseline)"));
+  CHECK_THAT(session::compare_table(r, true), Catch::Contains("| strategy |") && Catch::Contains("(baseline)"));
 
   // Bad input.
   session::CompareOptions bad = opt;
@@ -273,6 +274,109 @@ TEST_CASE("compare on a synthetic space with a known optimum", "[cpu][compare]")
   bad = opt;
   bad.budgets.clear();
   CHECK_THROWS_AS(session::compare_strategies(*bowl.space, rec, bad), UsageError);
+}
+
+namespace {
+/// Splits one CSV line (no quoted fields).
+std::vector<std::string> csv_cells(const std::string& line) {
+  std::vector<std::string> out;
+  std::stringstream ss(line);
+  std::string cell;
+  while (std::getline(ss, cell, ',')) out.push_back(cell);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("compare: standard errors, thresholds, per-run rows and the comparison with random", "[cpu][compare]") {
+  Bowl bowl;
+  session::RecordedSpace rec = session::map_recording(*bowl.space, bowl.rows());
+  session::CompareOptions opt;
+  opt.strategies = {"brute_force", "broad_then_local"};
+  opt.strategy_options["brute_force"] = {{"order", "enumeration"}};  // index 0 first: a poor start
+  opt.budgets = session::parse_budgets("3,12");
+  opt.repeats = 40;
+  opt.within = 0.1;
+  opt.keep_runs = true;
+  session::CompareResult r = session::compare_strategies(*bowl.space, rec, opt);
+  CHECK(r.thresholds == std::vector<double>{0.01, 0.02, 0.05, 0.1});
+  REQUIRE(r.rows.size() == 3 * 2);
+  REQUIRE(r.runs.size() == 3 * 2 * 40);
+  REQUIRE(r.decisions.size() == 3);
+  for (const auto& d : r.decisions) {
+    CHECK(d.steps > 0);
+    CHECK(d.mean_us > 0);
+    CHECK(d.mean_us <= d.max_us);
+    CHECK(d.p99_us <= d.max_us);
+  }
+  for (const auto& row : r.rows) {
+    // The summary agrees with its runs: mean, standard error and shares recomputed from the per-run rows.
+    std::vector<double> scores, bests;
+    for (const auto& run : r.runs)
+      if (run.strategy == row.strategy && run.budget == row.budget) {
+        scores.push_back(run.score);
+        bests.push_back(run.best_ns);
+      }
+    REQUIRE(scores.size() == 40);
+    double mean = 0, var = 0;
+    for (double v : scores) mean += v / 40;
+    for (double v : scores) var += (v - mean) * (v - mean) / 39;
+    CHECK(row.mean == Approx(mean));
+    CHECK(row.mean_se == Approx(std::sqrt(var / 40)).margin(1e-12));
+    REQUIRE(row.within_at.size() == 4);
+    for (std::size_t t = 0; t < 4; ++t) {
+      double k = 0;
+      for (double b : bests) k += b <= (1 + r.thresholds[t]) * r.optimum_ns ? 1 : 0;
+      CHECK(row.within_at[t] == Approx(k / 40));
+      if (t > 0) CHECK(row.within_at[t] >= row.within_at[t - 1]);
+    }
+    CHECK(row.within == row.within_at[3]);
+    CHECK(row.within_se == Approx(std::sqrt(row.within * (1 - row.within) / 40)));
+    CHECK(row.found_se == Approx(std::sqrt(row.found * (1 - row.found) / 40)));
+    if (row.strategy == "random_sample") CHECK(row.vs_random == 0);
+  }
+  // The enumeration-order brute force sees the same 3 configs every run (A=1, B=1): never within 10%, a clear loss
+  // against random sampling, which gets there in some runs.
+  const auto& base3 = r.rows[0];
+  const auto& bf3 = r.rows[2];
+  REQUIRE(bf3.strategy == "brute_force");
+  REQUIRE(bf3.budget == 3);
+  CHECK(bf3.within == 0.0);
+  CHECK(bf3.within_se == 0.0);
+  CHECK(bf3.mean_se == 0.0);
+  if (base3.within >= 2 * base3.within_se && base3.within > 0) CHECK(bf3.vs_random == -1);
+
+  // CSV: standard errors, every threshold, and the decision times.
+  const std::string csv = session::compare_csv(r, {{"kernel", "bowl"}});
+  std::istringstream lines(csv);
+  std::string header, line;
+  std::getline(lines, header);
+  const auto cols = csv_cells(header);
+  auto col = [&](const std::string& name) {
+    auto it = std::find(cols.begin(), cols.end(), name);
+    REQUIRE(it != cols.end());
+    return static_cast<std::size_t>(it - cols.begin());
+  };
+  for (const char* name : {"mean_se", "within_se", "found_optimum_se", "within_1pct", "within_2pct", "within_5pct",
+                           "within_10pct", "vs_random", "decision_mean_us", "decision_max_us"})
+    col(name);
+  for (std::size_t k = 0; std::getline(lines, line); ++k) {
+    const auto cells = csv_cells(line);
+    REQUIRE(cells.size() == cols.size());
+    CHECK(std::stod(cells[col("mean_se")]) == Approx(r.rows[k].mean_se).margin(1e-6));
+    CHECK(std::stod(cells[col("within_se")]) == Approx(r.rows[k].within_se).margin(1e-4));
+    CHECK(std::stoi(cells[col("vs_random")]) == r.rows[k].vs_random);
+  }
+  // Per-run CSV: one line per strategy, budget and seed.
+  const std::string runs = session::compare_runs_csv(r);
+  CHECK(runs.rfind("strategy,budget,seed,best_ns,score,evaluations\n", 0) == 0);
+  CHECK(static_cast<std::size_t>(std::count(runs.begin(), runs.end(), '\n')) == 1 + r.runs.size());
+  // Table: the headline threshold, the thresholds' columns and the decision times.
+  const std::string table = session::compare_table(r);
+  CHECK_THAT(table, Catch::Contains("within 10% +- se") && Catch::Contains("<1%") && Catch::Contains("<2%") &&
+                        Catch::Contains("decision time per step"));
+  CHECK_THAT(session::compare_table(r, true), Catch::Contains("decision mean / p99 / max") && Catch::Contains("±"));
+  opt.within = -0.1;
+  CHECK_THROWS_AS(session::compare_strategies(*bowl.space, rec, opt), UsageError);
 }
 
 TEST_CASE("every strategy runs in simulation on the shipped H200 recordings", "[cpu][compare]") {

@@ -116,6 +116,13 @@ void register_commands(CLI::App& app, Globals& g) {
       std::printf("constraints: %zu\n", s.constraints.size());
       std::printf("cartesian:   %.0f\n", sp.cartesian_size());
       std::printf("valid:       %zu\n", sp.size());
+      std::printf("groups:      %zu (parameters connected by constraints; the space is their product%s)\n",
+                  sp.groups().size(), sp.factorised() ? ", stored factorised" : "");
+      for (const auto& grp : sp.groups()) {
+        std::string names;
+        for (std::size_t pos : grp.params) names += (names.empty() ? "" : " ") + s.params[pos].name;
+        std::printf("  %12zu  %s\n", grp.size, names.c_str());
+      }
       std::printf("built in:    %.3f ms\n", sp.build_seconds() * 1e3);
       if (*space_list)
         for (std::size_t i = 0; i < sp.size(); ++i) std::printf("%s\n", sp.config(i).str(&s.params).c_str());

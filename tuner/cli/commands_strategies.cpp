@@ -38,11 +38,12 @@ std::vector<std::string> split_list(const std::string& s) {
 void register_strategy_commands(CLI::App& app, Globals& g) {
   // ---- compare-strategies
   struct CompareArgs {
-    std::string kernel, from, device_name, budgets = "10,20,50,100", strategies, csv, warm_from;
+    std::string kernel, from, device_name, budgets = "10,20,50,100", strategies, csv, runs_csv, warm_from;
     std::vector<std::string> strategy_options;
     ProblemFlags pa;
     std::size_t repeats = 50, batch = 1;
     std::uint64_t seed = 1;
+    double within_percent = 5;
     bool markdown = false;
   };
   auto ca = std::make_shared<CompareArgs>();
@@ -64,7 +65,12 @@ void register_strategy_commands(CLI::App& app, Globals& g) {
   cmp->add_option("--warm-from-problem", ca->warm_from,
                   "warm-start every run with the 5 fastest configurations recorded (same --from database, kernel, "
                   "workload and device) for this other problem, e.g. n=16777216");
-  cmp->add_option("--csv", ca->csv, "also write the results as CSV to this file");
+  cmp->add_option("--within", ca->within_percent,
+                  "headline threshold in percent: a run counts when its best is within this much of the optimum "
+                  "(the shares within 1, 2 and 5% are always reported)")
+      ->capture_default_str()->check(CLI::Range(0.0, 1000.0));
+  cmp->add_option("--csv", ca->csv, "also write the results as CSV to this file (with standard errors)");
+  cmp->add_option("--runs-csv", ca->runs_csv, "also write one CSV row per run (strategy, budget, seed) to this file");
   cmp->add_flag("--markdown", ca->markdown, "print the table as Markdown");
   cmp->callback([&g, ca] {
     g.run = [&g, ca] {
@@ -77,6 +83,8 @@ void register_strategy_commands(CLI::App& app, Globals& g) {
       opt.repeats = ca->repeats;
       opt.seed = ca->seed;
       opt.batch = ca->batch;
+      opt.within = ca->within_percent / 100.0;
+      opt.keep_runs = !ca->runs_csv.empty();
       opt.strategies = split_list(ca->strategies);
       for (const auto& kv : ca->strategy_options) {
         auto dot = kv.find('.');
@@ -86,7 +94,7 @@ void register_strategy_commands(CLI::App& app, Globals& g) {
         opt.strategy_options[kv.substr(0, dot)][kv.substr(dot + 1, eq - dot - 1)] = kv.substr(eq + 1);
       }
       opt.on_strategy_done = [](const std::string& name, double s) {
-        std::fprintf(stderr, "  %-24s %8.2f s\n", name.c_str(), s);
+        std::fprintf(stderr, "  %-24s %s\n", name.c_str(), (s < 1 ? fmt("%.1f ms", s * 1e3) : fmt("%.2f s", s)).c_str());
       };
       const std::string from = ca->from.empty() ? g.db_path : ca->from;
       auto db = db::Database::open(from, db::Database::Mode::read_only);
@@ -96,6 +104,10 @@ void register_strategy_commands(CLI::App& app, Globals& g) {
                   spec.name.c_str(), w.key().c_str(), p.key().c_str(), rec.device.info.name.c_str(), from.c_str(),
                   space.size(), rec.recorded.failures, fmt_time(rec.recorded.optimum).c_str(),
                   space.config(rec.recorded.optimum_index).str(&spec.params).c_str());
+      std::size_t good = 0;
+      for (double v : rec.recorded.values) good += v <= (1 + opt.within) * rec.recorded.optimum ? 1 : 0;
+      std::printf("%zu configurations (%.1f%%) are within %g%% of the optimum\n", good,
+                  100.0 * static_cast<double>(good) / static_cast<double>(space.size()), ca->within_percent);
       if (!rec.note.empty()) std::printf("note: %s\n", rec.note.c_str());
       if (!ca->warm_from.empty()) {
         session::RecordedWarmStart ws = session::load_warm_start(*db, rec, spec, w, ProblemKey::parse(ca->warm_from));
@@ -114,13 +126,16 @@ void register_strategy_commands(CLI::App& app, Globals& g) {
       std::fflush(stdout);
       std::cerr << "simulating " << opt.repeats << " runs per strategy (batch " << opt.batch << ")\n";
       session::CompareResult res = session::compare_strategies(space, rec.recorded, opt);
-      std::printf("\n%s", session::compare_table(res, opt.within, ca->markdown).c_str());
+      std::printf("\n%s", session::compare_table(res, ca->markdown).c_str());
+      const std::vector<std::pair<std::string, std::string>> context = {
+          {"kernel", spec.name}, {"workload", w.key()}, {"problem", p.key()}, {"device", rec.device.info.name}};
       if (!ca->csv.empty()) {
-        write_file(ca->csv, session::compare_csv(res, {{"kernel", spec.name},
-                                                       {"workload", w.key()},
-                                                       {"problem", p.key()},
-                                                       {"device", rec.device.info.name}}));
+        write_file(ca->csv, session::compare_csv(res, context));
         std::printf("CSV written to %s\n", ca->csv.c_str());
+      }
+      if (!ca->runs_csv.empty()) {
+        write_file(ca->runs_csv, session::compare_runs_csv(res, context));
+        std::printf("per-run CSV written to %s\n", ca->runs_csv.c_str());
       }
       return 0;
     };

@@ -17,12 +17,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 std::string trim(const std::string& s) {
   std::size_t b = s.find_first_not_of(" \t");
   if (b == std::string::npos) return "";
@@ -45,16 +39,6 @@ std::string list_some(const std::vector<std::string>& items, std::size_t total) 
   for (std::size_t i = 0; i < items.size() && i < 5; ++i) out += (i ? ", " : "") + items[i];
   if (total > 5) out += ", ... (" + std::to_string(total) + " in all)";
   return out;
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
 }
 
 }  // namespace
@@ -263,14 +247,16 @@ RecordedWarmStart load_warm_start(const db::Database& from, const Recording& tar
 
 std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpace& rec, const std::string& strategy,
                                  const search::Options& options, std::uint64_t seed, std::size_t max_evaluations,
-                                 std::size_t batch, const std::vector<std::size_t>& warm_start) {
+                                 std::size_t batch, const std::vector<std::size_t>& warm_start,
+                                 std::vector<double>* step_ns) {
   auto s = search::make_strategy(strategy, space, seed, options);
-  return simulate_run(space, rec, *s, max_evaluations, batch, warm_start);
+  return simulate_run(space, rec, *s, max_evaluations, batch, warm_start, step_ns);
 }
 
 std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpace& rec, search::Strategy& s,
                                  std::size_t max_evaluations, std::size_t batch,
-                                 const std::vector<std::size_t>& warm_start) {
+                                 const std::vector<std::size_t>& warm_start, std::vector<double>* step_ns) {
+  using Clock = std::chrono::steady_clock;
   if (rec.values.size() != space.size()) throw Error("recording does not match the space");
   if (batch == 0) batch = 1;
   if (!warm_start.empty()) s.warm_start(warm_start);
@@ -283,7 +269,9 @@ std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpac
   std::size_t stalled = 0;
   while (trace.size() < max_evaluations) {
     std::size_t want = std::min(batch, max_evaluations - trace.size());
+    const auto t0 = step_ns ? Clock::now() : Clock::time_point{};
     std::vector<std::size_t> proposed = s.propose(want);
+    auto spent = step_ns ? Clock::now() - t0 : Clock::duration{};
     if (proposed.empty()) break;
     answers.clear();
     fresh.clear();
@@ -309,15 +297,75 @@ std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpac
       best = std::min(best, v);
       trace.push_back(best);
     }
+    const auto t1 = step_ns ? Clock::now() : Clock::time_point{};
     s.observe(answers);
+    if (step_ns) {
+      spent += Clock::now() - t1;
+      step_ns->push_back(static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count()));
+    }
   }
   return trace;
 }
+
+namespace {
+
+/// Statistics of one strategy at one budget from its runs' best values.
+CompareRow summarise(const std::vector<double>& bests, const RecordedSpace& rec, const CompareResult& res,
+                     double spent) {
+  CompareRow row;
+  const auto n = static_cast<double>(bests.size());
+  row.repeats = bests.size();
+  std::vector<double> s;
+  for (double best : bests) s.push_back(std::isfinite(best) && best > 0 ? rec.optimum / best : 0.0);
+  double sum = 0, sum2 = 0;
+  for (double v : s) {
+    sum += v;
+    sum2 += v * v;
+  }
+  row.mean = sum / n;
+  row.mean_se = bests.size() > 1 ? std::sqrt(std::max(0.0, (sum2 - n * row.mean * row.mean) / (n - 1)) / n) : 0.0;
+  std::sort(s.begin(), s.end());
+  row.median = percentile(s, 0.5);
+  row.p10 = percentile(s, 0.1);
+  row.p90 = percentile(s, 0.9);
+  auto share = [&](double limit) {
+    std::size_t k = 0;
+    for (double best : bests) k += best <= limit ? 1 : 0;
+    return static_cast<double>(k) / n;
+  };
+  auto share_se = [&](double p) { return std::sqrt(p * (1 - p) / n); };
+  for (double t : res.thresholds) row.within_at.push_back(share((1.0 + t) * rec.optimum));
+  row.within = share((1.0 + res.within) * rec.optimum);
+  row.within_se = share_se(row.within);
+  row.found = share(rec.optimum);
+  row.found_se = share_se(row.found);
+  row.mean_evaluations = spent / n;
+  return row;
+}
+
+DecisionTime decision_time(const std::string& name, std::vector<double>& step_ns, double wall_s) {
+  DecisionTime d;
+  d.strategy = name;
+  d.steps = step_ns.size();
+  d.wall_s = wall_s;
+  if (step_ns.empty()) return d;
+  double sum = 0;
+  for (double v : step_ns) sum += v;
+  d.total_s = sum * 1e-9;
+  d.mean_us = sum / static_cast<double>(step_ns.size()) * 1e-3;
+  std::sort(step_ns.begin(), step_ns.end());
+  d.p99_us = percentile(step_ns, 0.99) * 1e-3;
+  d.max_us = step_ns.back() * 1e-3;
+  return d;
+}
+
+}  // namespace
 
 CompareResult compare_strategies(const ParameterSpace& space, const RecordedSpace& rec, const CompareOptions& opt) {
   if (space.empty()) throw UsageError("the space is empty: nothing to compare");
   if (opt.budgets.empty()) throw UsageError("no budgets given");
   if (opt.repeats == 0) throw UsageError("--repeats must be at least 1");
+  if (!(opt.within >= 0)) throw UsageError("--within must be a share of at least 0");
   if (!std::isfinite(rec.optimum))
     throw UsageError("every recorded configuration failed: there is no optimum to compare with");
 
@@ -343,140 +391,59 @@ CompareResult compare_strategies(const ParameterSpace& space, const RecordedSpac
   res.space_size = space.size();
   res.optimum_ns = rec.optimum;
   res.failures = rec.failures;
+  res.within = opt.within;
+  res.thresholds = {0.01, 0.02, 0.05};
+  if (std::find(res.thresholds.begin(), res.thresholds.end(), opt.within) == res.thresholds.end()) {
+    res.thresholds.push_back(opt.within);
+    std::sort(res.thresholds.begin(), res.thresholds.end());
+  }
   for (const auto& b : opt.budgets) {
     std::size_t n = b.resolve(space.size());
     if (std::find(res.budgets.begin(), res.budgets.end(), n) == res.budgets.end()) res.budgets.push_back(n);
   }
   const std::size_t max_budget = *std::max_element(res.budgets.begin(), res.budgets.end());
-  const double threshold = (1.0 + opt.within) * rec.optimum;
 
   for (const auto& name : names) {
     const search::Options& so = options[name];
     const auto t0 = std::chrono::steady_clock::now();
-    // scores[b][r], spent[b][r]
-    std::vector<std::vector<double>> scores(res.budgets.size()), bests(res.budgets.size());
+    std::vector<std::vector<double>> bests(res.budgets.size());  // [budget][run]
     std::vector<double> spent(res.budgets.size(), 0);
+    std::vector<double> step_ns;
     for (std::size_t r = 0; r < opt.repeats; ++r) {
       const std::uint64_t seed = opt.seed + r;
       std::vector<double> trace;
-      if (opt.batch <= 1) trace = simulate_run(space, rec, name, so, seed, max_budget, 1, opt.warm_start);
+      if (opt.batch <= 1) trace = simulate_run(space, rec, name, so, seed, max_budget, 1, opt.warm_start, &step_ns);
       for (std::size_t b = 0; b < res.budgets.size(); ++b) {
         const std::size_t budget = res.budgets[b];
-        if (opt.batch > 1) trace = simulate_run(space, rec, name, so, seed, budget, opt.batch, opt.warm_start);
-        std::size_t used = std::min(budget, trace.size());
-        double best = used ? trace[used - 1] : kInf;
+        if (opt.batch > 1)
+          trace = simulate_run(space, rec, name, so, seed, budget, opt.batch, opt.warm_start, &step_ns);
+        const std::size_t used = std::min(budget, trace.size());
+        const double best = used ? trace[used - 1] : kInf;
         spent[b] += static_cast<double>(used);
         bests[b].push_back(best);
-        scores[b].push_back(std::isfinite(best) && best > 0 ? rec.optimum / best : 0.0);
+        if (opt.keep_runs)
+          res.runs.push_back({name, budget, seed, best, std::isfinite(best) && best > 0 ? rec.optimum / best : 0.0,
+                              used});
       }
     }
     for (std::size_t b = 0; b < res.budgets.size(); ++b) {
-      CompareRow row;
+      CompareRow row = summarise(bests[b], rec, res, spent[b]);
       row.strategy = name;
       row.budget = res.budgets[b];
       row.budget_percent = 100.0 * static_cast<double>(row.budget) / static_cast<double>(space.size());
-      row.repeats = opt.repeats;
-      std::vector<double> s = scores[b];
-      std::sort(s.begin(), s.end());
-      row.median = percentile(s, 0.5);
-      row.p10 = percentile(s, 0.1);
-      row.p90 = percentile(s, 0.9);
-      double sum = 0;
-      for (double v : s) sum += v;
-      row.mean = sum / static_cast<double>(s.size());
-      std::size_t within = 0, found = 0;
-      for (double best : bests[b]) {
-        within += best <= threshold ? 1 : 0;
-        found += best <= rec.optimum ? 1 : 0;
+      if (name != "random_sample") {
+        const CompareRow& base = res.rows[b];  // random_sample's rows come first, budgets in order
+        const double se = std::sqrt(row.within_se * row.within_se + base.within_se * base.within_se);
+        const double diff = row.within - base.within;
+        row.vs_random = diff > 0 && diff >= 2 * se ? 1 : (diff < 0 && -diff >= 2 * se ? -1 : 0);
       }
-      row.within = static_cast<double>(within) / static_cast<double>(opt.repeats);
-      row.found = static_cast<double>(found) / static_cast<double>(opt.repeats);
-      row.mean_evaluations = spent[b] / static_cast<double>(opt.repeats);
       res.rows.push_back(row);
     }
-    if (opt.on_strategy_done)
-      opt.on_strategy_done(name, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    res.decisions.push_back(decision_time(name, step_ns, wall));
+    if (opt.on_strategy_done) opt.on_strategy_done(name, wall);
   }
   return res;
-}
-
-// ---- output
-
-std::string compare_csv(const CompareResult& r, const std::vector<std::pair<std::string, std::string>>& context) {
-  std::ostringstream os;
-  for (const auto& [k, v] : context) os << csv_field(k) << ",";
-  os << "space_size,optimum_ns,strategy,budget,budget_percent,repeats,median,p10,p90,mean,within,found_optimum,"
-        "mean_evaluations\n";
-  for (const auto& row : r.rows) {
-    for (const auto& [k, v] : context) os << csv_field(v) << ",";
-    os << r.space_size << "," << fmt("%.6g", r.optimum_ns) << "," << csv_field(row.strategy) << "," << row.budget
-       << "," << fmt("%.4g", row.budget_percent) << "," << row.repeats << "," << fmt("%.6f", row.median) << ","
-       << fmt("%.6f", row.p10) << "," << fmt("%.6f", row.p90) << "," << fmt("%.6f", row.mean) << ","
-       << fmt("%.4f", row.within) << "," << fmt("%.4f", row.found) << "," << fmt("%.2f", row.mean_evaluations)
-       << "\n";
-  }
-  return os.str();
-}
-
-std::string compare_table(const CompareResult& r, double within, bool markdown) {
-  std::ostringstream os;
-  const std::string wlabel = "within " + fmt("%.0f", within * 100) + "%";
-  std::vector<std::string> names;
-  for (const auto& row : r.rows)
-    if (std::find(names.begin(), names.end(), row.strategy) == names.end()) names.push_back(row.strategy);
-  auto find = [&](const std::string& s, std::size_t b) -> const CompareRow* {
-    for (const auto& row : r.rows)
-      if (row.strategy == s && row.budget == b) return &row;
-    return nullptr;
-  };
-  if (markdown) {
-    os << "| strategy |";
-    for (std::size_t b : r.budgets)
-      os << " " << b << " evals (" << fmt("%.3g", 100.0 * b / r.space_size) << "%) |";
-    os << "\n|---|";
-    for (std::size_t i = 0; i < r.budgets.size(); ++i) os << "---|";
-    os << "\n";
-    for (const auto& n : names) {
-      os << "| " << (n == "random_sample" ? "random_sample (baseline)" : n) << " |";
-      for (std::size_t b : r.budgets) {
-        const CompareRow* row = find(n, b);
-        if (!row) {
-          os << " - |";
-          continue;
-        }
-        os << " " << fmt("%.3f", row->median) << " (" << fmt("%.3f", row->p10) << "-" << fmt("%.3f", row->p90)
-           << "), " << fmt("%.0f", row->within * 100) << "%, " << fmt("%.0f", row->found * 100) << "% |";
-      }
-      os << "\n";
-    }
-    os << "\nEach cell: median (10th-90th percentile) of optimum time / best found time over "
-       << (r.rows.empty() ? 0 : r.rows.front().repeats) << " seeds; share of runs " << wlabel
-       << " of the optimum; share of runs that found the optimum.\n";
-    return os.str();
-  }
-  for (std::size_t b : r.budgets) {
-    const CompareRow* base = find("random_sample", b);
-    os << "budget " << b << " evaluations (" << fmt("%.3g", 100.0 * b / r.space_size) << "% of " << r.space_size
-       << "), " << (base ? base->repeats : 0) << " runs each\n";
-    char line[256];
-    std::snprintf(line, sizeof line, "  %-24s %7s %7s %7s %7s %10s %8s %11s\n", "strategy", "median", "p10", "p90",
-                  "mean", wlabel.c_str(), "optimum", "vs random");
-    os << line;
-    for (const auto& n : names) {
-      const CompareRow* row = find(n, b);
-      if (!row) continue;
-      std::string vs = "baseline";
-      if (n != "random_sample" && base)
-        vs = fmt("%+.3f", row->median - base->median);
-      std::snprintf(line, sizeof line, "  %-24s %7.3f %7.3f %7.3f %7.3f %9.0f%% %7.0f%% %11s\n", n.c_str(),
-                    row->median, row->p10, row->p90, row->mean, row->within * 100, row->found * 100, vs.c_str());
-      os << line;
-    }
-    os << "\n";
-  }
-  os << "score = optimum time / best found time (1.000 = optimum found); optimum = share of runs that found it;\n"
-        "vs random = median score minus random_sample's\n";
-  return os.str();
 }
 
 }  // namespace autotune::session

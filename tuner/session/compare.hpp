@@ -91,59 +91,108 @@ struct CompareOptions {
   std::size_t repeats = 50;   // runs per strategy and budget, seeds seed, seed + 1, ...
   std::uint64_t seed = 1;
   std::size_t batch = 1;      // configs asked from the strategy per step (the session uses 32)
-  double within = 0.05;       // "within x of the optimum": best <= (1 + within) * optimum
+  /// "within x of the optimum": best <= (1 + within) * optimum. The headline share of every row and the one
+  /// the comparison with random_sample uses; rows also report the shares within 1%, 2% and 5%. Must be >= 0.
+  double within = 0.05;
   /// Given to every run's strategy through Strategy::warm_start() (space indices, best first). Their
   /// evaluations count against the budget like any other.
   std::vector<std::size_t> warm_start;
+  /// Keep one CompareRun per strategy, budget and seed in CompareResult::runs.
+  bool keep_runs = false;
   /// Called after each strategy's runs with its name and the wall time they took (s); may be empty.
   std::function<void(const std::string&, double)> on_strategy_done;
 };
 
 /// Statistics of one strategy at one budget over `repeats` runs. The score of a run is optimum / best found
-/// (1.0 = the optimum was found, 0 = no config that ran was found).
+/// (1.0 = the optimum was found, 0 = no config that ran was found). Standard errors (`_se`) are those of a mean
+/// over independent runs: sd / sqrt(repeats) for the score, sqrt(p (1 - p) / repeats) for a share p.
 struct CompareRow {
   std::string strategy;
   std::size_t budget = 0;       // evaluations
   double budget_percent = 0;    // of the valid space
   std::size_t repeats = 0;
   double median = 0, p10 = 0, p90 = 0, mean = 0;  // of the score; percentiles by linear interpolation
-  double within = 0;            // fraction of runs with best <= (1 + within) * optimum
+  double mean_se = 0;
+  double within = 0;            // fraction of runs with best <= (1 + CompareOptions::within) * optimum
+  double within_se = 0;
+  std::vector<double> within_at;  // fraction of runs within each of CompareResult::thresholds
   double found = 0;             // fraction of runs that found the optimum itself (best == optimum)
+  double found_se = 0;
   double mean_evaluations = 0;  // new evaluations actually spent (less than budget if the strategy ran dry)
+  /// Against random_sample at the same budget, on `within`: +1 when the share is higher by at least two standard
+  /// errors of the difference (sqrt(se^2 + se_random^2)), -1 when lower by as much, 0 otherwise (and for
+  /// random_sample itself).
+  int vs_random = 0;
+};
+
+/// One run of one strategy at one budget (CompareOptions::keep_runs).
+struct CompareRun {
+  std::string strategy;
+  std::size_t budget = 0;
+  std::uint64_t seed = 0;
+  double best_ns = 0;           // +infinity when nothing ran
+  double score = 0;
+  std::size_t evaluations = 0;  // new evaluations spent
+};
+
+/// Time a strategy spends deciding: one step = one propose() plus the observe() of its answers, measured by the
+/// simulation around those calls only (the strategy's own work; no kernel runs). Over every step of every run.
+struct DecisionTime {
+  std::string strategy;
+  std::size_t steps = 0;
+  double mean_us = 0, p99_us = 0, max_us = 0;
+  double total_s = 0;           // sum over all steps of all runs
+  double wall_s = 0;            // wall time of all of the strategy's simulated runs (including the replay)
 };
 
 struct CompareResult {
   std::size_t space_size = 0;
   double optimum_ns = 0;
   std::size_t failures = 0;
-  std::vector<std::size_t> budgets;  // resolved, in the order given (duplicates removed)
-  std::vector<CompareRow> rows;      // strategy-major (random_sample first), budgets in order
+  double within = 0.05;               // CompareOptions::within
+  std::vector<double> thresholds;     // of CompareRow::within_at: 0.01, 0.02, 0.05 and `within`, ascending
+  std::vector<std::size_t> budgets;   // resolved, in the order given (duplicates removed)
+  std::vector<CompareRow> rows;       // strategy-major (random_sample first), budgets in order
+  std::vector<CompareRun> runs;       // with keep_runs: strategy-major, then seed, then budget
+  std::vector<DecisionTime> decisions;  // one per strategy, in the order of the rows
 };
 
 /// The best value (ns, +infinity if none ran) found by one seeded run after each new evaluation: element k
 /// is the best after k + 1 evaluations; the vector is shorter than max_evaluations when the strategy stops
 /// proposing. Mirrors session::run: a proposal that was already evaluated (a revisit) is answered from
 /// memory and never counts against the budget; failures are +infinity. `warm_start` (space indices, best first)
-/// is handed to the strategy before its first proposal. Deterministic for a seed.
+/// is handed to the strategy before its first proposal. Deterministic for a seed. When `step_ns` is given, the
+/// duration of every step (propose() plus observe(), ns; see DecisionTime) is appended to it.
 /// Throws UsageError for an unknown strategy or option.
 std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpace& rec, const std::string& strategy,
                                  const search::Options& options, std::uint64_t seed, std::size_t max_evaluations,
-                                 std::size_t batch = 1, const std::vector<std::size_t>& warm_start = {});
+                                 std::size_t batch = 1, const std::vector<std::size_t>& warm_start = {},
+                                 std::vector<double>* step_ns = nullptr);
 /// The same with a strategy object (which must be fresh and built over `space`).
 std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpace& rec, search::Strategy& strategy,
                                  std::size_t max_evaluations, std::size_t batch = 1,
-                                 const std::vector<std::size_t>& warm_start = {});
+                                 const std::vector<std::size_t>& warm_start = {},
+                                 std::vector<double>* step_ns = nullptr);
 
 /// Runs the benchmark. Every strategy runs with search::limited_options() (each run is cut short by a budget),
 /// so brute_force walks the covering order unless its options say order=enumeration. Cost: repeats x strategies runs of the largest budget when batch == 1 (budgets are
 /// read off one trace), one run per budget otherwise. Throws UsageError for an empty space, no budgets,
-/// repeats == 0, an unknown strategy or option. Not thread-safe (no shared state; one call per thread).
+/// repeats == 0, a negative `within`, an unknown strategy or option. Not thread-safe (no shared state; one call
+/// per thread).
 CompareResult compare_strategies(const ParameterSpace& space, const RecordedSpace& rec, const CompareOptions& opt);
 
-/// CSV with a header line; one line per row; `context` columns (e.g. kernel, device) are prepended.
+/// CSV with a header line; one line per row (with standard errors, the shares within each threshold as
+/// within_<x>pct columns, the comparison with random_sample and the strategy's decision times); `context` columns
+/// (e.g. kernel, device) are prepended. Code: compare_report.cpp.
 std::string compare_csv(const CompareResult& r, const std::vector<std::pair<std::string, std::string>>& context = {});
 
-/// Human-readable table (one block per budget), or a Markdown table when markdown is true.
-std::string compare_table(const CompareResult& r, double within = 0.05, bool markdown = false);
+/// CSV of the per-run rows (CompareResult::runs): strategy, budget, seed, best_ns, score, evaluations.
+std::string compare_runs_csv(const CompareResult& r,
+                             const std::vector<std::pair<std::string, std::string>>& context = {});
+
+/// Human-readable table (one block per budget), or a Markdown table when markdown is true, followed by the
+/// strategies' decision times. A share that beats random_sample by two standard errors is marked "*" (one that
+/// loses by as much "-").
+std::string compare_table(const CompareResult& r, bool markdown = false);
 
 }  // namespace autotune::session
