@@ -21,7 +21,7 @@ namespace {
 /// A few reduction configurations at 2^26 floats (256 MiB read per run, about 0.1 ms on an H100).
 struct ReductionCell {
   TuningSpec spec = kernels::builtin_spec("reduction");
-  std::shared_ptr<KernelAdapter> adapter;
+  std::shared_ptr<const KernelAdapter> adapter;
   Workload w = Workload::parse("float32/sum");
   ProblemKey p = ProblemKey::parse("n=67108864");
   cuda::TimingOptions timing;
