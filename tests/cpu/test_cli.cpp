@@ -285,7 +285,7 @@ TEST_CASE("cli: the default strategy under a limit, warm starts from other sizes
   std::remove(json.c_str());
 }
 
-TEST_CASE("cli: best and summary take --objective; a recording without NVML has no energy answer",
+TEST_CASE("cli: best and summary take --objective, a recording without NVML has no energy answer",
           "[cpu][cli][observer]") {
   const std::string rec = autotune_test::data_dir() + "/recorded_h200.db";
   const std::string cell = " reduction --n 67108864 --dtype float32 --op sum";

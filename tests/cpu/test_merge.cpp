@@ -58,7 +58,7 @@ autotune::db::TrialRow trial(std::int64_t device_id, const std::string& config_h
 
 }  // namespace
 
-TEST_CASE("merge: databases tuned on two simulated devices serve both through best; merging again adds nothing",
+TEST_CASE("merge: databases tuned on two simulated devices serve both through best, merging again adds nothing",
           "[cpu][merge][cli]") {
   TempDir dir;
   const std::string a = dir / "h200.db", b = dir / "h100.db", out = dir / "all.db";
@@ -158,7 +158,7 @@ TEST_CASE("merge: a foreign SQLite file, a newer schema or a missing input is re
   CHECK(slurp(newer) == newer_bytes);
 }
 
-TEST_CASE("merge_database: same key with other values keeps the output's row; binaries and bandwidth carried",
+TEST_CASE("merge_database: same key with other values keeps the output's row, binaries and bandwidth carried",
           "[cpu][merge][database]") {
   auto out = Database::open(":memory:");
   auto in = Database::open(":memory:");
@@ -214,7 +214,10 @@ TEST_CASE("database: an older file opened read-only is read through a migrated c
     auto d = db->upsert_device(device("NVIDIA H100 80GB HBM3", "GPU-1"));
     auto t = trial(d, "64", 50.0);
     db->insert_trial(t);
-    // Back to schema 1: the columns of migration 2 removed, the version set back.
+    // Back to schema 1: the columns of migrations 3 and 2 removed, the version set back.
+    for (const char* c : {"sm_clock_mhz", "sm_clock_min_mhz", "mem_clock_mhz", "mem_clock_min_mhz", "power_w",
+                          "energy_j", "temperature_c", "power_limit_w", "throttle_reasons", "throttled", "observer"})
+      db->exec(std::string("ALTER TABLE trials DROP COLUMN ") + c);
     db->exec("ALTER TABLE trials DROP COLUMN measured_by");
     db->exec("ALTER TABLE sessions DROP COLUMN origin");
     db->exec("PRAGMA user_version = 1");
