@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "db_support.hpp"
 #include "test_support.hpp"
 #include "tuner/core/error.hpp"
 
@@ -24,87 +25,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// A unique path in the temp directory; removes the file and its WAL/SHM companions on destruction.
-struct TempPath {
-  std::string path;
-  explicit TempPath(const std::string& tag) {
-    static std::atomic<int> counter{0};
-    path = (fs::temp_directory_path() /
-            ("autotune_test_db_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + "_" + tag))
-               .string();
-    remove_all();
-  }
-  ~TempPath() { remove_all(); }
-  void remove_all() const {
-    std::error_code ec;
-    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(path + suffix, ec);
-  }
-};
-
-std::vector<char> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<char>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_bytes(const std::string& path, const std::vector<char>& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-
-/// Runs fn, expects a DbError whose message contains `needle`.
-template <class F>
-void require_db_error(F&& fn, const std::string& needle) {
-  try {
-    fn();
-    FAIL("expected DbError containing: " << needle);
-  } catch (const DbError& e) {
-    INFO("message: " << e.what());
-    CHECK(std::string(e.what()).find(needle) != std::string::npos);
-  }
-}
-
-DeviceInfo sample_device(const std::string& uuid = "GPU-1234abcd") {
-  DeviceInfo d;
-  d.name = "NVIDIA H200";
-  d.cc = 90;
-  d.sm_count = 132;
-  d.max_threads_per_block = 1024;
-  d.max_shared_memory_per_block = 49152;
-  d.max_shared_memory_per_block_optin = 232448;
-  d.warp_size = 32;
-  d.l2_bytes = 52428800;
-  d.total_memory = 150ull * 1024 * 1024 * 1024;
-  d.driver_version = 13000;
-  d.uuid = uuid;
-  d.clock_khz = 1980000;
-  d.memory_clock_khz = 3201000;
-  d.memory_bus_width = 6144;
-  return d;
-}
-
-TrialRow sample_trial(std::int64_t device_id, const std::string& config_hash, TrialStatus status = TrialStatus::ok,
-                      double median_ns = 1000) {
-  TrialRow t;
-  t.device_id = device_id;
-  t.kernel = "reduction";
-  t.source_hash = "00112233aabbccdd";
-  t.workload = "float32/sum";
-  t.problem = "n=67108864";
-  t.problem_elements = 67108864;
-  t.config_json = "{\"BLOCK_SIZE\":256}";
-  t.config_hash = config_hash;
-  t.m.status = status;
-  t.m.median_ns = median_ns;
-  t.m.min_ns = median_ns * 0.9;
-  t.m.spread = 0.02;
-  t.m.samples = 50;
-  t.m.compile_ms = 123.5;
-  t.m.verify_ms = 4.25;
-  t.m.log = status == TrialStatus::ok ? "" : "error: something";
-  t.m.protocol = "events;warmup=3;l2=flush";
-  t.gbps = 268.4;
-  return t;
-}
+using autotune_test::read_bytes;
+using autotune_test::require_db_error;
+using autotune_test::sample_device;
+using autotune_test::sample_trial;
+using autotune_test::TempPath;
+using autotune_test::write_bytes;
 
 /// A valid autotune database file at path with a device and a few trials (several pages).
 void make_database(const std::string& path, int trials = 200) {
@@ -744,98 +670,3 @@ TEST_CASE("database: an empty existing file is initialised", "[cpu][db]") {
   CHECK(db->integrity_ok());
 }
 
-TEST_CASE("database: observations round trip, NaN as NULL, throttled as a column", "[cpu][db][observer]") {
-  auto db = Database::open(":memory:");
-  const auto dev = db->upsert_device(sample_device());
-  auto t = sample_trial(dev, "obs");
-  Observation& o = t.m.observed;
-  o.sm_clock_mhz = 1980;
-  o.sm_clock_min_mhz = 1755;
-  o.mem_clock_mhz = 2619;
-  o.mem_clock_min_mhz = 2619;
-  o.power_w = 412.5;
-  o.energy_j = 0.0375;
-  o.temperature_c = 51;
-  o.power_limit_w = 700;
-  o.throttle_reasons = kThrottleSwPowerCap | kThrottleGpuIdle;
-  o.method = "nvml;energy=counter;runs=1200;window=101.3ms;samples=57";
-  REQUIRE(db->insert_trial(t));
-  auto plain = sample_trial(dev, "plain");  // nothing observed
-  REQUIRE(db->insert_trial(plain));
-
-  auto got = db->find_trial(t.kernel, t.source_hash, dev, t.workload, t.problem, "obs");
-  REQUIRE(got);
-  const Observation& g = got->m.observed;
-  CHECK(g.sm_clock_mhz == 1980);
-  CHECK(g.sm_clock_min_mhz == 1755);
-  CHECK(g.mem_clock_mhz == 2619);
-  CHECK(g.mem_clock_min_mhz == 2619);
-  CHECK(g.power_w == 412.5);
-  CHECK(g.energy_j == 0.0375);
-  CHECK(g.temperature_c == 51);
-  CHECK(g.power_limit_w == 700);
-  CHECK(g.throttle_reasons == (kThrottleSwPowerCap | kThrottleGpuIdle));
-  CHECK(g.throttled());
-  CHECK(g.method == o.method);
-
-  auto none = db->find_trial(t.kernel, t.source_hash, dev, t.workload, t.problem, "plain");
-  REQUIRE(none);
-  CHECK_FALSE(none->m.observed.observed());
-  CHECK(std::isnan(none->m.observed.power_w));
-  CHECK(std::isnan(none->m.observed.energy_j));
-  CHECK_FALSE(none->m.observed.throttled());
-
-  // The throttled column is there for SQL users.
-  db->exec("CREATE TEMP TABLE flagged AS SELECT config_hash FROM trials WHERE throttled = 1");
-  std::size_t n = 0;
-  for (const auto& row : db->trials({})) n += row.m.observed.throttled() ? 1 : 0;
-  CHECK(n == 1);
-}
-
-TEST_CASE("database: a file of schema 2 is migrated to the observer columns (migration 3)", "[cpu][db][observer]") {
-  TempPath tmp("v2.db");
-  {
-    auto db = Database::open(tmp.path);
-    const auto dev = db->upsert_device(sample_device());
-    auto t = sample_trial(dev, "old");
-    REQUIRE(db->insert_trial(t));
-    // Back to schema 2: the columns of migration 3 removed, the version set back.
-    for (const char* c : {"sm_clock_mhz", "sm_clock_min_mhz", "mem_clock_mhz", "mem_clock_min_mhz", "power_w",
-                          "energy_j", "temperature_c", "power_limit_w", "throttle_reasons", "throttled", "observer"})
-      db->exec(std::string("ALTER TABLE trials DROP COLUMN ") + c);
-    db->exec("PRAGMA user_version = 2");
-  }
-  const auto before = read_bytes(tmp.path);
-  {
-    auto ro = Database::open(tmp.path, Database::Mode::read_only);  // read through a migrated copy
-    REQUIRE(ro->trials({}).size() == 1);
-    CHECK_FALSE(ro->trials({})[0].m.observed.observed());
-  }
-  CHECK(read_bytes(tmp.path) == before);
-  auto db = Database::open(tmp.path);
-  CHECK(db->schema_version() == current_schema_version());
-  const auto rows = db->trials({});
-  REQUIRE(rows.size() == 1);
-  CHECK(rows[0].m.median_ns == 1000);
-  CHECK(std::isnan(rows[0].m.observed.energy_j));
-  CHECK(rows[0].m.observed.throttle_reasons == 0);
-  auto t = sample_trial(db->devices().front().id, "new");
-  t.m.observed.power_w = 300;
-  t.m.observed.method = "nvml";
-  REQUIRE(db->insert_trial(t));
-  CHECK(db->find_trial(t.kernel, t.source_hash, t.device_id, t.workload, t.problem, "new")->m.observed.power_w == 300);
-}
-
-TEST_CASE("database: the shipped H100 recording (schema 1) opens with the observer columns empty",
-          "[cpu][db][observer]") {
-  TempPath tmp("h100_copy.db");
-  fs::copy_file(autotune_test::data_dir() + "/recorded_h100.db", tmp.path);
-  auto db = Database::open(tmp.path);
-  CHECK(db->schema_version() == current_schema_version());
-  const auto rows = db->trials({});
-  REQUIRE_FALSE(rows.empty());
-  for (const auto& t : rows) {
-    CHECK_FALSE(t.m.observed.observed());
-    CHECK_FALSE(t.m.observed.throttled());
-  }
-}
