@@ -24,6 +24,7 @@ namespace {
 using detail::exec_all;
 using detail::fail;
 using detail::kBusyTimeoutMs;
+using detail::kNowSql;
 using detail::query_int;
 using detail::Stmt;
 
@@ -32,8 +33,6 @@ namespace fs = std::filesystem;
 /// "ATUN" in ASCII: PRAGMA application_id of every autotune database.
 constexpr std::int32_t kApplicationId = 0x4154554e;
 
-/// ISO-8601 UTC with milliseconds, e.g. 2024-05-01T12:34:56.789Z.
-constexpr const char* kNowSql = "strftime('%Y-%m-%dT%H:%M:%fZ','now')";
 
 /// Migration i (0-based) brings a database from schema version i to i + 1. Append only: never edit a
 /// script that has been released; a schema change is a new script (docs/database.md).
@@ -136,6 +135,22 @@ CREATE TABLE kernel_specs (
   updated_at TEXT NOT NULL
 );
 )sql",
+    // 4: observers (NVML): clocks, power, energy, temperature and throttle reasons of each measured trial
+    // (NULL where not observed); throttled = throttle_reasons has a power, thermal or slowdown bit; observer
+    // says how the values were taken ('' = not observed). Self-contained, so it can be renumbered.
+    R"sql(
+ALTER TABLE trials ADD COLUMN sm_clock_mhz REAL;
+ALTER TABLE trials ADD COLUMN sm_clock_min_mhz REAL;
+ALTER TABLE trials ADD COLUMN mem_clock_mhz REAL;
+ALTER TABLE trials ADD COLUMN mem_clock_min_mhz REAL;
+ALTER TABLE trials ADD COLUMN power_w REAL;
+ALTER TABLE trials ADD COLUMN energy_j REAL;
+ALTER TABLE trials ADD COLUMN temperature_c REAL;
+ALTER TABLE trials ADD COLUMN power_limit_w REAL;
+ALTER TABLE trials ADD COLUMN throttle_reasons INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE trials ADD COLUMN throttled INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE trials ADD COLUMN observer TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 constexpr int kSchemaVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
@@ -204,67 +219,6 @@ SessionRow read_session(const Stmt& s) {
 constexpr const char* kSessionColumns =
     "id, kernel, source_hash, spec_hash, compiler_version, strategy, seed, workload, problem, device_id, "
     "backend, started_at, finished_at, status, origin";
-
-/// trials.sample_ns: "12.5,13,12.75" (ns, shortest round-trip text); "" = none kept.
-std::string format_samples(const std::vector<double>& ns) {
-  std::string out;
-  char buf[32];
-  for (double v : ns) {
-    std::snprintf(buf, sizeof buf, "%.17g", v);
-    out += (out.empty() ? "" : ",") + std::string(buf);
-  }
-  return out;
-}
-std::vector<double> parse_samples(const std::string& text) {
-  std::vector<double> out;
-  const char* p = text.c_str();
-  while (*p) {
-    char* end = nullptr;
-    const double v = std::strtod(p, &end);
-    if (end == p) break;
-    out.push_back(v);
-    p = *end == ',' ? end + 1 : end;
-  }
-  return out;
-}
-
-TrialRow read_trial(const Stmt& s, const std::string& path) {
-  TrialRow r;
-  r.id = s.int64(0);
-  r.session_id = s.is_null(1) ? 0 : s.int64(1);
-  r.device_id = s.int64(2);
-  r.kernel = s.text(3);
-  r.source_hash = s.text(4);
-  r.workload = s.text(5);
-  r.problem = s.text(6);
-  r.problem_elements = s.real(7);
-  r.config_json = s.text(8);
-  r.config_hash = s.text(9);
-  const std::string status = s.text(10);
-  try {
-    r.m.status = trial_status_from_string(status);
-  } catch (const std::exception&) {
-    throw DbError("database " + path + ": trial " + std::to_string(r.id) + " has unknown status '" +
-                  status + "'");
-  }
-  r.m.median_ns = s.real(11);
-  r.m.min_ns = s.real(12);
-  r.m.spread = s.real(13);
-  r.m.samples = s.int32(14);
-  r.m.compile_ms = s.real(15);
-  r.m.verify_ms = s.real(16);
-  r.m.log = s.text(17);
-  r.m.protocol = s.text(18);
-  r.gbps = s.real(19);
-  r.created_at = s.text(20);
-  r.m.measured_by = s.text(21);
-  r.m.sample_ns = parse_samples(s.text(22));
-  return r;
-}
-constexpr const char* kTrialColumns =
-    "id, session_id, device_id, kernel, source_hash, workload, problem, problem_elements, config_json, "
-    "config_hash, status, median_ns, min_ns, spread, samples, compile_ms, verify_ms, log, protocol, gbps, "
-    "created_at, measured_by, sample_ns";
 
 /// Parameters 1-10: kernel, source_hash, spec_hash, compiler_version, strategy, seed, workload, problem,
 /// device_id, backend (the columns that say what a session was).
@@ -575,95 +529,6 @@ std::optional<std::int64_t> Database::find_session(const SessionRow& s) const {
   q.bind(11, s.started_at);
   if (!q.step()) return std::nullopt;
   return q.int64(0);
-}
-
-// ---- trials ----
-
-bool Database::insert_trial(TrialRow& t) {
-  bool inserted = false;
-  {
-    // ON CONFLICT DO NOTHING on the uniqueness key only: unlike INSERT OR IGNORE it does not hide
-    // NOT NULL or foreign-key violations.
-    Stmt q(db_, path_,
-           std::string("INSERT INTO trials (session_id, device_id, kernel, source_hash, workload, problem, "
-                       "problem_elements, config_json, config_hash, status, median_ns, min_ns, spread, samples, "
-                       "compile_ms, verify_ms, log, protocol, gbps, created_at, measured_by, sample_ns) "
-                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
-                       "?18, ?19, COALESCE(NULLIF(?20, ''), ") +
-               kNowSql +
-               "), ?21, ?22) ON CONFLICT (kernel, source_hash, device_id, workload, problem, config_hash) DO NOTHING");
-    q.bind_id(1, t.session_id).bind(2, t.device_id).bind(3, t.kernel).bind(4, t.source_hash);
-    q.bind(5, t.workload).bind(6, t.problem).bind(7, t.problem_elements).bind(8, t.config_json);
-    q.bind(9, t.config_hash).bind(10, to_string(t.m.status)).bind(11, t.m.median_ns).bind(12, t.m.min_ns);
-    q.bind(13, t.m.spread).bind(14, t.m.samples).bind(15, t.m.compile_ms).bind(16, t.m.verify_ms);
-    q.bind(17, t.m.log).bind(18, t.m.protocol).bind(19, t.gbps).bind(20, t.created_at);
-    q.bind(21, t.m.measured_by).bind(22, format_samples(t.m.sample_ns));
-    q.run();
-    inserted = sqlite3_changes(db_) == 1;
-  }
-  if (inserted) {
-    t.id = sqlite3_last_insert_rowid(db_);
-    Stmt q(db_, path_, "SELECT created_at FROM trials WHERE id = ?1");
-    q.bind(1, t.id);
-    if (q.step()) t.created_at = q.text(0);
-    return true;
-  }
-  Stmt q(db_, path_,
-         "SELECT id FROM trials WHERE kernel = ?1 AND source_hash = ?2 AND device_id = ?3 AND workload = ?4 "
-         "AND problem = ?5 AND config_hash = ?6");
-  q.bind(1, t.kernel).bind(2, t.source_hash).bind(3, t.device_id).bind(4, t.workload).bind(5, t.problem);
-  q.bind(6, t.config_hash);
-  if (!q.step()) throw DbError("database " + path_ + ": trial was neither inserted nor found");
-  t.id = q.int64(0);
-  return false;
-}
-
-std::optional<TrialRow> Database::find_trial(const std::string& kernel, const std::string& source_hash,
-                                             std::int64_t device_id, const std::string& workload,
-                                             const std::string& problem, const std::string& config_hash) const {
-  Stmt q(db_, path_,
-         std::string("SELECT ") + kTrialColumns +
-             " FROM trials WHERE kernel = ?1 AND source_hash = ?2 AND device_id = ?3 AND workload = ?4 "
-             "AND problem = ?5 AND config_hash = ?6");
-  q.bind(1, kernel).bind(2, source_hash).bind(3, device_id).bind(4, workload).bind(5, problem);
-  q.bind(6, config_hash);
-  if (!q.step()) return std::nullopt;
-  return read_trial(q, path_);
-}
-
-std::vector<TrialRow> Database::trials(const TrialFilter& f) const {
-  std::string sql = std::string("SELECT ") + kTrialColumns + " FROM trials";
-  std::vector<std::string> where;
-  int n = 0;
-  auto param = [&](const char* column) { where.push_back(std::string(column) + " = ?" + std::to_string(++n)); };
-  if (f.kernel) param("kernel");
-  if (f.source_hash) param("source_hash");
-  if (f.device_id) param("device_id");
-  if (f.workload) param("workload");
-  if (f.problem) param("problem");
-  if (f.session_id) param("session_id");
-  if (f.ok_only) where.push_back("status = 'ok'");
-  for (std::size_t i = 0; i < where.size(); ++i) sql += (i == 0 ? " WHERE " : " AND ") + where[i];
-  sql += f.by_time ? " ORDER BY status <> 'ok', median_ns IS NULL, median_ns, id" : " ORDER BY id";
-  if (f.limit > 0) sql += " LIMIT ?" + std::to_string(++n);
-
-  Stmt q(db_, path_, sql);
-  int i = 0;
-  if (f.kernel) q.bind(++i, *f.kernel);
-  if (f.source_hash) q.bind(++i, *f.source_hash);
-  if (f.device_id) q.bind(++i, *f.device_id);
-  if (f.workload) q.bind(++i, *f.workload);
-  if (f.problem) q.bind(++i, *f.problem);
-  if (f.session_id) q.bind(++i, *f.session_id);
-  if (f.limit > 0) {
-    const auto limit = f.limit > static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max())
-                           ? std::numeric_limits<std::int64_t>::max()
-                           : static_cast<std::int64_t>(f.limit);
-    q.bind(++i, limit);
-  }
-  std::vector<TrialRow> out;
-  while (q.step()) out.push_back(read_trial(q, path_));
-  return out;
 }
 
 // ---- binaries ----

@@ -1,5 +1,5 @@
 // Internal to db/: the SQLite error mapping and the prepared-statement wrapper shared by the database's
-// files (database.cpp, merge.cpp). Not installed; nothing outside db/ includes it.
+// files (database.cpp, trials.cpp, merge.cpp). Not installed; nothing outside db/ includes it.
 #pragma once
 #include <sqlite3.h>
 
@@ -14,6 +14,9 @@
 #include "tuner/core/error.hpp"
 
 namespace autotune::db::detail {
+
+/// ISO-8601 UTC with milliseconds, e.g. 2024-05-01T12:34:56.789Z.
+constexpr const char* kNowSql = "strftime('%Y-%m-%dT%H:%M:%fZ','now')";
 
 /// How long SQLite's busy handler waits for a lock before returning SQLITE_BUSY.
 constexpr int kBusyTimeoutMs = 10000;

@@ -13,6 +13,7 @@
 
 #include "db/database.hpp"
 #include "tests/cli_support.hpp"
+#include "tests/test_support.hpp"
 #include "tests/tools/child_process.hpp"
 
 namespace {
@@ -290,4 +291,30 @@ TEST_CASE("cli: the default strategy under a limit, warm starts from other sizes
   CHECK(j["screen"]["configs"].get<int>() > 0);
   std::remove(db.c_str());
   std::remove(json.c_str());
+}
+
+TEST_CASE("cli: best and summary take --objective, a recording without NVML has no energy answer",
+          "[cpu][cli][observer]") {
+  const std::string rec = autotune_test::data_dir() + "/recorded_h200.db";
+  const std::string cell = " reduction --n 67108864 --dtype float32 --op sum";
+  autotune_test::Run t = autotune_test::run_cli("--db " + rec + " best" + cell + " --json");
+  INFO(t.out);
+  REQUIRE(t.code == 0);
+  auto j = nlohmann::json::parse(t.out);
+  CHECK(j["objective"] == "time");
+  CHECK(j["objective_value"].get<double>() == j["median_ns"].get<double>());
+  CHECK(j["observed"].is_null());
+
+  autotune_test::Run e = autotune_test::run_cli("--db " + rec + " best" + cell + " --json --objective energy");
+  INFO(e.out);
+  REQUIRE(e.code == 0);
+  auto k = nlohmann::json::parse(e.out);
+  CHECK(k["objective"] == "energy");
+  CHECK(k["match"] == "spec_default");
+  CHECK_THAT(k["note"].get<std::string>(), Catch::Contains("lack the power or energy"));
+
+  CHECK(autotune_test::run_cli("--db " + rec + " best" + cell + " --objective power").code != 0);
+  autotune_test::Run s = autotune_test::run_cli("--db " + rec + " summary" + cell + " --by BLOCK_SIZE --objective edp");
+  CHECK(s.code == 0);
+  CHECK_THAT(s.out, Catch::Contains("ranked by edp"));
 }

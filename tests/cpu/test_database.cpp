@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "db_support.hpp"
+#include "test_support.hpp"
 #include "tuner/core/error.hpp"
 
 using namespace autotune;
@@ -23,87 +25,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// A unique path in the temp directory; removes the file and its WAL/SHM companions on destruction.
-struct TempPath {
-  std::string path;
-  explicit TempPath(const std::string& tag) {
-    static std::atomic<int> counter{0};
-    path = (fs::temp_directory_path() /
-            ("autotune_test_db_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + "_" + tag))
-               .string();
-    remove_all();
-  }
-  ~TempPath() { remove_all(); }
-  void remove_all() const {
-    std::error_code ec;
-    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(path + suffix, ec);
-  }
-};
-
-std::vector<char> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<char>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_bytes(const std::string& path, const std::vector<char>& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-
-/// Runs fn, expects a DbError whose message contains `needle`.
-template <class F>
-void require_db_error(F&& fn, const std::string& needle) {
-  try {
-    fn();
-    FAIL("expected DbError containing: " << needle);
-  } catch (const DbError& e) {
-    INFO("message: " << e.what());
-    CHECK(std::string(e.what()).find(needle) != std::string::npos);
-  }
-}
-
-DeviceInfo sample_device(const std::string& uuid = "GPU-1234abcd") {
-  DeviceInfo d;
-  d.name = "NVIDIA H200";
-  d.cc = 90;
-  d.sm_count = 132;
-  d.max_threads_per_block = 1024;
-  d.max_shared_memory_per_block = 49152;
-  d.max_shared_memory_per_block_optin = 232448;
-  d.warp_size = 32;
-  d.l2_bytes = 52428800;
-  d.total_memory = 150ull * 1024 * 1024 * 1024;
-  d.driver_version = 13000;
-  d.uuid = uuid;
-  d.clock_khz = 1980000;
-  d.memory_clock_khz = 3201000;
-  d.memory_bus_width = 6144;
-  return d;
-}
-
-TrialRow sample_trial(std::int64_t device_id, const std::string& config_hash, TrialStatus status = TrialStatus::ok,
-                      double median_ns = 1000) {
-  TrialRow t;
-  t.device_id = device_id;
-  t.kernel = "reduction";
-  t.source_hash = "00112233aabbccdd";
-  t.workload = "float32/sum";
-  t.problem = "n=67108864";
-  t.problem_elements = 67108864;
-  t.config_json = "{\"BLOCK_SIZE\":256}";
-  t.config_hash = config_hash;
-  t.m.status = status;
-  t.m.median_ns = median_ns;
-  t.m.min_ns = median_ns * 0.9;
-  t.m.spread = 0.02;
-  t.m.samples = 50;
-  t.m.compile_ms = 123.5;
-  t.m.verify_ms = 4.25;
-  t.m.log = status == TrialStatus::ok ? "" : "error: something";
-  t.m.protocol = "events;warmup=3;l2=flush";
-  t.gbps = 268.4;
-  return t;
-}
+using autotune_test::read_bytes;
+using autotune_test::require_db_error;
+using autotune_test::sample_device;
+using autotune_test::sample_trial;
+using autotune_test::TempPath;
+using autotune_test::write_bytes;
 
 /// A valid autotune database file at path with a device and a few trials (several pages).
 void make_database(const std::string& path, int trials = 200) {
@@ -742,3 +669,4 @@ TEST_CASE("database: an empty existing file is initialised", "[cpu][db]") {
   CHECK(db->schema_version() == current_schema_version());
   CHECK(db->integrity_ok());
 }
+

@@ -482,3 +482,35 @@ TEST_CASE("a user spec's imported trials carry the source hash 'imported'", "[cp
     std::remove((f + "-shm").c_str());
   }
 }
+
+TEST_CASE("T4 export carries the observed quantities of a trial", "[cpu][interop][observer]") {
+  TuningSpec spec = TuningSpec::from_json_text(R"J({
+    "name": "k", "family": "synthetic", "source": "none.cu", "kernels": ["k"],
+    "parameters": [{"name": "A", "values": [1, 2, 4], "default": 2}],
+    "problem": {"dims": ["n"], "sizes": [{"n": 1000}]}, "workloads": ["float32"]})J", ".", false);
+  auto db = db::Database::open(":memory:");
+  sim::SyntheticBackend be;
+  be.simulate_power([](const Config& c) { return 100.0 * static_cast<double>(c.at("A")); },
+                    [](const Config& c) { return c.at("A") == 4; });
+  session::Options opt;
+  opt.bytes_moved = 4000;
+  session::run(spec, be, *db, spec.workloads.front(), spec.problem_sizes.front(), opt);
+  auto j = nlohmann::json::parse(session::export_t4(*db, {}));
+  REQUIRE(j["results"].size() == 3);
+  for (const auto& r : j["results"]) {
+    std::map<std::string, nlohmann::json> m;
+    for (const auto& x : r["measurements"]) m[x["name"].get<std::string>()] = x;
+    const double a = r["configuration"]["A"].get<double>();
+    REQUIRE(m.count("nvml_power"));
+    CHECK(m["nvml_power"]["value"].get<double>() == Approx(100 * a));
+    CHECK(m["nvml_power"]["unit"] == "W");
+    REQUIRE(m.count("nvml_energy"));
+    CHECK(m["nvml_energy"]["unit"] == "J");
+    CHECK(m["core_freq"]["value"].get<double>() == 1980);
+    CHECK(m["mem_freq"]["unit"] == "MHz");
+    CHECK(m["temperature"]["value"].get<double>() == 50);
+    CHECK(m.count("GB/s/W"));
+    CHECK(r["autotune"]["observer"] == "synthetic");
+    CHECK(r["autotune"]["throttled"].get<bool>() == (a == 4));
+  }
+}

@@ -214,8 +214,11 @@ TEST_CASE("database: an older file opened read-only is read through a migrated c
     auto d = db->upsert_device(device("NVIDIA H100 80GB HBM3", "GPU-1"));
     auto t = trial(d, "64", 50.0);
     db->insert_trial(t);
-    // Back to schema 1: what migrations 3 and 2 added removed, the version set back.
-    db->exec("ALTER TABLE trials DROP COLUMN sample_ns");
+    // Back to schema 1: what migrations 4, 3 and 2 added removed, the version set back.
+    for (const char* c : {"sm_clock_mhz", "sm_clock_min_mhz", "mem_clock_mhz", "mem_clock_min_mhz", "power_w",
+                          "energy_j", "temperature_c", "power_limit_w", "throttle_reasons", "throttled", "observer",
+                          "sample_ns"})
+      db->exec(std::string("ALTER TABLE trials DROP COLUMN ") + c);
     db->exec("DROP TABLE kernel_specs");
     db->exec("ALTER TABLE trials DROP COLUMN measured_by");
     db->exec("ALTER TABLE sessions DROP COLUMN origin");
@@ -244,12 +247,16 @@ TEST_CASE("database: migration 3 adds the kept timings and the spec stubs to a f
     auto d = db->upsert_device(device("NVIDIA H100 80GB HBM3", "GPU-1"));
     auto t = trial(d, "64", 50.0);
     db->insert_trial(t);
-    db->exec("ALTER TABLE trials DROP COLUMN sample_ns");
+    // Back to schema 2: what migrations 4 and 3 added removed, the version set back.
+    for (const char* c : {"sm_clock_mhz", "sm_clock_min_mhz", "mem_clock_mhz", "mem_clock_min_mhz", "power_w",
+                          "energy_j", "temperature_c", "power_limit_w", "throttle_reasons", "throttled", "observer",
+                          "sample_ns"})
+      db->exec(std::string("ALTER TABLE trials DROP COLUMN ") + c);
     db->exec("DROP TABLE kernel_specs");
     db->exec("PRAGMA user_version = 2");
   }
   auto db = Database::open(path);
-  CHECK(db->schema_version() == 3);
+  CHECK(db->schema_version() == autotune::db::current_schema_version());
   REQUIRE(db->trials({}).size() == 1);
   CHECK(db->trials({})[0].m.sample_ns.empty());
   auto d = db->devices().front().id;

@@ -2,6 +2,7 @@
 #include "tuner/cli/kernel_resolver.hpp"
 #include "tuner/cli/problem_flags.hpp"
 #include "tuner/cli/shared.hpp"
+#include "tuner/cli/observed.hpp"
 
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include <sstream>
 
 #include "db/database.hpp"
+#include "db/ranking.hpp"
 #include "search/strategy.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/cuda/runtime.hpp"
@@ -147,7 +149,7 @@ void register_commands(CLI::App& app, Globals& g) {
 
   // ---- summary
   struct SummaryArgs {
-    std::string kernel, by, device_name;
+    std::string kernel, by, device_name, objective = "time";
     ProblemFlags pf;
   };
   auto sa = std::make_shared<SummaryArgs>();
@@ -156,6 +158,7 @@ void register_commands(CLI::App& app, Globals& g) {
   sa->pf.add(summary);
   summary->add_option("--by", sa->by, "parameter to group by (default: the first parameter)");
   summary->add_option("--device", sa->device_name, "device name (default: the only recorded one)");
+  add_objective_option(summary, sa->objective, "rank by this objective");
   summary->callback([&g, sa] {
     g.run = [&g, sa] {
       TuningSpec spec = resolve_kernel(sa->kernel, {g.db_path});
@@ -174,11 +177,11 @@ void register_commands(CLI::App& app, Globals& g) {
                                       : "several devices recorded in " + g.db_path + ": choose one with --device");
       const auto& dev = devs.front();
       auto f = db::TrialFilter::cell(spec.name, spec.source_hash(), dev.id, w.key(), p.key());
-      f.by_time = true;
-      auto rows = db->trials(f);
+      const Objective objective = objective_from_string(sa->objective);
+      auto rows = db::rank_trials(db->trials(f), objective, true);
       if (rows.empty() && spec.source_hash() != kImportedSourceHash) {  // a user spec's imported rows
         f.source_hash = kImportedSourceHash;
-        rows = db->trials(f);
+        rows = db::rank_trials(db->trials(f), objective, true);
         if (!rows.empty())
           std::printf("note: imported trials (their kernel source is unknown, not necessarily the current one)\n");
       }
@@ -201,24 +204,45 @@ void register_commands(CLI::App& app, Globals& g) {
         first = false;
       }
       std::printf(")\ncopy bandwidth %.1f GB/s\n", dev.copy_gbps);
-      std::vector<std::pair<double, Value>> order;
-      for (const auto& [v, t] : best_by) order.push_back({t->m.median_ns, v});
-      std::sort(order.begin(), order.end());
-      std::printf("%-4s %-28s %12s %9s %8s  %s\n", "rank", by.c_str(), "median", "GB/s", "% copy", "best configuration");
-      int rank = 1;
-      for (const auto& [ns, v] : order) {
-        const auto* t = best_by[v];
-        std::string pct = dev.copy_gbps > 0 ? fmt("%.1f%%", 100.0 * t->gbps / dev.copy_gbps) : "-";
-        std::printf("%-4d %-28s %12s %9.1f %8s  %s\n", rank++, param->label(v).c_str(), fmt_time(ns).c_str(), t->gbps,
-                    pct.c_str(), Config::from_json(t->config_json).str(&spec.params).c_str());
+      std::vector<const db::TrialRow*> order;
+      for (const auto& [v, t] : best_by) order.push_back(t);
+      std::sort(order.begin(), order.end(), [&](const db::TrialRow* a, const db::TrialRow* b) {
+        return db::ranks_before(*a, *b, objective, true);
+      });
+      bool observed = false, throttled = false;
+      for (const auto* t : order) {
+        observed = observed || t->m.observed.observed();
+        throttled = throttled || t->m.observed.throttled();
       }
+      const std::string obs_header = observed ? " " + observation_header() : "";
+      std::printf("%-4s %-28s %12s %9s %8s%s  %s\n", "rank", by.c_str(), "median", "GB/s", "% copy", obs_header.c_str(),
+                  "best configuration");
+      int rank = 1;
+      for (const auto* t : order) {
+        const Value v = Config::from_json(t->config_json).at(by);
+        std::string pct = dev.copy_gbps > 0 ? fmt("%.1f%%", 100.0 * t->gbps / dev.copy_gbps) : "-";
+        const std::string cells = observed ? " " + observation_cells(t->m.observed) : "";
+        std::printf("%-4d %-28s %12s %9.1f %8s%s  %s\n", rank++, param->label(v).c_str(), fmt_time(t->m.median_ns).c_str(),
+                    t->gbps, pct.c_str(), cells.c_str(), Config::from_json(t->config_json).str(&spec.params).c_str());
+      }
+      if (objective != Objective::time) {
+        std::size_t have = 0;
+        for (const auto* t : order) have += std::isfinite(objective_cost(objective, t->m, t->gbps)) ? 1 : 0;
+        std::printf("ranked by %s\n", to_string(objective));
+        if (have < order.size())
+          std::printf("%zu of these rows lack the power or energy it needs (recorded without NVML): they rank last, "
+                      "by time\n", order.size() - have);
+      }
+      if (throttled)
+        std::printf("thr = yes: the clocks were throttled (power or thermal) while measuring; such rows rank after "
+                    "unthrottled ones\n");
       return 0;
     };
   });
 
   // ---- best
   struct BestArgs {
-    std::string kernel, device_name;
+    std::string kernel, device_name, objective = "time";
     int cc = 0;
     ProblemFlags pf;
     bool json = false;
@@ -234,6 +258,7 @@ void register_commands(CLI::App& app, Globals& g) {
                                    "is not recorded: the answer then falls back to other boards")
       ->check(CLI::PositiveNumber);
   best->add_flag("--json", ba->json, "print the answer as JSON");
+  add_objective_option(best, ba->objective, "what best means");
   best->callback([&g, ba] {
     g.run = [&g, ba] {
       TuningSpec spec = resolve_kernel(ba->kernel, {g.db_path});
@@ -243,6 +268,7 @@ void register_commands(CLI::App& app, Globals& g) {
       // The library degrades to the spec default on an unusable database; asked explicitly, the CLI says so.
       Lookup::Options lo;
       lo.warn = [](const std::string&) {};
+      lo.objective = objective_from_string(ba->objective);
       Lookup lk(g.db_path, lo);
       if (!lk.available()) throw DbError(lk.error());
       DeviceInfo dev;
@@ -291,6 +317,14 @@ void register_commands(CLI::App& app, Globals& g) {
         j["measured_on"] = {{"device", a.device}, {"cc", a.device_cc}, {"problem", a.problem}, {"session", a.session_id}};
         j["median_ns"] = a.median_ns;
         j["gbps"] = a.gbps;
+        j["objective"] = to_string(a.objective);
+        if (a.match != lookup::Match::spec_default) {
+          Measurement m;
+          m.median_ns = a.median_ns;
+          m.observed = a.observed;
+          j["objective_value"] = json_number(objective_value(a.objective, m, a.gbps));
+        }
+        j["observed"] = observation_json(a.observed, a.gbps);
         if (a.match == lookup::Match::same_cc || a.match == lookup::Match::same_arch)
           j["group"] = {{"relative_time", a.relative_time}, {"cells_covered", a.cells_covered},
                         {"cells_total", a.cells_total}};
@@ -303,6 +337,16 @@ void register_commands(CLI::App& app, Globals& g) {
         if (a.match != lookup::Match::spec_default)
           std::printf("measured on %s at %s: %s, %.1f GB/s (session %lld)\n", a.device.c_str(), a.problem.c_str(),
                       fmt_time(a.median_ns).c_str(), a.gbps, static_cast<long long>(a.session_id));
+        if (a.observed.observed()) {
+          const Observation& o = a.observed;
+          std::printf("observed: %s, %s per run, %.2f GB/s/W, SM clock %.0f MHz (min %.0f), memory %.0f MHz, %.0f C, "
+                      "throttle reasons: %s\n",
+                      std::isfinite(o.power_w) ? fmt("%.1f W", o.power_w).c_str() : "power -",
+                      format_objective(Objective::energy, o.energy_j).c_str(),
+                      o.power_w > 0 ? a.gbps / o.power_w : 0.0, o.sm_clock_mhz, o.sm_clock_min_mhz, o.mem_clock_mhz,
+                      o.temperature_c, throttle_reason_names(o.throttle_reasons).c_str());
+        }
+        if (a.objective != Objective::time) std::printf("best by %s\n", to_string(a.objective));
         if (a.match == lookup::Match::same_cc || a.match == lookup::Match::same_arch)
           std::printf("group default: %.3f x the best time on average over %d of %d (board, size) cells\n",
                       a.relative_time, a.cells_covered, a.cells_total);

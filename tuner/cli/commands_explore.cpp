@@ -50,7 +50,7 @@ void register_explore_commands(CLI::App& app, Globals& g) {
     ProblemFlags pf;
     std::string block_sizes, blocks_per_sm;
     std::vector<std::string> fix;
-    std::string plot, from, device_name;
+    std::string plot, power_plot, from, device_name;
     bool simulate = false, plan_only = false, no_flush = false;
     double tolerance = 3.0, timeout = 0;
     std::uint64_t seed = 1;
@@ -67,6 +67,8 @@ void register_explore_commands(CLI::App& app, Globals& g) {
   ex->add_option("--fix", ea->fix, "PARAM=VALUE for a parameter that is not swept (repeatable; default: the best known configuration, else the spec default)");
   ex->add_option("--tolerance", ea->tolerance, "percent of the best within which a point counts as peak")->capture_default_str()->check(CLI::Range(0.0, 50.0));
   ex->add_option("--plot", ea->plot, "write the chart (GB/s against blocks per SM, one line per block size) to this SVG file");
+  ex->add_option("--power-plot", ea->power_plot,
+                 "write GB/s against board power (one line per block size; needs NVML) to this SVG file");
   ex->add_flag("--plan-only", ea->plan_only, "print the planned points (validity, geometry, theoretical occupancy) without running them");
   ex->add_flag("--simulate", ea->simulate, "answer every point from recorded trials instead of the GPU");
   ex->add_option("--from", ea->from, "database to replay with --simulate (default: --db)");
@@ -196,6 +198,15 @@ void register_explore_commands(CLI::App& app, Globals& g) {
       if (!ea->plot.empty()) {
         write_file(ea->plot, explore::explore_chart_svg(r));
         std::printf("chart written to %s\n", ea->plot.c_str());
+      }
+      if (!ea->power_plot.empty()) {
+        const std::string svg = explore::power_chart_svg(r);
+        if (svg.empty()) {
+          std::printf("no power recorded for these points (NVML unavailable?): %s not written\n", ea->power_plot.c_str());
+        } else {
+          write_file(ea->power_plot, svg);
+          std::printf("power chart written to %s\n", ea->power_plot.c_str());
+        }
       }
       if (r.session_id) std::printf("session %lld recorded in %s\n", static_cast<long long>(r.session_id), g.db_path.c_str());
       return ea->plan_only || r.verdict.measured > 0 ? 0 : 1;

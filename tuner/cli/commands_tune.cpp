@@ -15,6 +15,7 @@
 #include "tuner/cli/commands.hpp"
 #include "tuner/cli/kernel_resolver.hpp"
 #include "tuner/cli/problem_flags.hpp"
+#include "tuner/cli/observed.hpp"
 #include "tuner/cli/shared.hpp"
 #include "tuner/cli/tune.hpp"
 #ifdef AUTOTUNE_WITH_MPI
@@ -36,7 +37,8 @@ struct ProgressState {
   std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now() - std::chrono::hours(1);
 };
 
-void print_progress(const session::Progress& p, bool tty, const std::string& tag, ProgressState& st) {
+void print_progress(const session::Progress& p, bool tty, const std::string& tag, ProgressState& st,
+                    Objective objective) {
   auto& last = st.last;
   auto now = std::chrono::steady_clock::now();
   bool final = p.done >= p.total;
@@ -49,6 +51,7 @@ void print_progress(const session::Progress& p, bool tty, const std::string& tag
   std::string line = tag + "[" + bar + "] " + std::to_string(p.done) + "/" + std::to_string(p.total);
   if (p.failed) line += " (" + std::to_string(p.failed) + " failed)";
   if (p.best_ns > 0) line += "  best " + fmt_time(p.best_ns);
+  if (p.best_ns > 0 && objective != Objective::time) line += " (" + format_objective(objective, p.best_value) + ")";
   if (p.eta_s >= 0 && !final) line += "  ETA " + fmt("%.0fs", p.eta_s);
   if (tty) std::cerr << "\r" << line << "\033[K" << std::flush;
   else std::cerr << line << "\n";
@@ -56,13 +59,19 @@ void print_progress(const session::Progress& p, bool tty, const std::string& tag
 }
 
 void print_table(std::FILE* out, const TuningSpec& spec, const std::vector<db::TrialRow>& rows, double copy_gbps) {
-  std::fprintf(out, "%-4s %12s %12s %8s %9s %8s  %s\n", "rank", "median", "min", "spread", "GB/s", "% copy", "configuration");
+  bool observed = false;
+  for (const auto& t : rows) observed = observed || t.m.observed.observed();
+  const std::string obs_header = observed ? " " + observation_header() : "";
+  std::fprintf(out, "%-4s %12s %12s %8s %9s %8s%s  %s\n", "rank", "median", "min", "spread", "GB/s", "% copy",
+               obs_header.c_str(), "configuration");
   int rank = 1;
   for (const auto& t : rows) {
     Config c = Config::from_json(t.config_json);
     std::string pct = copy_gbps > 0 && t.gbps > 0 ? fmt("%.1f%%", 100.0 * t.gbps / copy_gbps) : "-";
-    std::fprintf(out, "%-4d %12s %12s %7.1f%% %9.1f %8s  %s\n", rank++, fmt_time(t.m.median_ns).c_str(),
-                fmt_time(t.m.min_ns).c_str(), 100 * t.m.spread, t.gbps, pct.c_str(), c.str(&spec.params).c_str());
+    const std::string cells = observed ? " " + observation_cells(t.m.observed) : "";
+    std::fprintf(out, "%-4d %12s %12s %7.1f%% %9.1f %8s%s  %s\n", rank++, fmt_time(t.m.median_ns).c_str(),
+                 fmt_time(t.m.min_ns).c_str(), 100 * t.m.spread, t.gbps, pct.c_str(), cells.c_str(),
+                 c.str(&spec.params).c_str());
   }
 }
 
@@ -140,8 +149,10 @@ nlohmann::json stats_json(const TuningSpec& spec, const Workload& w, const Probl
                    {"config_values", nlohmann::json::parse(row.config_json)},
                    {"label", Config::from_json(row.config_json).str(&spec.params)},
                    {"median_ns", row.m.median_ns},
+                   {"gbps", row.gbps},
                    {"samples", row.m.samples},
-                   {"protocol", row.m.protocol}});
+                   {"protocol", row.m.protocol},
+                   {"observed", observation_json(row.m.observed, row.gbps)}});
   j["top"] = top;
   j["best"] = top.empty() ? nlohmann::json() : top.front();
   return j;
@@ -215,6 +226,8 @@ LocalBackend make_local_backend(const TuneArgs& ta, const TuningSpec& spec,
   to.compile_processes = !ta.compile_in_process;
   to.device = gpu;
   to.verify = ta.verify == "host" ? cuda::TimingOptions::Verify::host : cuda::TimingOptions::Verify::device;
+  to.observe = !ta.no_observe;
+  to.energy_ms = ta.energy_ms;
   if (!ta.binary_cache.empty()) lb.cache_db = db::Database::open(ta.binary_cache);
   else if (!cache_into) lb.cache_db = db::Database::open(":memory:");
   lb.cache = std::make_unique<DbBinaryCache>(lb.cache_db ? *lb.cache_db : *cache_into);
@@ -240,6 +253,10 @@ int tune_with(const TuneArgs& ta, const TuningSpec& spec, const std::shared_ptr<
             << ", results in " << db_path << "\n";
 
   session::Options opt;
+  opt.objective = objective_from_string(ta.objective);
+  if (needs_power(opt.objective) && (ta.no_observe || ta.energy_ms <= 0) && !ta.simulate)
+    throw UsageError(std::string("--objective ") + ta.objective + " needs the energy window: drop --no-observe and "
+                     "--energy-ms 0");
   opt.strategy = strategy;
   opt.strategy_options = parse_options(ta.strategy_options);
   opt.seed = ta.seed;
@@ -250,7 +267,7 @@ int tune_with(const TuneArgs& ta, const TuningSpec& spec, const std::shared_ptr<
   std::vector<TracePoint> trace;
   std::string phase = "target";
   opt.on_progress = [&](const session::Progress& pr) {
-    print_progress(pr, tty, tag, progress_state);
+    print_progress(pr, tty, tag, progress_state, opt.objective);
     if (trace.empty() || trace.back().phase != phase || pr.best_ns != trace.back().best_ns ||
         pr.done != trace.back().done)
       trace.push_back({since_start(), pr.done, pr.best_ns, phase});
@@ -318,6 +335,10 @@ int tune_with(const TuneArgs& ta, const TuningSpec& spec, const std::shared_ptr<
   if (r.copy_gbps > 0)
     std::fprintf(out, "device-to-device copy: %.1f GB/s (bytes read + written), measured in this run\n", r.copy_gbps);
   if (!r.verification.empty()) std::fprintf(out, "verification: %s\n", r.verification.c_str());
+  if (!backend.observer_note().empty())
+    std::fprintf(out, "no clocks, power or energy recorded: %s\n", backend.observer_note().c_str());
+  if (opt.objective != Objective::time)
+    std::fprintf(out, "objective: %s (the table is ranked by it)\n", ta.objective.c_str());
   std::fprintf(out, "%s\n", time_split_line(r).c_str());
   if (!ta.stats_json.empty()) {
     nlohmann::json j = stats_json(spec, w, p, dev, strategy, r, db);
@@ -422,6 +443,14 @@ void register_tune_command(CLI::App& app, Globals& g) {
       ->check(CLI::PositiveNumber);
   tune->add_option("--warmup", ta->warmup, "untimed runs before sampling")->capture_default_str()->check(CLI::Range(0, 1000));
   tune->add_flag("--no-flush-l2", ta->no_flush, "do not flush the L2 cache before each sample");
+  add_objective_option(tune, ta->objective, "what the strategy minimises and the table ranks by");
+  tune->add_option("--energy-ms", ta->energy_ms,
+                   "after the samples, run each configuration back to back for about this long between two readings "
+                   "of NVML's energy counter, for its energy per run (0 = no energy window)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 60000.0));
+  tune->add_flag("--no-observe", ta->no_observe,
+                 "record time only: no NVML clocks, power, energy or throttle reasons (also AUTOTUNE_NVML=off)");
   tune->add_option("--verify", ta->verify,
                    "where outputs are compared with the expected values: device (comparison kernels on the GPU, only "
                    "a verdict comes back) or host (outputs copied back and compared on the CPU)")

@@ -34,6 +34,9 @@ struct TuneArgs {
   bool no_flush = false, simulate = false, compile_in_process = false;
   double simulate_delay_ms = 0;
   std::string verify = "device";
+  std::string objective = "time";  // what the strategy minimises (time, energy, edp, gbps_per_watt)
+  double energy_ms = 100;          // the energy window after the samples (NVML's energy counter)
+  bool no_observe = false;         // no NVML clocks, power, energy
   std::size_t warm_start = 5;
   double screen = 0, screen_share = 0.3;
   std::string from, device_name, stats_json, binary_cache;

@@ -57,6 +57,9 @@ class Backend {
   /// How the prepared problem's outputs are verified, for the session's output (e.g. "device", or "host"
   /// with the reason); "" where the question does not apply (replayed or synthetic results).
   virtual std::string verification() const { return {}; }
+  /// Why trials carry no clocks, power or energy (e.g. "libnvidia-ml.so.1 cannot be loaded (...)"), once the
+  /// backend has timed a configuration; "" when they do or the question does not apply.
+  virtual std::string observer_note() const { return {}; }
 };
 
 }  // namespace autotune

@@ -1,5 +1,8 @@
 // The outcome of evaluating one configuration.
 #pragma once
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -21,6 +24,45 @@ const char* to_string(TrialStatus s);
 /// Throws std::invalid_argument for an unknown name.
 TrialStatus trial_status_from_string(const std::string& s);
 
+/// What the GPU did while a configuration was measured (NVML, tuner/cuda/nvml.hpp): clocks, power,
+/// energy, temperature and the reasons the clocks were held down. NaN = not observed (no NVML, the GPU does
+/// not report it, or the record predates observers). How it was taken: docs/energy.md.
+struct Observation {
+  double sm_clock_mhz = std::numeric_limits<double>::quiet_NaN();       // median of the samples, MHz
+  double sm_clock_min_mhz = std::numeric_limits<double>::quiet_NaN();   // lowest sample, MHz
+  double mem_clock_mhz = std::numeric_limits<double>::quiet_NaN();      // median, MHz
+  double mem_clock_min_mhz = std::numeric_limits<double>::quiet_NaN();  // lowest, MHz
+  double power_w = std::numeric_limits<double>::quiet_NaN();            // mean board power while running, W
+  double energy_j = std::numeric_limits<double>::quiet_NaN();           // board energy per run of the plan, J
+  double temperature_c = std::numeric_limits<double>::quiet_NaN();      // highest GPU temperature, degrees C
+  double power_limit_w = std::numeric_limits<double>::quiet_NaN();      // enforced board power limit, W
+  /// NVML clock event ("throttle") reason bits seen in any sample, OR-ed (kThrottle* below).
+  std::uint64_t throttle_reasons = 0;
+  /// How the values were taken, e.g. "nvml;energy=counter;runs=1200;window=101.3ms;samples=57"; "" = none.
+  std::string method;
+
+  bool observed() const { return !method.empty(); }
+  bool has_energy() const { return std::isfinite(energy_j) && energy_j > 0; }
+  /// The clocks were held down by a power cap, a thermal limit or a hardware slowdown while measuring:
+  /// such a time is not comparable with one taken at full clocks.
+  bool throttled() const;
+};
+
+/// NVML's clock event reason bits (nvmlClocksEventReason*, the values are NVML's ABI).
+constexpr std::uint64_t kThrottleGpuIdle = 0x1;
+constexpr std::uint64_t kThrottleApplicationClocks = 0x2;
+constexpr std::uint64_t kThrottleSwPowerCap = 0x4;
+constexpr std::uint64_t kThrottleHwSlowdown = 0x8;
+constexpr std::uint64_t kThrottleSyncBoost = 0x10;
+constexpr std::uint64_t kThrottleSwThermal = 0x20;
+constexpr std::uint64_t kThrottleHwThermal = 0x40;
+constexpr std::uint64_t kThrottleHwPowerBrake = 0x80;
+/// The reasons that make a measurement throttled: power and thermal limits, hardware slowdowns.
+constexpr std::uint64_t kThrottleFlagged =
+    kThrottleSwPowerCap | kThrottleHwSlowdown | kThrottleSwThermal | kThrottleHwThermal | kThrottleHwPowerBrake;
+/// "sw_power_cap,hw_thermal" for the set bits (unknown bits as hex); "none" for 0.
+std::string throttle_reason_names(std::uint64_t reasons);
+
 /// Timing of one configuration. Times in nanoseconds of one full launch plan.
 struct Measurement {
   TrialStatus status = TrialStatus::ok;
@@ -38,6 +80,7 @@ struct Measurement {
   /// The individual timings (ns) where they are kept: imports of files that carry them (Kernel Tuner's
   /// "times"); empty for trials measured here (median, min, spread and samples summarise them).
   std::vector<double> sample_ns;
+  Observation observed;   // clocks, power, energy (NaN/empty where not observed)
   bool ok() const { return status == TrialStatus::ok; }
 };
 

@@ -130,6 +130,7 @@ struct CudaBackend::Impl {
   HostBuffers outputs;            // verification outputs on the host path, reused (no allocation per trial)
   std::size_t inputs_end = 0;     // 64-byte aligned
   std::optional<double> copy_gbps;
+  std::string observer_note;  // why the GPU worker observes nothing (no NVML ...), from its first timing
   double best_run_seconds = 0;  // fastest verification run of a configuration that verified (0: none yet)
 
   CompilePipeline pipeline;
@@ -571,7 +572,10 @@ struct CudaBackend::Impl {
     q.warmup = opt.warmup;
     q.flush_l2 = opt.flush_l2;
     q.rule = sampling();
+    q.observe = opt.observe;
+    q.energy_ms = opt.observe ? opt.energy_ms : 0.0;
     const double time_limit = effective_timeout(opt, best_run_seconds) + opt.max_seconds_per_config +
+                              2.0 * q.energy_ms / 1e3 +
                               2.0 * (opt.warmup + std::min(opt.samples, std::max(opt.min_samples, 1))) * run_seconds;
     auto r = executor->call(q, time_limit);
     if (failed(r, m)) return;
@@ -584,6 +588,8 @@ struct CudaBackend::Impl {
     m.min_ns = ms.front() * 1e6;
     m.spread = median > 0 ? (stats::quantile_sorted(ms, 0.9) - stats::quantile_sorted(ms, 0.1)) / median : 0.0;
     m.samples = static_cast<int>(ms.size());
+    m.observed = r.body.observed;
+    if (!r.body.observer_note.empty() && observer_note.empty()) observer_note = r.body.observer_note;
   }
 
   double copy_bandwidth() {
@@ -628,5 +634,6 @@ void CudaBackend::prefetch(const std::vector<Config>& configs) { impl_->prefetch
 BackendStats CudaBackend::stats() const { return impl_->stats(); }
 
 std::string CudaBackend::verification() const { return impl_->verification; }
+std::string CudaBackend::observer_note() const { return impl_->observer_note; }
 
 }  // namespace autotune::cuda

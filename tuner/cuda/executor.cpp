@@ -3,13 +3,17 @@
 #include "tuner/cuda/executor.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <vector>
 
+#include "tuner/core/stats.hpp"
 #include "tuner/cuda/device_kernels.hpp"
 #include "tuner/cuda/driver.hpp"
 #include "tuner/cuda/messages.hpp"
+#include "tuner/cuda/observer.hpp"
 #include "tuner/cuda/plan_binding.hpp"
 #include "tuner/cuda/worker_process.hpp"
 
@@ -21,6 +25,8 @@ constexpr std::size_t kGiB = std::size_t{1} << 30;
 constexpr int kCopyWarmup = 3;
 constexpr int kCopySamples = 15;
 constexpr unsigned char kPoisonByte = 0xFF;  // NaN for floats, -1 for signed integers
+/// Most runs of one energy window (a kernel of 1 us at a 100 ms window needs 10^5).
+constexpr std::uint64_t kMaxEnergyRuns = 1000000;
 
 struct DeviceBuffer {
   CUdeviceptr ptr = 0;
@@ -66,8 +72,12 @@ struct Executor::State {
   std::vector<std::uintptr_t> addresses;         // of plan.buffers, in order (CUdeviceptr values)
   std::vector<double> samples_ms;                // of the timing request, reused
   std::vector<std::pair<CUevent, CUevent>> sample_events;  // start and end of each sample, created on demand
+  std::unique_ptr<Observer> observer;            // NVML, opened on the first observed timing
+  bool observer_tried = false;
+  std::string observer_note;                     // why there is no observer
 
   ~State() {
+    observer.reset();
     if (ctx == nullptr || lost) return;  // after a fault the context is unusable; the process ends soon
     d->ctx_set_current(ctx);
     unload_quietly();
@@ -351,6 +361,8 @@ struct Executor::State {
       check(d->memset_d32_async(flush.ptr, 0x3f800000u, flush.bytes / 4, stream), "cuMemsetD32Async");
     }
     for (int i = 0; i < warmup; ++i) run_steps();
+    Observer* obs = q.observe ? observer_of_device() : nullptr;
+    if (obs != nullptr) obs->start(std::chrono::microseconds(std::max(100, q.observe_interval_us)));
     // The first min_samples samples are queued back to back with one synchronisation; after that one at a
     // time, since each further sample depends on whether the rule is satisfied.
     std::vector<double>& ms = samples_ms;
@@ -377,10 +389,39 @@ struct Executor::State {
       queue_sample(i);
       collect(i, i + 1);
     }
-    unload();
     TimeRequest::Reply reply;
+    if (obs != nullptr) {
+      if (q.energy_ms > 0) energy_window(*obs, q.energy_ms);
+      reply.observed = obs->stop();
+    }
+    reply.observer_note = q.observe ? observer_note : "";
+    unload();
     reply.samples_ms = ms;
     return reply;
+  }
+
+  /// The observer of this GPU, opened on first use; nullptr (and observer_note) without NVML.
+  Observer* observer_of_device() {
+    if (!observer_tried) {
+      observer_tried = true;
+      std::string why;
+      if (const Nvml* api = nvml(&why)) observer = Observer::open(*api, info.uuid, &why);
+      if (observer == nullptr) observer_note = why;
+    }
+    return observer.get();
+  }
+
+  /// Back-to-back runs of the loaded plan (no L2 flush: the tool's own traffic is not charged to the kernel)
+  /// for about window_ms, estimated from the median sample, between two readings of the energy counter.
+  void energy_window(Observer& obs, double window_ms) {
+    const double median_ms = std::max(1e-4, stats::median(samples_ms));
+    const auto runs = static_cast<std::uint64_t>(
+        std::clamp(std::ceil(window_ms / median_ms), 1.0, static_cast<double>(kMaxEnergyRuns)));
+    check(d->stream_synchronize(stream), "cuStreamSynchronize");
+    obs.energy_begin();
+    for (std::uint64_t i = 0; i < runs; ++i) run_steps();
+    check(d->stream_synchronize(stream), "cuStreamSynchronize");
+    obs.energy_end(runs);
   }
 
   /// Evicts the L2 before a timed run: with the flush kernel, by reading the 2x L2 buffer (no dirty line is

@@ -17,6 +17,7 @@
 #include "tuner/core/keys.hpp"
 #include "tuner/core/plan.hpp"
 #include "tuner/core/sampling.hpp"
+#include "tuner/core/trial.hpp"
 
 namespace autotune::cuda::detail {
 
@@ -119,6 +120,8 @@ void put(Writer& w, const CheckVerdict& v);
 void get(Reader& r, CheckVerdict& v);
 void put(Writer& w, const SamplingRule& v);
 void get(Reader& r, SamplingRule& v);
+void put(Writer& w, const Observation& v);
+void get(Reader& r, Observation& v);
 
 /// Accepts any field: for detecting types with a fields() list.
 struct AnyField {
@@ -273,19 +276,28 @@ struct LoadRunRequest {
 };
 
 /// Warm-up, then samples of the loaded plan between events (each after an L2 flush when flush_l2) until the
-/// rule is satisfied; unloads the module.
+/// rule is satisfied; with observe (and NVML on the worker's side), NVML samples meanwhile and, for
+/// energy_ms > 0, an energy window of back-to-back runs of about that long after the samples
+/// (observer.hpp); unloads the module.
 struct TimeRequest {
   static constexpr Op kOp = Op::time;
   struct Reply {
     std::vector<double> samples_ms;
+    Observation observed;  // method "" when nothing was observed
+    std::string observer_note;  // why nothing was observed (NVML missing ...), "" otherwise
     template <typename S, typename F>
-    static void fields(S& s, F&& f) { f(s.samples_ms); }
+    static void fields(S& s, F&& f) { f(s.samples_ms); f(s.observed); f(s.observer_note); }
   };
   std::int32_t warmup = 0;
   bool flush_l2 = true;
   SamplingRule rule;
+  bool observe = true;
+  double energy_ms = 0;
+  std::int32_t observe_interval_us = 2000;
   template <typename S, typename F>
-  static void fields(S& s, F&& f) { f(s.warmup); f(s.flush_l2); f(s.rule); }
+  static void fields(S& s, F&& f) {
+    f(s.warmup); f(s.flush_l2); f(s.rule); f(s.observe); f(s.energy_ms); f(s.observe_interval_us);
+  }
 };
 
 /// Unloads the module of load_run.

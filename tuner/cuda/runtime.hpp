@@ -89,6 +89,12 @@ struct TimingOptions {
   double stable_ci = 0.02;
   bool flush_l2 = true;      // overwrite a buffer of 2x the L2 size before each sample
   double max_seconds_per_config = 2.0;  // sampling stops early after this much GPU time (>= min_samples)
+  /// Observe clocks, power, temperature and throttle reasons through NVML while sampling (where NVML is
+  /// available; AUTOTUNE_NVML=off or a missing libnvidia-ml.so.1 measures time only). docs/energy.md.
+  bool observe = true;
+  /// After the samples, back-to-back runs for about this long between two readings of NVML's energy counter,
+  /// for the energy per run (the counter updates coarsely: a window of many runs). 0 = no energy window.
+  double energy_ms = 100.0;
   int jobs = 0;              // compile threads (0 = hardware concurrency)
   /// Each compile thread sends its NVRTC compilations to a compile worker process of its own
   /// (compile_in_worker); false: NVRTC runs on the compile threads themselves (slower with several threads).
@@ -147,6 +153,7 @@ class CudaBackend : public Backend {
   /// Where the prepared problem's outputs are compared: "device" or "host", with the reason when the device
   /// was asked for but cannot be used (e.g. "host (the adapter describes no comparison kernels)").
   std::string verification() const override;
+  std::string observer_note() const override;
 
  private:
   struct Impl;

@@ -7,6 +7,7 @@
 
 #include "tuner/core/error.hpp"
 #include "tuner/core/trial.hpp"
+#include "tuner/report/power_chart.hpp"
 #include "tuner/report/svg.hpp"
 
 namespace autotune::explore {
@@ -244,6 +245,23 @@ std::string format_report(const ExploreResult& r) {
     << "% of the best point of this sweep):\n";
   for (const auto& l : r.verdict.lines) o << "  - " << l << "\n";
   return o.str();
+}
+
+std::string power_chart_svg(const ExploreResult& r) {
+  report::PowerChartSpec c;
+  c.id = "explore-power-chart";
+  c.title = r.kernel + " " + r.workload.key() + " " + r.problem.key() + " on " + r.device.name + ": GB/s against power";
+  const std::string fixed = base_text(r, false);
+  c.subtitle = "fixed: " + (fixed.empty() ? std::string("-") : fixed) + "  |  one line per block size, points by power";
+  for (const auto& pr : r.points) {
+    if (!pr.m || !pr.m->ok()) continue;
+    const Observation& o = pr.m->observed;
+    std::string label = std::to_string(pr.point.block_size) + " threads";
+    if (r.plan.has_grid_param) label += " x " + std::to_string(pr.point.blocks_per_sm) + " x SMs";
+    c.points.push_back({o.power_w, pr.gbps, o.has_energy() ? o.energy_j : 0.0,
+                        std::to_string(pr.point.block_size) + " threads", label});
+  }
+  return report::power_chart_svg(c);
 }
 
 std::string explore_chart_svg(const ExploreResult& r) {

@@ -16,20 +16,12 @@
 #include <unordered_map>
 
 #include "db/database.hpp"
+#include "db/ranking.hpp"
+#include "tuner/lookup/levels.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/registry.hpp"
 
 namespace autotune {
-
-namespace {
-
-void append_int(std::string& out, long long v) {
-  char buf[24];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, r.ptr);
-}
-
-}  // namespace
 
 namespace lookup {
 
@@ -63,6 +55,8 @@ struct Row {
   std::string problem_key;
   double median_ns = 0;
   double gbps = 0;
+  double cost = 0;          // objective_cost: lower is better
+  Observation observed;
   std::int64_t session_id = 0;
 };
 
@@ -74,15 +68,26 @@ struct Cell {
   std::vector<std::size_t> rows;
 };
 
+}  // namespace
+
+namespace detail {
 struct Prepared {
   std::vector<Board> boards;
   std::vector<Row> rows;
   std::vector<Cell> cells;
   std::size_t stale_source = 0;  // another kernel source hash
   std::size_t stale_config = 0;  // configuration not valid in the current spec where it was measured
+  std::size_t unobserved = 0;    // lacking what the objective needs (energy, power)
+  Objective objective = Objective::time;
   std::map<std::int64_t, std::string> session_spec_hash;
   std::string spec_hash;
 };
+}  // namespace detail
+
+namespace {
+
+using detail::Prepared;
+using detail::Question;
 
 /// Variables of constraints other than the configuration's: device, workload and problem (make_bindings
 /// without a config), computed once per (board, problem) rather than once per row.
@@ -158,8 +163,9 @@ Closeness closeness(const Cell& c, const ProblemKey& q) {
           std::fabs(std::log2(std::max(1.0, e)) - std::log2(std::max(1.0, q.elements()))), e, &c.problem_key};
 }
 
-std::shared_ptr<Prepared> prepare(const db::Database& db, const TuningSpec& spec, const Workload& w) {
+std::shared_ptr<Prepared> prepare_rows(const db::Database& db, const TuningSpec& spec, const Workload& w, Objective o) {
   auto prep = std::make_shared<Prepared>();
+  prep->objective = o;
   prep->spec_hash = spec.spec_hash();
   const std::string source_hash = spec.source_hash();
 
@@ -184,12 +190,18 @@ std::shared_ptr<Prepared> prepare(const db::Database& db, const TuningSpec& spec
   std::vector<std::set<std::string>> cell_configs;
   std::map<std::pair<std::size_t, std::string>, Bindings> base_of;
   std::map<std::string, ProblemKey> problems;  // parsed and checked once per distinct key
-  for (auto& t : db.trials(f)) {
+  // Best first by the objective, unthrottled measurements before throttled ones.
+  for (auto& t : db::rank_trials(db.trials(f), o, true)) {
     if (t.source_hash != source_hash) {
       ++prep->stale_source;
       continue;
     }
     if (!(t.m.median_ns > 0) || !std::isfinite(t.m.median_ns)) continue;  // no time: not a candidate
+    const double cost = objective_cost(o, t.m, t.gbps);
+    if (!std::isfinite(cost)) {
+      ++prep->unobserved;
+      continue;
+    }
     auto bit = board_of_id.find(t.device_id);
     if (bit == board_of_id.end()) continue;
     Row r;
@@ -218,6 +230,8 @@ std::shared_ptr<Prepared> prepare(const db::Database& db, const TuningSpec& spec
     r.problem_key = r.problem.key();
     r.median_ns = t.m.median_ns;
     r.gbps = std::isfinite(t.gbps) ? t.gbps : 0;
+    r.cost = cost;
+    r.observed = t.m.observed;
     r.session_id = t.session_id;
 
     auto [it, fresh] = cell_of.emplace(std::make_pair(r.board, r.problem_key), prep->cells.size());
@@ -225,7 +239,7 @@ std::shared_ptr<Prepared> prepare(const db::Database& db, const TuningSpec& spec
       prep->cells.push_back({r.board, r.problem, r.problem_key, {}});
       cell_configs.emplace_back();
     }
-    // Rows come fastest first; a configuration measured on two boards of the same key keeps its best.
+    // Rows come best first; a configuration measured on two boards of the same key keeps its best.
     if (!cell_configs[it->second].insert(r.config_json).second) continue;
     prep->cells[it->second].rows.push_back(prep->rows.size());
     prep->rows.push_back(std::move(r));
@@ -235,13 +249,6 @@ std::shared_ptr<Prepared> prepare(const db::Database& db, const TuningSpec& spec
 
 // ---- answering ------------------------------------------------------------------------------------------
 
-struct Question {
-  const TuningSpec& spec;
-  const Workload& w;
-  const DeviceKey& device;
-  const DeviceInfo* props;  // properties of the target device, if known
-  const ProblemKey& problem;
-};
 
 class Answerer {
  public:
@@ -254,6 +261,7 @@ class Answerer {
 
   Answer run() {
     Answer a;
+    a.objective = prep_.objective;
     a.stale_rows = prep_.stale_source + prep_.stale_config;
     std::vector<std::string> notes;
     if (a.stale_rows != 0) {
@@ -264,6 +272,9 @@ class Answerer {
                " with a configuration no longer valid in the spec";
       notes.push_back(std::to_string(a.stale_rows) + " recorded rows were skipped (" + why + ")");
     }
+    if (prep_.unobserved != 0)
+      notes.push_back(std::to_string(prep_.unobserved) + " recorded rows lack the power or energy that objective " +
+                      to_string(prep_.objective) + " needs (measured without NVML) and were not candidates");
     bool found = false;
     if (target_board_ != kNone) {
       found = same_device(a);
@@ -280,6 +291,9 @@ class Answerer {
       if (props != nullptr && !config_valid(q_.spec, a.config, q_.problem, *props, q_.w))
         notes.push_back("the spec default violates a constraint of the spec on this device/problem");
     } else {
+      if (a.observed.throttled())
+        notes.push_back("measured while the clocks were throttled (" + throttle_reason_names(a.observed.throttle_reasons &
+                        kThrottleFlagged) + "): no unthrottled measurement was usable");
       auto it = prep_.session_spec_hash.find(a.session_id);
       if (it != prep_.session_spec_hash.end() && !it->second.empty() && it->second != prep_.spec_hash)
         notes.push_back("measured under an earlier version of the spec (its configuration is still valid)");
@@ -316,6 +330,7 @@ class Answerer {
     a.session_id = r.session_id;
     a.median_ns = r.median_ns;
     a.gbps = r.gbps;
+    a.observed = r.observed;
   }
 
   /// Levels 1 and 2: the fastest valid row of the target board at the question's problem, else at the
@@ -392,12 +407,12 @@ class Answerer {
     std::map<std::string, Score> scores;
     for (const Cell* cell : cells) {
       if (cell->rows.empty()) continue;
-      const double best = prep_.rows[cell->rows.front()].median_ns;
+      const double best = prep_.rows[cell->rows.front()].cost;
       const Closeness cl = closeness(*cell, q_.problem);
       for (std::size_t ri : cell->rows) {
         const Row& r = prep_.rows[ri];
         Score& s = scores[r.config_json];
-        s.sum += r.median_ns / best;
+        s.sum += r.cost / best;
         ++s.count;
         s.boards.insert(r.board);
         if (s.nearest == nullptr || cl < s.near_cl) {
@@ -434,7 +449,7 @@ class Answerer {
   std::size_t passed_over_ = 0;
 };
 
-Answer answer(const Prepared* prep, const Question& q, const std::string& unavailable) {
+Answer answer_question(const Prepared* prep, const Question& q, const std::string& unavailable) {
   if (prep == nullptr) {
     Answer a;
     a.config = q.spec.default_config();
@@ -447,318 +462,27 @@ Answer answer(const Prepared* prep, const Question& q, const std::string& unavai
 
 }  // namespace
 
+namespace detail {
+
+std::shared_ptr<Prepared> prepare(const db::Database& db, const TuningSpec& spec, const Workload& w, Objective o) {
+  return prepare_rows(db, spec, w, o);
+}
+
+Answer answer(const Prepared* prep, const Question& q, const std::string& unavailable) {
+  return answer_question(prep, q, unavailable);
+}
+
+}  // namespace detail
+
 Answer best(const db::Database& db, const TuningSpec& spec, const Workload& w, const DeviceInfo& device,
-            const ProblemKey& problem) {
+            const ProblemKey& problem, Objective o) {
   spec.check_workload(w);
   spec.check_problem(problem);
-  auto prep = prepare(db, spec, w);
+  auto prep = prepare_rows(db, spec, w, o);
   const DeviceKey key = DeviceKey::of(device);
-  return answer(prep.get(), Question{spec, w, key, &device, problem}, "");
+  return answer_question(prep.get(), Question{spec, w, key, &device, problem}, "");
 }
 
 }  // namespace lookup
-
-// ---- Lookup ---------------------------------------------------------------------------------------------
-
-namespace {
-
-/// Default warning sink: stderr, at most once per distinct message in the process.
-void warn_stderr(const std::string& message) {
-  static std::mutex mu;
-  static std::set<std::string> seen;
-  std::lock_guard<std::mutex> lock(mu);
-  if (!seen.insert(message).second) return;
-  std::cerr << "autotune: warning: " << message << std::endl;
-}
-
-thread_local std::string t_key;  // scratch for cache keys: no allocation once it has grown
-
-// A per-thread copy of the answers a thread has asked for, in front of the shared cache: a repeated lookup
-// then touches no cache line that other threads write (the shared_mutex's counter, a shared_ptr's reference
-// count), so concurrent threads do not slow each other down. Each copy has its own control block. Entries
-// are keyed by the Lookup's id (never reused) and dropped when the Lookup's generation changes.
-struct ThreadAnswers {
-  std::uint64_t generation = 0;
-  std::unordered_map<std::string, std::shared_ptr<const lookup::Answer>> answers;
-};
-thread_local std::unordered_map<std::uint64_t, ThreadAnswers> t_answers;
-std::atomic<std::uint64_t> g_next_lookup_id{1};
-
-}  // namespace
-
-struct Lookup::Impl {
-  std::string path;
-  Options options;
-
-  // Slow path: the database, specs and prepared rows (the Database is used under this mutex only).
-  std::mutex mu;
-  std::unique_ptr<db::Database> db;
-  std::string error;
-  bool warned = false;
-  std::map<std::string, std::shared_ptr<const TuningSpec>> specs;         // by name
-  std::map<std::string, std::shared_ptr<lookup::Prepared>> prepared;      // by spec identity + workload
-
-  // Fast path: answers by question (and each thread's copy, t_answers).
-  mutable std::shared_mutex cache_mu;
-  std::unordered_map<std::string, AnswerPtr> answers;
-  const std::uint64_t id = g_next_lookup_id.fetch_add(1);
-  std::atomic<std::uint64_t> generation{1};  // bumped whenever `answers` is cleared
-
-  /// Clears the shared answers and invalidates every thread's copies.
-  void clear_answers() {
-    std::unique_lock<std::shared_mutex> lock(cache_mu);
-    answers.clear();
-    generation.fetch_add(1, std::memory_order_release);
-  }
-
-  void open() {
-    db.reset();
-    error.clear();
-    try {
-      db = db::Database::open(path, db::Database::Mode::read_only);
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-    if (!error.empty()) warn("tuning database unavailable, lookups give spec defaults: " + error);
-  }
-
-  void warn(const std::string& message) {
-    if (warned) return;
-    warned = true;
-    if (options.warn) options.warn(message);
-    else warn_stderr(message);
-  }
-
-  AnswerPtr cached(const std::string& key) const {
-    ThreadAnswers& mine = t_answers[id];
-    const std::uint64_t gen = generation.load(std::memory_order_acquire);
-    if (mine.generation != gen) {
-      mine.answers.clear();
-      mine.generation = gen;
-    }
-    auto own = mine.answers.find(key);
-    if (own != mine.answers.end()) return own->second;
-    AnswerPtr shared;
-    {
-      std::shared_lock<std::shared_mutex> lock(cache_mu);
-      auto it = answers.find(key);
-      if (it == answers.end()) return nullptr;
-      shared = it->second;
-    }
-    auto copy = std::make_shared<const lookup::Answer>(*shared);
-    mine.answers.emplace(key, copy);
-    return copy;
-  }
-
-  std::shared_ptr<const TuningSpec> spec_named(const std::string& name) {
-    auto it = specs.find(name);
-    if (it != specs.end()) return it->second;
-    auto s = std::make_shared<const TuningSpec>(kernels::load_spec(name));
-    specs.emplace(name, s);
-    return s;
-  }
-
-  /// The answer to the question of `key`: the calling thread's copy of the cached one (one identity per
-  /// thread), else computed under mu with the spec that spec_of() names (then cached, unless the database
-  /// failed).
-  template <class SpecOf>
-  AnswerPtr answer(const std::string& key, SpecOf spec_of, const Workload& w, const DeviceKey& device,
-                   const DeviceInfo* props, const ProblemKey& problem) {
-    if (auto hit = cached(key)) return hit;
-    std::lock_guard<std::mutex> lock(mu);
-    AnswerPtr a = compute(key, spec_of(), w, device, props, problem);
-    AnswerPtr mine = cached(key);
-    return mine ? mine : a;
-  }
-
-  /// Computes (and caches unless the database failed) the answer; called with the cache key in `key`.
-  AnswerPtr compute(const std::string& key, const TuningSpec& spec, const Workload& w, const DeviceKey& device,
-                    const DeviceInfo* props, const ProblemKey& problem) {
-    if (auto hit = cached(key)) return hit;  // another thread answered while this one waited for mu
-    spec.check_workload(w);
-    spec.check_problem(problem);
-    std::shared_ptr<lookup::Prepared> prep;
-    std::string unavailable;
-    bool cacheable = true;
-    if (db) {
-      const std::string id = spec.name + '\x1f' + spec.source_hash() + '\x1f' + spec.spec_hash() + '\x1f' + w.key();
-      auto it = prepared.find(id);
-      if (it != prepared.end()) {
-        prep = it->second;
-      } else {
-        try {
-          prep = lookup::prepare(*db, spec, w);
-          prepared.emplace(id, prep);
-        } catch (const std::exception& e) {
-          // A query failed (locked, damaged): this answer degrades, and is not cached so that a later
-          // lookup tries again.
-          unavailable = std::string("reading the tuning database failed: ") + e.what();
-          warn(unavailable);
-          cacheable = false;
-        }
-      }
-    } else {
-      unavailable = "tuning database unavailable: " + error;
-    }
-    auto a = std::make_shared<const lookup::Answer>(
-        lookup::answer(prep.get(), lookup::Question{spec, w, device, props, problem}, unavailable));
-    if (cacheable) {
-      std::unique_lock<std::shared_mutex> lock(cache_mu);
-      answers.emplace(key, a);
-    }
-    return a;
-  }
-};
-
-namespace {
-
-void append_question(std::string& k, const Workload& w, const ProblemKey& p) {
-  k += '\x1f';
-  k += w.dtype;
-  k += '/';
-  k += w.op;
-  k += '\x1f';
-  for (const auto& [name, v] : p.dims) {
-    k += name;
-    k += '=';
-    append_int(k, v);
-    k += ',';
-  }
-}
-
-void append_device(std::string& k, const DeviceKey& d) {
-  k += '\x1f';
-  k += d.name;
-  k += '\x1f';
-  append_int(k, d.cc);
-}
-
-void append_device(std::string& k, const DeviceInfo& d) {
-  k += '\x1f';
-  append_normalised_name(k, d.name);
-  k += '\x1f';
-  append_int(k, d.cc);
-  for (long long v : {static_cast<long long>(d.sm_count), static_cast<long long>(d.max_threads_per_block),
-                      static_cast<long long>(d.max_shared_memory_per_block),
-                      static_cast<long long>(d.max_shared_memory_per_block_optin),
-                      static_cast<long long>(d.warp_size)}) {
-    k += ':';
-    append_int(k, v);
-  }
-}
-
-}  // namespace
-
-namespace {
-
-/// Cache key of a question about a kernel by name (DeviceKey or DeviceInfo: the latter adds its properties).
-/// Built in this thread's scratch string: no allocation once it has grown.
-template <class Device>
-const std::string& named_key(const std::string& kernel, const Device& device, const Workload& w, const ProblemKey& p) {
-  std::string& k = t_key;
-  k.assign("N");
-  k += kernel;
-  append_device(k, device);
-  append_question(k, w, p);
-  return k;
-}
-
-/// Cache key of a question about a spec object (identity: name, source hash, spec hash).
-template <class Device>
-std::string spec_key(const TuningSpec& spec, const Device& device, const Workload& w, const ProblemKey& p) {
-  std::string k = "S" + spec.name + '\x1f' + spec.source_hash() + '\x1f' + spec.spec_hash();
-  append_device(k, device);
-  append_question(k, w, p);
-  return k;
-}
-
-}  // namespace
-
-Lookup::Lookup(std::string db_path) : Lookup(std::move(db_path), Options{}) {}
-
-Lookup::Lookup(std::string db_path, Options options) : impl_(std::make_unique<Impl>()) {
-  impl_->path = std::move(db_path);
-  impl_->options = std::move(options);
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->open();
-}
-
-Lookup::~Lookup() = default;
-
-std::shared_ptr<Lookup> Lookup::shared(const std::string& db_path) {
-  static std::mutex mu;
-  static std::map<std::string, std::weak_ptr<Lookup>> registry;
-  std::lock_guard<std::mutex> lock(mu);
-  auto& slot = registry[db_path];
-  if (auto existing = slot.lock()) return existing;
-  auto fresh = std::make_shared<Lookup>(db_path);
-  slot = fresh;
-  return fresh;
-}
-
-Lookup::AnswerPtr Lookup::best(const std::string& kernel, const Workload& w, const DeviceKey& device,
-                               const ProblemKey& problem) const {
-  const std::string& k = named_key(kernel, device, w, problem);
-  return impl_->answer(k, [&]() -> const TuningSpec& { return *impl_->spec_named(kernel); }, w, device, nullptr,
-                       problem);
-}
-
-Lookup::AnswerPtr Lookup::best_on(const std::string& kernel, const Workload& w, const DeviceInfo& device,
-                                  const ProblemKey& problem) const {
-  const std::string& k = named_key(kernel, device, w, problem);
-  return impl_->answer(k, [&]() -> const TuningSpec& { return *impl_->spec_named(kernel); }, w,
-                       DeviceKey::of(device), &device, problem);
-}
-
-Lookup::AnswerPtr Lookup::best(const TuningSpec& spec, const Workload& w, const DeviceKey& device,
-                               const ProblemKey& problem) const {
-  const std::string k = spec_key(spec, device, w, problem);
-  return impl_->answer(k, [&]() -> const TuningSpec& { return spec; }, w, device, nullptr, problem);
-}
-
-Lookup::AnswerPtr Lookup::best_on(const TuningSpec& spec, const Workload& w, const DeviceInfo& device,
-                                  const ProblemKey& problem) const {
-  const std::string k = spec_key(spec, device, w, problem);
-  return impl_->answer(k, [&]() -> const TuningSpec& { return spec; }, w, DeviceKey::of(device), &device, problem);
-}
-
-void Lookup::add_spec(TuningSpec spec) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  const std::string name = spec.name;
-  impl_->specs[name] = std::make_shared<const TuningSpec>(std::move(spec));
-  impl_->prepared.clear();  // a spec edited in memory keeps its spec_text: do not trust its identity
-  impl_->clear_answers();
-}
-
-std::vector<DeviceInfo> Lookup::devices() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  std::vector<DeviceInfo> out;
-  if (!impl_->db) return out;
-  try {
-    for (const auto& d : impl_->db->devices()) out.push_back(d.info);
-  } catch (const std::exception& e) {
-    impl_->warn(std::string("reading the tuning database failed: ") + e.what());
-  }
-  return out;
-}
-
-bool Lookup::available() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->db != nullptr;
-}
-
-std::string Lookup::error() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->error;
-}
-
-const std::string& Lookup::path() const { return impl_->path; }
-
-void Lookup::reload() {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->clear_answers();
-  impl_->prepared.clear();
-  impl_->open();
-}
 
 }  // namespace autotune

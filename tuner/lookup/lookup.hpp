@@ -15,6 +15,7 @@
 #include "tuner/core/config.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/core/keys.hpp"
+#include "tuner/core/objective.hpp"
 #include "tuner/core/spec.hpp"
 
 namespace autotune {
@@ -49,9 +50,14 @@ struct Answer {
   std::int64_t session_id = 0;   // session of that measurement
   double median_ns = 0;          // its median time
   double gbps = 0;               // its bandwidth (0 if unknown)
+  Objective objective = Objective::time;  // what "best" meant (Lookup::Options::objective)
+  /// Clocks, power, energy and throttle reasons of that measurement (NaN/empty where not observed). A
+  /// throttled measurement is served only when no unthrottled one is usable (note says so).
+  Observation observed;
 
   // Group defaults (same_cc, same_arch): mean over the cells (board, problem) that measured the config of
-  // median / best median of the cell; 1.0 = fastest everywhere. 0 for the other levels.
+  // its objective cost / the best cost of the cell (for time: median / best median); 1.0 = best everywhere.
+  // 0 for the other levels.
   double relative_time = 0;
   int cells_covered = 0;         // cells that measured this configuration
   int cells_total = 0;           // cells of the group
@@ -65,7 +71,7 @@ struct Answer {
 /// used by the calling thread only). Throws DbError if a query fails, UsageError for a workload or problem
 /// the spec does not have.
 Answer best(const db::Database& db, const TuningSpec& spec, const Workload& w, const DeviceInfo& device,
-            const ProblemKey& problem);
+            const ProblemKey& problem, Objective o = Objective::time);
 
 }  // namespace lookup
 
@@ -87,6 +93,9 @@ class Lookup {
   struct Options {
     /// Receives warnings (one line, no trailing newline). Empty: "autotune: warning: ..." on stderr.
     std::function<void(const std::string&)> warn;
+    /// What "best" means (objective.hpp): time (default), energy, edp or gbps_per_watt. Rows lacking what
+    /// the objective needs (recorded without NVML) are not candidates. Fixed for the Lookup's lifetime.
+    Objective objective = Objective::time;
   };
   using AnswerPtr = std::shared_ptr<const lookup::Answer>;
 

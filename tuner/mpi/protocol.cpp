@@ -8,7 +8,31 @@ nlohmann::json to_json(const Measurement& m) {
   return {{"status", to_string(m.status)}, {"median_ns", m.median_ns}, {"min_ns", m.min_ns},
           {"spread", m.spread},            {"samples", m.samples},     {"compile_ms", m.compile_ms},
           {"verify_ms", m.verify_ms},      {"log", m.log},             {"protocol", m.protocol},
-          {"measured_by", m.measured_by}, {"sample_ns", m.sample_ns}};
+          {"measured_by", m.measured_by}, {"sample_ns", m.sample_ns}, {"observed", to_json(m.observed)}};
+}
+
+nlohmann::json to_json(const Observation& o) {
+  return {{"sm_clock_mhz", o.sm_clock_mhz},   {"sm_clock_min_mhz", o.sm_clock_min_mhz},
+          {"mem_clock_mhz", o.mem_clock_mhz}, {"mem_clock_min_mhz", o.mem_clock_min_mhz},
+          {"power_w", o.power_w},             {"energy_j", o.energy_j},
+          {"temperature_c", o.temperature_c}, {"power_limit_w", o.power_limit_w},
+          {"throttle_reasons", o.throttle_reasons}, {"method", o.method}};
+}
+
+Observation observation_from_json(const nlohmann::json& j) {
+  Observation o;
+  auto num = [&](const char* k) { return j.at(k).is_null() ? std::nan("") : j.at(k).get<double>(); };
+  o.sm_clock_mhz = num("sm_clock_mhz");
+  o.sm_clock_min_mhz = num("sm_clock_min_mhz");
+  o.mem_clock_mhz = num("mem_clock_mhz");
+  o.mem_clock_min_mhz = num("mem_clock_min_mhz");
+  o.power_w = num("power_w");
+  o.energy_j = num("energy_j");
+  o.temperature_c = num("temperature_c");
+  o.power_limit_w = num("power_limit_w");
+  j.at("throttle_reasons").get_to(o.throttle_reasons);
+  j.at("method").get_to(o.method);
+  return o;
 }
 
 Measurement measurement_from_json(const nlohmann::json& j) {
@@ -26,6 +50,7 @@ Measurement measurement_from_json(const nlohmann::json& j) {
   m.protocol = j.at("protocol").get<std::string>();
   m.measured_by = j.at("measured_by").get<std::string>();
   j.at("sample_ns").get_to(m.sample_ns);
+  m.observed = observation_from_json(j.at("observed"));
   return m;
 }
 

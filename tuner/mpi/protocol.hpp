@@ -26,6 +26,8 @@ enum Tag : int {
 
 nlohmann::json to_json(const Measurement& m);
 Measurement measurement_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const Observation& o);
+Observation observation_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const DeviceInfo& d);
 DeviceInfo device_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const BackendStats& s);

@@ -9,6 +9,7 @@
 
 #include "tuner/core/error.hpp"
 #include "tuner/core/trial.hpp"
+#include "tuner/report/power_chart.hpp"
 #include "tuner/report/svg.hpp"
 
 namespace autotune::report {
@@ -318,6 +319,33 @@ std::string render_html(const ReportData& d) {
     if (longest * 7.0 > 900.0 / std::max<std::size_t>(b.groups.size(), 1)) b.height = 380;  // rotated labels
     if (copy > 0) b.hlines.push_back({copy, "device copy " + fixed(copy, 0) + " GB/s", "#b91c1c", "device copy", false});
     o << "<div class=\"chart\">" << bar_chart(b) << "</div>\n";
+  }
+
+  // Energy and power (only where NVML observed the trials).
+  std::vector<PowerPoint> power;
+  std::string group_by = "BLOCK_SIZE";
+  if (std::none_of(d.params.begin(), d.params.end(), [](const Param& p) { return p.name == "BLOCK_SIZE"; }) &&
+      !d.params.empty())
+    group_by = d.params.front().name;
+  for (const auto* t : ok) {
+    const Observation& ob = t->m.observed;
+    if (!(ob.power_w > 0) || !(t->gbps > 0)) continue;
+    std::string group = "-";
+    try {
+      if (auto v = Config::from_json(t->config_json).get(group_by)) group = group_by + "=" + std::to_string(*v);
+    } catch (const std::exception&) {
+    }
+    power.push_back({ob.power_w, t->gbps, ob.has_energy() ? ob.energy_j : 0.0, group,
+                     config_text(t->config_json, d.params)});
+  }
+  if (!power.empty()) {
+    o << "<h2 id=\"energy\">Energy and power</h2>\n<p>GB/s against the board power measured while each valid "
+         "configuration ran (NVML; docs/energy.md), one line per " << xml_escape(group_by) << ". Rings: the fastest "
+         "configuration and the one with the least energy per run.</p>\n";
+    PowerChartSpec pc;
+    pc.title = "GB/s against power (" + std::to_string(power.size()) + " valid trials)";
+    pc.points = power;
+    o << "<div class=\"chart\">" << power_chart_svg(pc) << "</div>\n";
   }
 
   // Failures.

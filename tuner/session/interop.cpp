@@ -583,6 +583,16 @@ std::string export_t4(const db::Database& db, const ExportFilter& f, std::size_t
       add("spread", t.m.spread, "");
       meas.push_back(ojson{{"name", "samples"}, {"value", t.m.samples}, {"unit", ""}});
       if (t.gbps > 0) add("GB/s", t.gbps, "GB/s");
+      // Observed quantities (docs/energy.md), under Kernel Tuner's NVML observer names where it has one.
+      const Observation& o = t.m.observed;
+      add("nvml_power", o.power_w, "W");
+      add("nvml_energy", o.energy_j, "J");
+      add("core_freq", o.sm_clock_mhz, "MHz");
+      add("core_freq_min", o.sm_clock_min_mhz, "MHz");
+      add("mem_freq", o.mem_clock_mhz, "MHz");
+      add("mem_freq_min", o.mem_clock_min_mhz, "MHz");
+      add("temperature", o.temperature_c, "C");
+      if (t.gbps > 0 && o.power_w > 0) add("GB/s/W", t.gbps / o.power_w, "GB/s/W");
     }
     r["measurements"] = meas;
     r["objectives"] = ojson::array({"time"});
@@ -597,6 +607,12 @@ std::string export_t4(const db::Database& db, const ExportFilter& f, std::size_t
     ext["status"] = to_string(t.m.status);
     ext["protocol"] = t.m.protocol;
     ext["log"] = t.m.log;
+    if (t.m.observed.observed()) {
+      ext["observer"] = t.m.observed.method;
+      ext["throttle_reasons"] = throttle_reason_names(t.m.observed.throttle_reasons);
+      ext["throttled"] = t.m.observed.throttled();
+      if (std::isfinite(t.m.observed.power_limit_w)) ext["power_limit_w"] = t.m.observed.power_limit_w;
+    }
     r["autotune"] = ext;
     results.push_back(std::move(r));
   }

@@ -8,14 +8,16 @@
 #include <unordered_map>
 
 #include "tuner/core/error.hpp"
+#include "db/ranking.hpp"
 #include "tuner/core/timer.hpp"
 
 namespace autotune::session {
 
 namespace {
 
-double value_of(const Measurement& m) {
-  return m.ok() ? m.median_ns : std::numeric_limits<double>::infinity();
+/// Bandwidth of a measurement, GB/s (0 = unknown).
+double gbps_of(const Measurement& m, double bytes_moved) {
+  return m.ok() && m.median_ns > 0 && bytes_moved > 0 ? bytes_moved / m.median_ns : 0.0;
 }
 
 /// Proposes a fixed list of space indices once, in order (Options::configs).
@@ -142,7 +144,15 @@ Result run(const TuningSpec& spec, Backend& backend, db::Database& db, const Wor
   Progress prog;
   const std::size_t planned = opt.configs.empty() ? space.size() : std::min(opt.configs.size(), space.size());
   prog.total = opt.budget ? std::min(opt.budget, planned) : planned;
-  std::unordered_map<std::size_t, double> known;  // index -> value answered in this session
+  std::unordered_map<std::size_t, double> known;  // index -> objective cost answered in this session
+  double best_cost = std::numeric_limits<double>::infinity();
+  auto note_best = [&](const Measurement& m, double gbps, double cost, const Config& c) {
+    if (!m.ok() || !(cost < best_cost)) return;
+    best_cost = cost;
+    prog.best_ns = m.median_ns;
+    prog.best_value = objective_value(opt.objective, m, gbps);
+    prog.best_config = c.str(&spec.params);
+  };
   std::size_t stalled_rounds = 0;
 
   try {
@@ -171,15 +181,12 @@ Result run(const TuningSpec& spec, Backend& backend, db::Database& db, const Wor
         Config c = space.config(idx);
         auto row = find_recorded(c);
         if (row) {
-          double v = value_of(row->m);
+          double v = objective_cost(opt.objective, row->m, row->gbps);
           known[idx] = v;
           answers.push_back({idx, v});
           ++res.reused;
           ++prog.done;
-          if (row->m.ok() && (prog.best_ns == 0 || v < prog.best_ns)) {
-            prog.best_ns = v;
-            prog.best_config = c.str(&spec.params);
-          }
+          note_best(row->m, row->gbps, v, c);
           continue;
         }
         if (opt.budget && res.evaluated + fresh.size() >= opt.budget) continue;
@@ -214,21 +221,24 @@ Result run(const TuningSpec& spec, Backend& backend, db::Database& db, const Wor
             t.config_json = fresh_configs[i].to_json();
             t.config_hash = fresh_configs[i].hash();
             t.m = ms[i];
-            t.gbps = (ms[i].ok() && ms[i].median_ns > 0 && opt.bytes_moved > 0) ? opt.bytes_moved / ms[i].median_ns : 0;
+            t.gbps = gbps_of(ms[i], opt.bytes_moved);
             db.insert_trial(t);
           }
         });
         for (std::size_t i = 0; i < fresh.size(); ++i) {
-          double v = value_of(ms[i]);
+          const double gbps = gbps_of(ms[i], opt.bytes_moved);
+          double v = objective_cost(opt.objective, ms[i], gbps);
+          if (ms[i].ok() && !std::isfinite(v))
+            throw UsageError(std::string("--objective ") + to_string(opt.objective) + " needs the power or energy of "
+                             "each run, but the backend measured none" +
+                             (backend.observer_note().empty() ? "" : " (" + backend.observer_note() + ")") +
+                             "; tune with --objective time, or where NVML is available");
           known[fresh[i]] = v;
           answers.push_back({fresh[i], v});
           ++res.evaluated;
           ++prog.done;
           if (!ms[i].ok()) ++res.failed;
-          if (ms[i].ok() && (prog.best_ns == 0 || v < prog.best_ns)) {
-            prog.best_ns = v;
-            prog.best_config = fresh_configs[i].str(&spec.params);
-          }
+          note_best(ms[i], gbps, v, fresh_configs[i]);
         }
       } else if (++stalled_rounds > 1000) {
         break;  // the strategy keeps proposing only known configurations
@@ -257,8 +267,8 @@ Result run(const TuningSpec& spec, Backend& backend, db::Database& db, const Wor
     auto f = db::TrialFilter::cell(spec.name, source_hash, res.device_id, w.key(), p.key());
     f.ok_only = true;
     f.by_time = true;
-    f.limit = 10;
-    res.top = db.trials(f);
+    res.top = db::rank_trials(db.trials(f), opt.objective, false);
+    if (res.top.size() > 10) res.top.resize(10);
   }
 
   const BackendStats d = backend.stats() - stats_before;

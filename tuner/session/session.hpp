@@ -10,6 +10,7 @@
 #include "db/database.hpp"
 #include "search/strategy.hpp"
 #include "tuner/core/backend.hpp"
+#include "tuner/core/objective.hpp"
 #include "tuner/core/spec.hpp"
 
 namespace autotune::session {
@@ -20,7 +21,8 @@ struct Progress {
   std::size_t evaluated = 0;  // new evaluations (count against the budget)
   std::size_t reused = 0;     // answered from earlier trials
   std::size_t failed = 0;     // new evaluations that did not verify or run
-  double best_ns = 0;         // 0 = none yet
+  double best_ns = 0;         // median time of the best configuration so far; 0 = none yet
+  double best_value = 0;      // its objective_value (ns for the time objective)
   std::string best_config;    // Config::str()
   double elapsed_s = 0;
   double eta_s = -1;          // -1 = unknown
@@ -34,6 +36,10 @@ struct Options {
   double time_limit_s = 0;      // 0 = none
   std::size_t batch = 32;       // configurations handed to the backend at once
   double bytes_moved = 0;       // per run, for GB/s (0 = unknown)
+  /// What the strategy minimises and Result::top ranks by (objective.hpp). An objective other than time
+  /// needs power observed: a measured trial without it throws UsageError (with the backend's observer_note);
+  /// recorded trials without it count as failed for the strategy.
+  Objective objective = Objective::time;
   std::function<void(const Progress&)> on_progress;  // called after each batch
   /// Explicit list (e.g. the points of `autotune explore`): when non-empty, exactly these configurations are
   /// evaluated, in this order, instead of asking a strategy (strategy then only names the session row, e.g.
@@ -76,7 +82,8 @@ struct Result {
   double copy_gbps = 0;
   std::string verification;  // Backend::verification() after prepare
   std::size_t warm_started = 0;  // Options::warm_start configurations valid here and given to the strategy
-  std::vector<db::TrialRow> top;  // best ok trials of this kernel/device/workload/problem, fastest first
+  std::vector<db::TrialRow> top;  // best ok trials of this kernel/device/workload/problem, best first by the
+                                  // objective (then unthrottled first, then by time)
   TimeSplit timing;
 };
 

@@ -152,6 +152,17 @@ Measurement SyntheticBackend::measure(const Config& c, const CompileResult* bina
   m.spread = 0.02;
   m.samples = 7;
   if (binary == nullptr) m.compile_ms = 1;
+  if (power_w_) {
+    Observation& o = m.observed;
+    o.power_w = power_w_(c);
+    o.energy_j = o.power_w * m.median_ns * 1e-9;
+    o.sm_clock_mhz = o.sm_clock_min_mhz = 1980;
+    o.mem_clock_mhz = o.mem_clock_min_mhz = 2619;
+    o.temperature_c = 50;
+    o.power_limit_w = 700;
+    o.throttle_reasons = throttled_ && throttled_(c) ? kThrottleSwPowerCap : 0;
+    o.method = "synthetic";
+  }
   return m;
 }
 

@@ -39,6 +39,14 @@ class SyntheticBackend : public Backend {
 
   std::size_t evaluations() const { return evaluations_; }
 
+  /// From now on measurements carry an observation: power_w(config) W, energy = power x median per run,
+  /// fixed clocks, and the sw_power_cap throttle reason where throttled(config) (optional) is true.
+  void simulate_power(std::function<double(const Config&)> power_w,
+                      std::function<bool(const Config&)> throttled = nullptr) {
+    power_w_ = std::move(power_w);
+    throttled_ = std::move(throttled);
+  }
+
   /// From now on every configuration is compiled (simulated) through a CompilePipeline before it is measured.
   /// Injected failures with status compile_error then come from the compilation, so they are cached like
   /// real ones; the "binary" of a configuration is its canonical JSON. Measurements stay deterministic:
@@ -66,6 +74,8 @@ class SyntheticBackend : public Backend {
 
   DeviceInfo device_;
   std::function<double(const Config&)> time_ns_;
+  std::function<double(const Config&)> power_w_;
+  std::function<bool(const Config&)> throttled_;
   std::map<std::string, std::pair<TrialStatus, std::string>> failures_;
   std::map<std::pair<std::string, Value>, TrialStatus> failures_when_;
   std::size_t evaluations_ = 0;

@@ -1,0 +1,107 @@
+// Helpers of the database tests (test_database.cpp, test_trials.cpp): temporary paths, file bytes, a sample
+// device and trial.
+#pragma once
+#include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "db/database.hpp"
+#include "tuner/core/error.hpp"
+
+namespace autotune_test {
+
+namespace fs = std::filesystem;
+using autotune::DbError;
+using autotune::DeviceInfo;
+using autotune::TrialStatus;
+using autotune::db::TrialRow;
+
+/// A unique path in the temp directory; removes the file and its WAL/SHM companions on destruction.
+struct TempPath {
+  std::string path;
+  explicit TempPath(const std::string& tag) {
+    static std::atomic<int> counter{0};
+    path = (fs::temp_directory_path() /
+            ("autotune_test_db_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + "_" + tag))
+               .string();
+    remove_all();
+  }
+  ~TempPath() { remove_all(); }
+  void remove_all() const {
+    std::error_code ec;
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(path + suffix, ec);
+  }
+};
+
+inline std::vector<char> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<char>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+inline void write_bytes(const std::string& path, const std::vector<char>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+/// Runs fn, expects a DbError whose message contains `needle`.
+template <class F>
+void require_db_error(F&& fn, const std::string& needle) {
+  try {
+    fn();
+    FAIL("expected DbError containing: " << needle);
+  } catch (const DbError& e) {
+    INFO("message: " << e.what());
+    CHECK(std::string(e.what()).find(needle) != std::string::npos);
+  }
+}
+
+inline DeviceInfo sample_device(const std::string& uuid = "GPU-1234abcd") {
+  DeviceInfo d;
+  d.name = "NVIDIA H200";
+  d.cc = 90;
+  d.sm_count = 132;
+  d.max_threads_per_block = 1024;
+  d.max_shared_memory_per_block = 49152;
+  d.max_shared_memory_per_block_optin = 232448;
+  d.warp_size = 32;
+  d.l2_bytes = 52428800;
+  d.total_memory = 150ull * 1024 * 1024 * 1024;
+  d.driver_version = 13000;
+  d.uuid = uuid;
+  d.clock_khz = 1980000;
+  d.memory_clock_khz = 3201000;
+  d.memory_bus_width = 6144;
+  return d;
+}
+
+inline TrialRow sample_trial(std::int64_t device_id, const std::string& config_hash, TrialStatus status = TrialStatus::ok,
+                      double median_ns = 1000) {
+  TrialRow t;
+  t.device_id = device_id;
+  t.kernel = "reduction";
+  t.source_hash = "00112233aabbccdd";
+  t.workload = "float32/sum";
+  t.problem = "n=67108864";
+  t.problem_elements = 67108864;
+  t.config_json = "{\"BLOCK_SIZE\":256}";
+  t.config_hash = config_hash;
+  t.m.status = status;
+  t.m.median_ns = median_ns;
+  t.m.min_ns = median_ns * 0.9;
+  t.m.spread = 0.02;
+  t.m.samples = 50;
+  t.m.compile_ms = 123.5;
+  t.m.verify_ms = 4.25;
+  t.m.log = status == TrialStatus::ok ? "" : "error: something";
+  t.m.protocol = "events;warmup=3;l2=flush";
+  t.gbps = 268.4;
+  return t;
+}
+
+}  // namespace autotune_test

@@ -1,0 +1,115 @@
+// Tests of db/trials.cpp beyond the round trips of test_database.cpp: the observer columns (migration 4) and
+// opening older files that lack them.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "db/database.hpp"
+#include "db_support.hpp"
+#include "test_support.hpp"
+
+using namespace autotune;
+using namespace autotune::db;
+using autotune_test::read_bytes;
+using autotune_test::sample_device;
+using autotune_test::sample_trial;
+using autotune_test::TempPath;
+namespace fs = std::filesystem;
+
+TEST_CASE("database: observations round trip, NaN as NULL, throttled as a column", "[cpu][db][observer]") {
+  auto db = Database::open(":memory:");
+  const auto dev = db->upsert_device(sample_device());
+  auto t = sample_trial(dev, "obs");
+  Observation& o = t.m.observed;
+  o.sm_clock_mhz = 1980;
+  o.sm_clock_min_mhz = 1755;
+  o.mem_clock_mhz = 2619;
+  o.mem_clock_min_mhz = 2619;
+  o.power_w = 412.5;
+  o.energy_j = 0.0375;
+  o.temperature_c = 51;
+  o.power_limit_w = 700;
+  o.throttle_reasons = kThrottleSwPowerCap | kThrottleGpuIdle;
+  o.method = "nvml;energy=counter;runs=1200;window=101.3ms;samples=57";
+  REQUIRE(db->insert_trial(t));
+  auto plain = sample_trial(dev, "plain");  // nothing observed
+  REQUIRE(db->insert_trial(plain));
+
+  auto got = db->find_trial(t.kernel, t.source_hash, dev, t.workload, t.problem, "obs");
+  REQUIRE(got);
+  const Observation& g = got->m.observed;
+  CHECK(g.sm_clock_mhz == 1980);
+  CHECK(g.sm_clock_min_mhz == 1755);
+  CHECK(g.mem_clock_mhz == 2619);
+  CHECK(g.mem_clock_min_mhz == 2619);
+  CHECK(g.power_w == 412.5);
+  CHECK(g.energy_j == 0.0375);
+  CHECK(g.temperature_c == 51);
+  CHECK(g.power_limit_w == 700);
+  CHECK(g.throttle_reasons == (kThrottleSwPowerCap | kThrottleGpuIdle));
+  CHECK(g.throttled());
+  CHECK(g.method == o.method);
+
+  auto none = db->find_trial(t.kernel, t.source_hash, dev, t.workload, t.problem, "plain");
+  REQUIRE(none);
+  CHECK_FALSE(none->m.observed.observed());
+  CHECK(std::isnan(none->m.observed.power_w));
+  CHECK(std::isnan(none->m.observed.energy_j));
+  CHECK_FALSE(none->m.observed.throttled());
+
+  // The throttled column is there for SQL users.
+  db->exec("CREATE TEMP TABLE flagged AS SELECT config_hash FROM trials WHERE throttled = 1");
+  std::size_t n = 0;
+  for (const auto& row : db->trials({})) n += row.m.observed.throttled() ? 1 : 0;
+  CHECK(n == 1);
+}
+
+TEST_CASE("database: a file of schema 3 is migrated to the observer columns (migration 4)", "[cpu][db][observer]") {
+  TempPath tmp("v2.db");
+  {
+    auto db = Database::open(tmp.path);
+    const auto dev = db->upsert_device(sample_device());
+    auto t = sample_trial(dev, "old");
+    REQUIRE(db->insert_trial(t));
+    // Back to schema 3: the columns of migration 4 removed, the version set back.
+    for (const char* c : {"sm_clock_mhz", "sm_clock_min_mhz", "mem_clock_mhz", "mem_clock_min_mhz", "power_w",
+                          "energy_j", "temperature_c", "power_limit_w", "throttle_reasons", "throttled", "observer"})
+      db->exec(std::string("ALTER TABLE trials DROP COLUMN ") + c);
+    db->exec("PRAGMA user_version = 3");
+  }
+  const auto before = read_bytes(tmp.path);
+  {
+    auto ro = Database::open(tmp.path, Database::Mode::read_only);  // read through a migrated copy
+    REQUIRE(ro->trials({}).size() == 1);
+    CHECK_FALSE(ro->trials({})[0].m.observed.observed());
+  }
+  CHECK(read_bytes(tmp.path) == before);
+  auto db = Database::open(tmp.path);
+  CHECK(db->schema_version() == current_schema_version());
+  const auto rows = db->trials({});
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].m.median_ns == 1000);
+  CHECK(std::isnan(rows[0].m.observed.energy_j));
+  CHECK(rows[0].m.observed.throttle_reasons == 0);
+  auto t = sample_trial(db->devices().front().id, "new");
+  t.m.observed.power_w = 300;
+  t.m.observed.method = "nvml";
+  REQUIRE(db->insert_trial(t));
+  CHECK(db->find_trial(t.kernel, t.source_hash, t.device_id, t.workload, t.problem, "new")->m.observed.power_w == 300);
+}
+
+TEST_CASE("database: the shipped H100 recording (schema 1) opens with the observer columns empty",
+          "[cpu][db][observer]") {
+  TempPath tmp("h100_copy.db");
+  fs::copy_file(autotune_test::data_dir() + "/recorded_h100.db", tmp.path);
+  auto db = Database::open(tmp.path);
+  CHECK(db->schema_version() == current_schema_version());
+  const auto rows = db->trials({});
+  REQUIRE_FALSE(rows.empty());
+  for (const auto& t : rows) {
+    CHECK_FALSE(t.m.observed.observed());
+    CHECK_FALSE(t.m.observed.throttled());
+  }
+}
