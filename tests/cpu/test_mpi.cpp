@@ -191,7 +191,7 @@ TEST_CASE("mpi: a rank killed with SIGKILL mid-session is taken out and every co
   CHECK(by.size() == 3);  // rank 2 measured some before it died; the others took over
 }
 
-TEST_CASE("mpi: ranks with different device models get one session each; a rank that cannot measure is reported",
+TEST_CASE("mpi: ranks with different device models get one session each, a rank that cannot measure is reported",
           "[cpu][mpi]") {
   allow_root();
   TempDir dir;

@@ -227,7 +227,7 @@ LocalBackend make_local_backend(const TuneArgs& ta, const TuningSpec& spec,
   to.device = gpu;
   to.verify = ta.verify == "host" ? cuda::TimingOptions::Verify::host : cuda::TimingOptions::Verify::device;
   to.observe = !ta.no_observe;
-  to.energy_ms = ta.energy_ms;
+  to.energy_ms = ta.energy_ms >= 0 ? ta.energy_ms : (needs_power(objective_from_string(ta.objective)) ? 100.0 : 0.0);
   if (!ta.binary_cache.empty()) lb.cache_db = db::Database::open(ta.binary_cache);
   else if (!cache_into) lb.cache_db = db::Database::open(":memory:");
   lb.cache = std::make_unique<DbBinaryCache>(lb.cache_db ? *lb.cache_db : *cache_into);
@@ -254,7 +254,7 @@ int tune_with(const TuneArgs& ta, const TuningSpec& spec, const std::shared_ptr<
 
   session::Options opt;
   opt.objective = objective_from_string(ta.objective);
-  if (needs_power(opt.objective) && (ta.no_observe || ta.energy_ms <= 0) && !ta.simulate)
+  if (needs_power(opt.objective) && (ta.no_observe || ta.energy_ms == 0) && !ta.simulate)
     throw UsageError(std::string("--objective ") + ta.objective + " needs the energy window: drop --no-observe and "
                      "--energy-ms 0");
   opt.strategy = strategy;
@@ -446,8 +446,8 @@ void register_tune_command(CLI::App& app, Globals& g) {
   add_objective_option(tune, ta->objective, "what the strategy minimises and the table ranks by");
   tune->add_option("--energy-ms", ta->energy_ms,
                    "after the samples, run each configuration back to back for about this long between two readings "
-                   "of NVML's energy counter, for its energy per run (0 = no energy window)")
-      ->capture_default_str()
+                   "of NVML's energy counter, for its energy per run (0 = no energy window; default: 100 for an "
+                   "--objective that needs energy, else 0, since the window costs about that much per configuration)")
       ->check(CLI::Range(0.0, 60000.0));
   tune->add_flag("--no-observe", ta->no_observe,
                  "record time only: no NVML clocks, power, energy or throttle reasons (also AUTOTUNE_NVML=off)");

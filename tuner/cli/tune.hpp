@@ -35,7 +35,10 @@ struct TuneArgs {
   double simulate_delay_ms = 0;
   std::string verify = "device";
   std::string objective = "time";  // what the strategy minimises (time, energy, edp, gbps_per_watt)
-  double energy_ms = 100;          // the energy window after the samples (NVML's energy counter)
+  /// The energy window after the samples (NVML's energy counter), ms; < 0 = automatic: 100 for an objective
+  /// that needs energy, else 0 (a window costs about that much per configuration; clocks and power are
+  /// sampled during the timed samples either way).
+  double energy_ms = -1;
   bool no_observe = false;         // no NVML clocks, power, energy
   std::size_t warm_start = 5;
   double screen = 0, screen_share = 0.3;

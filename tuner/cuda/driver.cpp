@@ -1,5 +1,7 @@
 #include "tuner/cuda/driver.hpp"
 
+#include <cstdlib>
+
 #include <dlfcn.h>
 
 #include <mutex>
@@ -107,6 +109,10 @@ std::string load(Driver& d) {
     return "the driver supports CUDA " + std::to_string(d.version / 1000) + "." +
            std::to_string(d.version % 1000 / 10) + " only; CUDA 12.0 or newer is needed";
   }
+  // Eager module loading: the tuner's modules are small, and function handles found by enumeration (C++ entry
+  // points) must be loaded for cuFuncGetAttribute, which the resource pre-check asks before a launch. A value
+  // the user set is kept.
+  ::setenv("CUDA_MODULE_LOADING", "EAGER", 0);
   r = d.init(0);
   if (r != CUDA_SUCCESS) return "cuInit failed: " + error_text(r);
   r = d.device_get_count(&d.device_count);

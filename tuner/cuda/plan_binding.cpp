@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "tuner/core/error.hpp"
@@ -64,19 +65,22 @@ std::string demangle(const char* mangled) {
   return status == 0 && out ? std::string(out.get()) : std::string(mangled);
 }
 
-int function_attribute(const Driver& d, CUfunction fn, CUfunction_attribute a, const std::string& kernel) {
+/// The attribute, or nothing where the driver cannot tell yet (e.g. CUDA_ERROR_FUNCTION_NOT_LOADED for a handle
+/// that lazy module loading has not loaded): the pre-check is then skipped and the launch itself reports.
+std::optional<int> function_attribute(const Driver& d, CUfunction fn, CUfunction_attribute a) {
   int v = 0;
-  const CUresult r = d.func_get_attribute(&v, a, fn);
-  if (r != CUDA_SUCCESS) throw_call_error(r, "cuFuncGetAttribute(" + kernel + ")");
+  if (d.func_get_attribute(&v, a, fn) != CUDA_SUCCESS) return std::nullopt;
   return v;
 }
 
 /// Throws the invalid_resources error when step s cannot launch with function fn (see bind_plan).
 void check_resources(const Driver& d, CUfunction fn, const LaunchStep& s) {
   const std::uint64_t threads = static_cast<std::uint64_t>(s.block[0]) * s.block[1] * s.block[2];
-  const int max_threads = function_attribute(d, fn, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, s.kernel);
-  const int regs = function_attribute(d, fn, CU_FUNC_ATTRIBUTE_NUM_REGS, s.kernel);
-  const int static_shared = function_attribute(d, fn, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, s.kernel);
+  const auto max_threads_attr = function_attribute(d, fn, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  const auto regs_attr = function_attribute(d, fn, CU_FUNC_ATTRIBUTE_NUM_REGS);
+  const auto shared_attr = function_attribute(d, fn, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+  if (!max_threads_attr || !regs_attr || !shared_attr) return;
+  const int max_threads = *max_threads_attr, regs = *regs_attr, static_shared = *shared_attr;
   int optin = 0;
   CUdevice dev = 0;
   if (d.ctx_get_device(&dev) == CUDA_SUCCESS)

@@ -93,8 +93,9 @@ struct TimingOptions {
   /// available; AUTOTUNE_NVML=off or a missing libnvidia-ml.so.1 measures time only). docs/energy.md.
   bool observe = true;
   /// After the samples, back-to-back runs for about this long between two readings of NVML's energy counter,
-  /// for the energy per run (the counter updates coarsely: a window of many runs). 0 = no energy window.
-  double energy_ms = 100.0;
+  /// for the energy per run (the counter updates coarsely: a window of many runs). 0 = no energy window (the
+  /// default: the window costs about this much per configuration; `tune` opens one for energy objectives).
+  double energy_ms = 0.0;
   int jobs = 0;              // compile threads (0 = hardware concurrency)
   /// Each compile thread sends its NVRTC compilations to a compile worker process of its own
   /// (compile_in_worker); false: NVRTC runs on the compile threads themselves (slower with several threads).
