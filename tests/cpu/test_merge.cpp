@@ -56,6 +56,16 @@ autotune::db::TrialRow trial(std::int64_t device_id, const std::string& config_h
   return t;
 }
 
+/// Takes a database of the current schema back to schema 2: what migrations 4 (observers) and 3 (kept timings,
+/// spec stubs) added is removed; the caller sets user_version.
+void undo_migrations_3_and_4(Database& db) {
+  for (const char* c : {"sm_clock_mhz", "sm_clock_min_mhz", "mem_clock_mhz", "mem_clock_min_mhz", "power_w",
+                        "energy_j", "temperature_c", "power_limit_w", "throttle_reasons", "throttled", "observer",
+                        "sample_ns"})
+    db.exec(std::string("ALTER TABLE trials DROP COLUMN ") + c);
+  db.exec("DROP TABLE kernel_specs");
+}
+
 }  // namespace
 
 TEST_CASE("merge: databases tuned on two simulated devices serve both through best, merging again adds nothing",
@@ -215,11 +225,7 @@ TEST_CASE("database: an older file opened read-only is read through a migrated c
     auto t = trial(d, "64", 50.0);
     db->insert_trial(t);
     // Back to schema 1: what migrations 4, 3 and 2 added removed, the version set back.
-    for (const char* c : {"sm_clock_mhz", "sm_clock_min_mhz", "mem_clock_mhz", "mem_clock_min_mhz", "power_w",
-                          "energy_j", "temperature_c", "power_limit_w", "throttle_reasons", "throttled", "observer",
-                          "sample_ns"})
-      db->exec(std::string("ALTER TABLE trials DROP COLUMN ") + c);
-    db->exec("DROP TABLE kernel_specs");
+    undo_migrations_3_and_4(*db);
     db->exec("ALTER TABLE trials DROP COLUMN measured_by");
     db->exec("ALTER TABLE sessions DROP COLUMN origin");
     db->exec("PRAGMA user_version = 1");
@@ -248,11 +254,7 @@ TEST_CASE("database: migration 3 adds the kept timings and the spec stubs to a f
     auto t = trial(d, "64", 50.0);
     db->insert_trial(t);
     // Back to schema 2: what migrations 4 and 3 added removed, the version set back.
-    for (const char* c : {"sm_clock_mhz", "sm_clock_min_mhz", "mem_clock_mhz", "mem_clock_min_mhz", "power_w",
-                          "energy_j", "temperature_c", "power_limit_w", "throttle_reasons", "throttled", "observer",
-                          "sample_ns"})
-      db->exec(std::string("ALTER TABLE trials DROP COLUMN ") + c);
-    db->exec("DROP TABLE kernel_specs");
+    undo_migrations_3_and_4(*db);
     db->exec("PRAGMA user_version = 2");
   }
   auto db = Database::open(path);
