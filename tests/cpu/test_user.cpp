@@ -146,16 +146,16 @@ TEST_CASE("user adapter: verification policies on the host", "[cpu][user][verify
   CHECK(is_verification_failure(strict));
   CHECK_THAT(strict, Catch::Contains("y[12345]") && Catch::Contains("1 of 100003 elements differ"));
   // Under a fraction limit it passes, and the message keeps it.
-  const std::string allowed = verify({std::nullopt, std::nullopt, 1e-4}, planted);
+  const std::string allowed = verify({std::nullopt, std::nullopt, 1e-4, std::nullopt}, planted);
   CHECK_FALSE(is_verification_failure(allowed));
   CHECK_THAT(allowed, Catch::StartsWith(kAcceptedPrefix) && Catch::Contains("y[12345]") &&
                           Catch::Contains("at most 10 may"));
-  CHECK(verify({std::nullopt, std::nullopt, 1e-4}, expected).empty());
+  CHECK(verify({std::nullopt, std::nullopt, 1e-4, std::nullopt}, expected).empty());
   // Tolerances: relative, absolute, or neither.
   CHECK(is_verification_failure(verify({}, nudged)));
-  CHECK(verify({1e-5, std::nullopt, std::nullopt}, nudged).empty());
-  CHECK(verify({std::nullopt, 1e-5, std::nullopt}, nudged).empty());
-  CHECK(is_verification_failure(verify({1e-5, std::nullopt, std::nullopt}, planted)));
+  CHECK(verify({1e-5, std::nullopt, std::nullopt, std::nullopt}, nudged).empty());
+  CHECK(verify({std::nullopt, 1e-5, std::nullopt, std::nullopt}, nudged).empty());
+  CHECK(is_verification_failure(verify({1e-5, std::nullopt, std::nullopt, std::nullopt}, planted)));
   // Per output, over the spec-wide policy; parsed with the JSON pointer of a bad field.
   TuningSpec per = s;
   per.arguments[1].verification.max_mismatch_fraction = 1e-4;
@@ -165,4 +165,54 @@ TEST_CASE("user adapter: verification policies on the host", "[cpu][user][verify
                "\"role\": \"output\", \"verification\": {\"max_mismatch_fraction\": 2}");
   CHECK_THROWS_WITH(TuningSpec::from_json_text(text, "", false),
                     Catch::Contains("/arguments/1/verification/max_mismatch_fraction"));
+}
+
+TEST_CASE("a comparison kernel of the user: parsed, turned into GPU checks, refused on the host", "[cpu][user][verify_policy]") {
+  const std::string text = slurp_spec("planted.tune.json");
+  auto with_policy = [&](const std::string& policy) {
+    std::string t = text;
+    t.insert(t.rfind('}'), ", \"verification\": " + policy);
+    return TuningSpec::from_json_text(t, "", false);
+  };
+  const TuningSpec s = with_policy(R"({"compare": "within_half", "max_mismatch_fraction": 1e-4})");
+  REQUIRE(s.verification.compare == std::string("within_half"));
+  CHECK(s.compare_kernels() == std::vector<std::string>{"within_half"});
+  // Bad policies name the field.
+  CHECK_THROWS_WITH(with_policy(R"({"compare": ""})"), Catch::Contains("/verification/compare") &&
+                                                          Catch::Contains("name of a comparison kernel"));
+  CHECK_THROWS_WITH(with_policy(R"({"compare": 3})"), Catch::Contains("/verification/compare"));
+  CHECK_THROWS_WITH(with_policy(R"({"compare": "k", "relative": 1e-5})"),
+                    Catch::Contains("/verification/compare") && Catch::Contains("decides alone"));
+  // The adapter's check of the output is the user's kernel, with the policy's mismatch allowance.
+  const Workload w = s.workloads.front();
+  const ProblemKey p = ProblemKey::parse("n=100003");
+  HostBuffers expected{{"y", std::vector<unsigned char>(100003 * 4, 0)}};
+  const std::vector<OutputCheck> checks = kernels::make_adapter(s)->checks(expected, w, p);
+  REQUIRE(checks.size() == 1);
+  CHECK(checks[0].kind == OutputCheck::Kind::user_kernel);
+  CHECK(checks[0].kernel == "within_half");
+  CHECK(checks[0].max_mismatches == 10);
+  // A per-output compare overrides the top-level tolerance.
+  TuningSpec per = with_policy(R"({"relative": 1e-5})");
+  per.arguments[1].verification.compare = "exact_bits";
+  const std::vector<OutputCheck> per_checks = kernels::make_adapter(per)->checks(expected, w, p);
+  REQUIRE(per_checks.size() == 1);
+  CHECK(per_checks[0].kernel == "exact_bits");
+  CHECK(per.compare_kernels() == std::vector<std::string>{"exact_bits"});
+  // Its predicate exists only on the GPU: the host comparison refuses it by name.
+  CHECK_THROWS_WITH(compare_on_host(checks[0], expected.at("y"), expected.at("y"), {}),
+                    Catch::Contains("comparison kernel 'within_half'") && Catch::Contains("GPU only"));
+  // A verdict of the GPU prints the mismatch with the kernel's name.
+  CheckVerdict v;
+  v.mismatches = 1;
+  Mismatch m;
+  m.index = 12345;
+  m.got = {0, 0, 0x80, 0x3f};       // 1.0f
+  m.expected = {0, 0, 0, 0};        // 0.0f
+  v.examples.push_back(m);
+  OutputCheck floating = checks[0];
+  floating.floating = true;
+  CHECK_THAT(describe(floating, v, ""), Catch::Contains("y[12345] = 1 but expected 0") &&
+                                            Catch::Contains("(comparison kernel within_half)") &&
+                                            Catch::Contains("1 of 100003 elements differ"));
 }

@@ -30,7 +30,8 @@ std::string number_text(double v, int digits) {
 /// One element's bytes as text, by the check's kind and element size.
 std::string value_text(const OutputCheck& c, const std::vector<unsigned char>& b, bool expected_side) {
   const std::size_t n = b.size();
-  const bool as_float = c.kind != OutputCheck::Kind::bits || c.floating;
+  const bool as_float =
+      (c.kind != OutputCheck::Kind::bits && c.kind != OutputCheck::Kind::user_kernel) || c.floating;
   if (as_float && (n == 4 || n == 8)) {
     const double v = n == 4 ? static_cast<double>(load<float>(b.data(), 0)) : load<double>(b.data(), 0);
     return number_text(v, n == 4 && !(expected_side && c.kind == OutputCheck::Kind::abs_tolerance) ? 9 : 17);
@@ -56,7 +57,8 @@ std::string value_text(const OutputCheck& c, const std::vector<unsigned char>& b
 void OutputCheck::validate(std::size_t output_bytes, std::size_t expected_bytes, std::size_t tolerance_bytes) const {
   const std::string what = "comparison of output '" + output + "'";
   if (element_bytes == 0) throw UsageError(what + ": element size 0");
-  if (kind != Kind::bits && element_bytes != 4 && element_bytes != 8)
+  if (kind == Kind::user_kernel && kernel.empty()) throw UsageError(what + ": no comparison kernel named");
+  if (kind != Kind::bits && kind != Kind::user_kernel && element_bytes != 4 && element_bytes != 8)
     throw UsageError(what + ": a floating-point comparison needs elements of 4 or 8 bytes, not " +
                      std::to_string(element_bytes));
   if (kind == Kind::abs_tolerance && reference_bytes != 4 && reference_bytes != 8)
@@ -87,12 +89,16 @@ bool element_matches(const OutputCheck& c, const unsigned char* got, const unsig
       const double g = load_float(got, es, i), e = load_float(expected, es, i);
       return std::isfinite(g) && std::fabs(g - e) <= c.absolute + c.relative * std::fmax(std::fabs(e), 1e-30);
     }
+    case OutputCheck::Kind::user_kernel: break;  // compare_on_host refuses it
   }
   return false;
 }
 
 CheckVerdict compare_on_host(const OutputCheck& c, const std::vector<unsigned char>& got,
                              const std::vector<unsigned char>& expected, const std::vector<unsigned char>& tolerance) {
+  if (c.kind == OutputCheck::Kind::user_kernel)
+    throw UsageError("output '" + c.output + "' is verified by the comparison kernel '" + c.kernel +
+                     "', which runs on the GPU only (not with --verify host)");
   c.validate(got.size(), expected.size(), tolerance.size());
   CheckVerdict v;
   if (c.kind == OutputCheck::Kind::bits && c.count > 0 &&
@@ -167,6 +173,7 @@ std::string describe(const OutputCheck& c, const CheckVerdict& v, const std::str
   };
   std::string msg = v.examples.empty() ? c.output + " differs" : one(v.examples.front());
   msg += "; " + std::to_string(v.mismatches) + " of " + std::to_string(c.count) + " elements differ";
+  if (c.kind == OutputCheck::Kind::user_kernel) msg += " (comparison kernel " + c.kernel + ")";
   if (c.max_mismatches > 0) msg += " (at most " + std::to_string(c.max_mismatches) + " may)";
   for (std::size_t k = 1; k < v.examples.size(); ++k) {
     msg += (k == 1 ? "; also " : ", ") + one(v.examples[k]);

@@ -19,11 +19,13 @@ struct OutputCheck {
     abs_tolerance,  // |got - expected| <= tolerance[i] in double arithmetic, expected and tolerance as floats
                     // or doubles (reference_bytes); NaN never matches
     rel_tolerance,  // got finite and |got - expected| <= absolute + relative * max(|expected|, 1e-30), same type
+    user_kernel,    // the user's comparison kernel `kernel` decides (GPU only; see kUserCompareContract)
   };
   Kind kind = Kind::bits;
   std::string output;              // output buffer of the launch plan
   std::string expected;            // buffer of the adapter's expected HostBuffers
   std::string tolerance;           // abs_tolerance: expected buffer of per-element tolerances
+  std::string kernel;              // user_kernel: entry point of the comparison kernel (extern "C" or C++ name)
   std::uint32_t element_bytes = 4; // of the output's elements (float kinds: 4 = float, 8 = double)
   std::uint64_t count = 0;         // elements compared, from the start of output and expected
   double relative = 0;             // rel_tolerance
@@ -41,6 +43,15 @@ struct OutputCheck {
   /// for abs_tolerance).
   void validate(std::size_t output_bytes, std::size_t expected_bytes, std::size_t tolerance_bytes) const;
 };
+
+/// What a user comparison kernel (OutputCheck::Kind::user_kernel) must be, for messages and docs: it is launched
+/// once per verified run as kernel(const T* got, const T* expected, unsigned long long count,
+/// unsigned long long* result) with kUserCompareBlockThreads threads per block and at most kUserCompareMaxBlocks
+/// blocks (so it walks the elements with a grid-stride loop); result[0] starts at 0 and result[1] at ~0ull; the
+/// kernel adds its number of mismatching elements to result[0] (atomicAdd) and lowers result[1] to the smallest
+/// mismatching index (atomicMin).
+inline constexpr unsigned kUserCompareBlockThreads = 256;
+inline constexpr unsigned kUserCompareMaxBlocks = 4096;
 
 /// One mismatching element: its index and raw bytes (got: element_bytes; expected: expected_element_bytes()).
 struct Mismatch {
@@ -81,7 +92,8 @@ constexpr std::size_t kMaxMismatchExamples = 8;
 bool element_matches(const OutputCheck& c, const unsigned char* got, const unsigned char* expected,
                      const unsigned char* tol, std::size_t i);
 
-/// Host twin of the comparison kernel. Throws UsageError if the buffers are too small (validate()).
+/// Host twin of the comparison kernel. Throws UsageError if the buffers are too small (validate()) or for a
+/// user_kernel check (its predicate exists only as the user's GPU code).
 CheckVerdict compare_on_host(const OutputCheck& c, const std::vector<unsigned char>& got,
                              const std::vector<unsigned char>& expected, const std::vector<unsigned char>& tolerance);
 

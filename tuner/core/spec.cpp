@@ -116,8 +116,9 @@ std::string resolve(const std::string& base_dir, const std::string& rel) {
 bool is_float_dtype(const std::string& d) { return d.rfind("float", 0) == 0; }
 
 VerifyPolicy parse_policy(const json& j, const std::string& ptr) {
-  if (!j.is_object()) throw SpecError(ptr, "expected an object {\"relative\", \"absolute\", \"max_mismatch_fraction\"}");
-  check_keys(j, ptr, {"relative", "absolute", "max_mismatch_fraction"});
+  if (!j.is_object())
+    throw SpecError(ptr, "expected an object {\"relative\", \"absolute\", \"max_mismatch_fraction\", \"compare\"}");
+  check_keys(j, ptr, {"relative", "absolute", "max_mismatch_fraction", "compare"});
   VerifyPolicy p;
   auto number = [&](const char* key, double max) -> std::optional<double> {
     if (!j.contains(key)) return std::nullopt;
@@ -129,6 +130,15 @@ VerifyPolicy parse_policy(const json& j, const std::string& ptr) {
   p.relative = number("relative", 1e300);
   p.absolute = number("absolute", 1e300);
   p.max_mismatch_fraction = number("max_mismatch_fraction", 1.0);
+  if (j.contains("compare")) {
+    const json& k = j.at("compare");
+    if (!k.is_string() || k.get<std::string>().empty())
+      throw SpecError(join_ptr(ptr, "compare"), "expected the name of a comparison kernel (an entry point of the "
+                                                "reference's source)");
+    if (p.relative || p.absolute)
+      throw SpecError(join_ptr(ptr, "compare"), "a comparison kernel decides alone: drop \"relative\" and \"absolute\"");
+    p.compare = k.get<std::string>();
+  }
   return p;
 }
 

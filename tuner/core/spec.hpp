@@ -1,6 +1,7 @@
 // A tuning spec: what to tune, over which values, under which constraints, and how to launch it.
 // JSON format documented in docs/spec-format.md. Errors are SpecError with the JSON pointer of the field.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -29,10 +30,14 @@ struct LaunchSpec {
 /// mismatches. The trial log keeps the mismatch count and the first mismatches either way.
 struct VerifyPolicy {
   std::optional<double> relative, absolute, max_mismatch_fraction;
+  /// A comparison kernel of the user (an entry point of the reference's source) that decides which elements
+  /// match, instead of relative/absolute; runs on the GPU only (OutputCheck::Kind::user_kernel).
+  std::optional<std::string> compare;
   /// This policy's fields where set, else `fallback`'s.
   VerifyPolicy over(const VerifyPolicy& fallback) const {
     return {relative ? relative : fallback.relative, absolute ? absolute : fallback.absolute,
-            max_mismatch_fraction ? max_mismatch_fraction : fallback.max_mismatch_fraction};
+            max_mismatch_fraction ? max_mismatch_fraction : fallback.max_mismatch_fraction,
+            compare ? compare : fallback.compare};
   }
 };
 
@@ -103,6 +108,16 @@ struct TuningSpec {
   const Param* find_param(const std::string& name) const;
   const LaunchSpec* find_launch(const std::string& name) const;
   Config default_config() const;
+  /// The comparison kernels the verification policies name (top level and outputs), each once, in spec order.
+  std::vector<std::string> compare_kernels() const {
+    std::vector<std::string> out;
+    auto add = [&out](const VerifyPolicy& v) {
+      if (v.compare && std::find(out.begin(), out.end(), *v.compare) == out.end()) out.push_back(*v.compare);
+    };
+    add(verification);
+    for (const ArgSpec& a : arguments) add(a.verification);
+    return out;
+  }
   /// Checks that p has exactly the spec's dims; throws UsageError naming the missing/extra dim.
   void check_problem(const ProblemKey& p) const;
   /// Throws UsageError naming the supported workloads if w is not one of them.

@@ -126,6 +126,8 @@ struct CudaBackend::Impl {
   std::uint64_t seed = 0;
   HostBuffers expected;
   std::vector<OutputCheck> checks;  // non-empty: outputs are compared on the GPU
+  std::vector<unsigned char> compare_cubin;  // the reference's module, holding the spec's comparison kernels
+  bool compare_installed = false;            // the executor has compare_cubin loaded
   std::string verification = "host";
   HostBuffers outputs;            // verification outputs on the host path, reused (no allocation per trial)
   std::size_t inputs_end = 0;     // 64-byte aligned
@@ -184,7 +186,20 @@ struct CudaBackend::Impl {
     if (tools_installed) install_tool_kernels();
     if (!prepared) return;
     upload_inputs(adapter->make_inputs(workload, problem, seed));
+    if (compare_installed) install_compare_kernels();
     if (!checks.empty()) upload_expected();
+  }
+
+  /// Hands the module with the spec's comparison kernels (the reference kernel's, built by
+  /// run_reference_kernel) to the executor.
+  void install_compare_kernels() {
+    if (compare_cubin.empty())
+      throw UsageError("kernel '" + adapter->spec().name + "' names comparison kernels but its reference source was "
+                       "not compiled");
+    detail::CompareKernelsRequest q;
+    q.cubin = compare_cubin;
+    executor->call_ok(q, "loading the comparison kernels failed", kToolsTimeoutS);
+    compare_installed = true;
   }
 
   // ---- problem ---------------------------------------------------------------------------------------
@@ -276,6 +291,10 @@ struct CudaBackend::Impl {
     if (spec.reference && (reference || !own_source) &&
         std::find(entries.begin(), entries.end(), spec.reference->launch.kernel) == entries.end())
       entries.push_back(spec.reference->launch.kernel);
+    if (reference) {  // the comparison kernels are entry points of the reference's source
+      for (const std::string& k : spec.compare_kernels())
+        if (std::find(entries.begin(), entries.end(), k) == entries.end()) entries.push_back(k);
+    }
     for (auto& e : entries) e = c.substitute(e);  // "scale<BLOCK_SIZE>" -> "scale<256>", as the plan names it
     for (auto& e : name_expression_options(entries)) o.push_back(std::move(e));
     return o;
@@ -307,6 +326,8 @@ struct CudaBackend::Impl {
     prepared = false;
     expected.clear();
     checks.clear();
+    compare_cubin.clear();
+    compare_installed = false;
     workload = w;
     problem = p;
     seed = s;
@@ -386,6 +407,12 @@ struct CudaBackend::Impl {
   /// Sets checks (GPU comparisons) when asked for and possible, and says which verification is used.
   void choose_verification(std::size_t needed) {
     checks.clear();
+    const std::vector<std::string> compare = adapter->spec().compare_kernels();
+    const std::string gpu_only = compare.empty() ? "" : "kernel '" + adapter->spec().name +
+                                 "' is verified by its comparison kernel '" + compare.front() +
+                                 "' (verification.compare), which runs on the GPU only";
+    if (opt.verify == TimingOptions::Verify::host && !compare.empty())
+      throw UsageError(gpu_only + ": --verify host cannot run it");
     if (opt.verify == TimingOptions::Verify::host) {
       verification = "host (--verify host)";
       return;
@@ -401,12 +428,19 @@ struct CudaBackend::Impl {
     const std::size_t extra = expected_device_bytes();
     const std::size_t still_needed = needed - std::min(needed, inputs_end);
     if (extra + still_needed + kMemoryReserve > free_memory()) {
+      if (!compare.empty())
+        throw UsageError(gpu_only + ", but the expected values (" + gib_text(static_cast<double>(extra)) +
+                         " GiB) do not fit on the GPU next to the problem");
       checks.clear();
       verification = "host (the expected values, " + gib_text(static_cast<double>(extra)) +
                      " GiB, do not fit on the GPU next to the problem)";
       return;
     }
     verification = "device";
+    if (!compare.empty()) {
+      install_compare_kernels();
+      verification += " (comparison kernel " + compare.front() + (compare.size() > 1 ? ", ..." : "") + ")";
+    }
   }
 
   HostBuffers run_reference_kernel() {
@@ -420,6 +454,7 @@ struct CudaBackend::Impl {
       throw SpecError("/reference", "the reference kernel of '" + spec.name + "' does not compile for " + arch +
                                         ":\n" + excerpt(cr.log, kLogExcerpt));
     }
+    if (!spec.compare_kernels().empty()) compare_cubin = cr.cubin;
     auto r = load_run(*plan, cr, true);
     if (!r.ok()) throw UsageError("the reference kernel of '" + spec.name + "' failed: " + r.message);
     HostBuffers out = outputs;

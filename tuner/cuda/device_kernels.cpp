@@ -121,6 +121,7 @@ std::string compare_kernel_name(const OutputCheck& c) {
     case OutputCheck::Kind::abs_tolerance:
       return "autotune_compare_abs" + std::to_string(es) + (c.reference_bytes == 4 ? "f" : "");
     case OutputCheck::Kind::rel_tolerance: return "autotune_compare_rel" + std::to_string(es);
+    case OutputCheck::Kind::user_kernel: return c.kernel;  // in the module of the user's comparison kernels
   }
   return "autotune_compare_bytes";
 }

@@ -66,6 +66,8 @@ struct Executor::State {
   CUmodule tools = nullptr;                      // device_kernels.hpp, when the backend sent them
   CUfunction flush_fn = nullptr;
   std::map<std::string, CUfunction> compare_fns;  // by entry point, resolved on first use
+  CUmodule user_compare = nullptr;               // the user's comparison kernels, when the backend sent them
+  std::map<std::string, CUfunction> user_compare_fns;  // by entry point, resolved on first use
   CUmodule module = nullptr;
   LaunchPlan plan;                               // of the loaded module
   BoundPlan bound;
@@ -85,6 +87,7 @@ struct Executor::State {
       for (auto& [name, b] : *group) free_quietly(b);
     for (DeviceBuffer* b : {&flush, &flush_sink, &compare_results}) free_quietly(*b);
     if (tools != nullptr) d->module_unload(tools);
+    if (user_compare != nullptr) d->module_unload(user_compare);
     for (auto& [start, end] : sample_events) {
       d->event_destroy(start);
       d->event_destroy(end);
@@ -261,6 +264,13 @@ struct Executor::State {
   // -- comparison kernels --
 
   CUfunction compare_function(const OutputCheck& c) {
+    if (c.kind == OutputCheck::Kind::user_kernel) {
+      if (user_compare == nullptr)
+        throw EnvironmentError("GPU executor: comparison kernel '" + c.kernel + "' requested before its module");
+      auto it = user_compare_fns.find(c.kernel);
+      if (it != user_compare_fns.end()) return it->second;
+      return user_compare_fns.emplace(c.kernel, resolve_function(*d, user_compare, c.kernel)).first->second;
+    }
     if (tools == nullptr) throw EnvironmentError("GPU executor: a comparison was requested before the tool kernels");
     const std::string name = compare_kernel_name(c);
     auto it = compare_fns.find(name);
@@ -289,6 +299,7 @@ struct Executor::State {
     CheckVerdict v;
     if (c.count == 0) return v;
     if (compare_results.ptr == 0) compare_results = allocate(2 * kCompareMaxBlocks * sizeof(std::uint64_t));
+    if (c.kind == OutputCheck::Kind::user_kernel) return compare_by_user_kernel(c, got, want.ptr);
     const std::uint64_t blocks =
         std::clamp<std::uint64_t>((c.count + kCompareMinChunk - 1) / kCompareMinChunk, 1, kCompareMaxBlocks);
     std::uint64_t chunk = (c.count + blocks - 1) / blocks;
@@ -308,6 +319,28 @@ struct Executor::State {
       v.mismatches += per_block[2 * b];
       if (v.examples.size() < kMaxMismatchExamples) v.examples.push_back(example(c, got, want.ptr, tol, per_block[2 * b + 1]));
     }
+    return v;
+  }
+
+  /// The user's comparison kernel on got and want (kUserCompareContract): its mismatch count and the element
+  /// at the lowest mismatching index it reports.
+  CheckVerdict compare_by_user_kernel(const OutputCheck& c, CUdeviceptr got, CUdeviceptr want) {
+    const std::uint64_t start[2] = {0, ~std::uint64_t{0}};
+    CUdeviceptr results = compare_results.ptr;
+    check(d->memcpy_htod(results, start, sizeof start), "cuMemcpyHtoD(comparison result)");
+    const std::uint64_t blocks = std::clamp<std::uint64_t>(
+        (c.count + kUserCompareBlockThreads - 1) / kUserCompareBlockThreads, 1, kUserCompareMaxBlocks);
+    CUdeviceptr got_arg = got, want_arg = want;
+    unsigned long long count = c.count;
+    void* args[] = {&got_arg, &want_arg, &count, &results};
+    const CUresult r = d->launch_kernel(compare_function(c), static_cast<unsigned>(blocks), 1, 1,
+                                        kUserCompareBlockThreads, 1, 1, 0, stream, args, nullptr);
+    if (r != CUDA_SUCCESS) throw_call_error(r, "cuLaunchKernel(comparison kernel " + c.kernel + ")");
+    std::uint64_t result[2] = {0, 0};
+    check(d->memcpy_dtoh(result, results, sizeof result), "cuMemcpyDtoH(comparison result)");
+    CheckVerdict v;
+    v.mismatches = result[0];
+    if (v.mismatches > 0 && result[1] < c.count) v.examples.push_back(example(c, got, want, nullptr, result[1]));
     return v;
   }
 
@@ -454,6 +487,16 @@ struct Executor::State {
     if (flush_sink.ptr == 0) flush_sink = allocate(4);
   }
 
+  void set_compare_kernels(const std::vector<unsigned char>& cubin) {
+    if (user_compare != nullptr) {
+      CUmodule m = user_compare;
+      user_compare = nullptr;
+      user_compare_fns.clear();
+      check(d->module_unload(m), "cuModuleUnload(comparison kernels)");
+    }
+    check(d->module_load_data(&user_compare, cubin.data()), "cuModuleLoadData(comparison kernels)");
+  }
+
   double copy_bandwidth() {
     std::size_t free_bytes = 0, total_bytes = 0;
     check(d->mem_get_info(&free_bytes, &total_bytes), "cuMemGetInfo");
@@ -520,6 +563,7 @@ struct Executor::State {
       case Op::unload: unload(); break;
       case Op::copy_bandwidth: return encode_ok(CopyBandwidthRequest::Reply{copy_bandwidth()});
       case Op::tool_kernels: set_tool_kernels(decode<ToolKernelsRequest>(r).cubin); break;
+      case Op::compare_kernels: set_compare_kernels(decode<CompareKernelsRequest>(r).cubin); break;
       default: throw EnvironmentError("GPU executor: unknown request " + std::to_string(static_cast<int>(op)));
     }
     return encode_ok(NoReply{});

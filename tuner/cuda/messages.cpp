@@ -47,6 +47,7 @@ void check_fields(S& c, F&& f) {
   f(c.output);
   f(c.expected);
   f(c.tolerance);
+  f(c.kernel);
   f(c.element_bytes);
   f(c.count);
   f(c.relative);
@@ -151,7 +152,7 @@ void put(Writer& w, const OutputCheck& c) {
   check_fields(c, [&w](const auto& v) { put(w, v); });
 }
 void get(Reader& r, OutputCheck& c) {
-  get_enum(r, c.kind, OutputCheck::Kind::rel_tolerance, "comparison kind");
+  get_enum(r, c.kind, OutputCheck::Kind::user_kernel, "comparison kind");
   check_fields(c, [&r](auto& v) { get(r, v); });
 }
 

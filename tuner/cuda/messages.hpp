@@ -171,6 +171,7 @@ enum class Op : std::uint8_t {
   copy_bandwidth,
   quit,
   tool_kernels,
+  compare_kernels,
 };
 
 /// First byte of a reply.
@@ -328,15 +329,20 @@ struct QuitRequest {
   static void fields(S&, F&&) {}
 };
 
-/// The tuner's own kernels (device_kernels.hpp) compiled for this GPU: the L2 flush, which time then uses
-/// instead of a memset, and the comparison kernels of the checks.
-struct ToolKernelsRequest {
-  static constexpr Op kOp = Op::tool_kernels;
+/// A module for the executor to keep loaded, compiled for this GPU; it replaces the previous module of its kind.
+template <Op op>
+struct ModuleRequest {
+  static constexpr Op kOp = op;
   using Reply = NoReply;
   std::vector<unsigned char> cubin;
   template <typename S, typename F>
   static void fields(S& s, F&& f) { f(s.cubin); }
 };
+/// The tuner's own kernels (device_kernels.hpp): the L2 flush, which time then uses instead of a memset, and the
+/// comparison kernels of the checks.
+using ToolKernelsRequest = ModuleRequest<Op::tool_kernels>;
+/// The user's comparison kernels (OutputCheck::Kind::user_kernel), kept until the next such module.
+using CompareKernelsRequest = ModuleRequest<Op::compare_kernels>;
 
 /// The body of a failed reply.
 struct ErrorReply {

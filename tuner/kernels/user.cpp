@@ -86,9 +86,9 @@ class UserAdapter : public KernelAdapter {
     return verify_on_host(checks(expected, w, p), outputs, expected, "");
   }
 
-  /// Each output against the reference kernel's: integers bit-exact; floats bit-exact, or within the
-  /// verification policy's absolute + relative error (the spec's "tolerance" is the default relative one); and
-  /// at most the policy's fraction of the elements differing.
+  /// Each output against the reference kernel's: by the policy's comparison kernel where it names one; else
+  /// integers bit-exact, floats bit-exact or within the verification policy's absolute + relative error (the
+  /// spec's "tolerance" is the default relative one); and at most the policy's fraction of the elements differing.
   std::vector<OutputCheck> checks(const HostBuffers& expected, const Workload&, const ProblemKey&) const override {
     std::vector<OutputCheck> out;
     for (const auto& a : spec_.arguments) {
@@ -102,7 +102,10 @@ class UserAdapter : public KernelAdapter {
       c.count = want->second.size() / c.element_bytes;
       c.floating = is_float(a.dtype);
       const double relative = policy.relative.value_or(spec_.tolerance), absolute = policy.absolute.value_or(0);
-      if (is_float(a.dtype) && (relative != 0 || absolute != 0)) {
+      if (policy.compare) {
+        c.kind = OutputCheck::Kind::user_kernel;
+        c.kernel = *policy.compare;
+      } else if (is_float(a.dtype) && (relative != 0 || absolute != 0)) {
         c.kind = OutputCheck::Kind::rel_tolerance;
         c.relative = relative;
         c.absolute = absolute;

@@ -25,3 +25,29 @@ extern "C" __global__ void planted_reference(const float* x, float* y, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = x[i];
 }
+
+// Comparison kernels of the user (verification.compare), one launch per verified run: add the number of
+// mismatching elements to result[0], lower result[1] to the first mismatching index (grid-stride loop).
+// within_half: |got - expected| <= 0.5 (PLANT's +1 fails, NUDGE's relative 1e-6 passes).
+extern "C" __global__ void within_half(const float* got, const float* expected, unsigned long long count,
+                                       unsigned long long* result) {
+  const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  for (unsigned long long i = blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x; i < count;
+       i += stride) {
+    if (!(fabsf(got[i] - expected[i]) <= 0.5f)) {
+      atomicAdd(result, 1ull);
+      atomicMin(result + 1, i);
+    }
+  }
+}
+
+// every_element_differs: a C++ name (not extern "C"), found in the module by its demangled name; rejects all.
+__global__ void every_element_differs(const float*, const float*, unsigned long long count,
+                                      unsigned long long* result) {
+  const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  for (unsigned long long i = blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x; i < count;
+       i += stride) {
+    atomicAdd(result, 1ull);
+    atomicMin(result + 1, i);
+  }
+}
