@@ -10,7 +10,9 @@ if ./build/autotune devices >/dev/null 2>&1; then
   exec ./build/autotune tune reduction --n "$n" --dtype float32 --op sum --strategy brute_force "$@"
 fi
 ./build/autotune devices || true
-echo "No NVIDIA GPU here: replaying the reduction trials recorded on an H200 (tests/data/recorded_h200.db) instead."
+# The H100 recordings were measured with the current protocol (read-based L2 flush) for every family at two sizes.
+echo "No NVIDIA GPU here: replaying the reduction trials recorded on an H100 (tests/data/recorded_h100.db," \
+  "n = 268435456) instead."
 tmp=$(mktemp -d)
-exec ./build/autotune --db "$tmp/simulated.db" tune reduction --n 67108864 --dtype float32 --op sum \
-  --strategy brute_force --simulate --from tests/data/recorded_h200.db "$@"
+exec ./build/autotune --db "$tmp/simulated.db" tune reduction --n 268435456 --dtype float32 --op sum \
+  --strategy brute_force --simulate --from tests/data/recorded_h100.db "$@"
