@@ -100,7 +100,7 @@ class CompactionAdapter : public KernelAdapter {
         // stream, but the status lines are then in the L2 when the look-backs read them).
         plan.steps.push_back(LaunchStep::fill32("tile_state", 0, state_bytes / 4));
       }
-      LaunchStep s = kernel_step("compact_single_pass", tiles, block);
+      LaunchStep s = kernel_step_1d("compaction", "compact_single_pass", tiles, block);
       s.args = head;
       s.args.push_back(KernelArg::buf("out"));
       s.args.push_back(KernelArg::buf("count"));
@@ -128,22 +128,22 @@ class CompactionAdapter : public KernelAdapter {
       }
     }
     plan.buffers.push_back({"partials", bytes, BufferRole::scratch});
-    LaunchStep count_step = kernel_step("compact_count", tiles, block);
+    LaunchStep count_step = kernel_step_1d("compaction", "compact_count", tiles, block);
     count_step.args = head;
     count_step.args.push_back(KernelArg::buf("partials", raw[0]));
     plan.steps.push_back(std::move(count_step));
     for (std::size_t l = 0; l < levels; ++l) {
-      LaunchStep s = kernel_step("compact_scan_tiles", tiles_of(m[l]), block);
+      LaunchStep s = kernel_step_1d("compaction", "compact_scan_tiles", tiles_of(m[l]), block);
       s.args = {KernelArg::buf("partials", raw[l]), KernelArg::buf("partials", scanned[l]), KernelArg::i64(m[l]),
                 KernelArg::buf("partials", raw[l + 1])};
       plan.steps.push_back(std::move(s));
     }
     for (std::size_t l = levels - 1; l-- > 0;) {
-      LaunchStep s = kernel_step("compact_scan_add", tiles_of(m[l]) - 1, block);
+      LaunchStep s = kernel_step_1d("compaction", "compact_scan_add", tiles_of(m[l]) - 1, block);
       s.args = {KernelArg::buf("partials", scanned[l]), KernelArg::i64(m[l]), KernelArg::buf("partials", scanned[l + 1])};
       plan.steps.push_back(std::move(s));
     }
-    LaunchStep scatter = kernel_step("compact_scatter", tiles, block);
+    LaunchStep scatter = kernel_step_1d("compaction", "compact_scatter", tiles, block);
     scatter.args = head;
     scatter.args.push_back(KernelArg::buf("partials", scanned[0]));
     scatter.args.push_back(KernelArg::buf("out"));
@@ -261,9 +261,11 @@ class CompactionAdapter : public KernelAdapter {
     for (std::size_t i = 0; i < want_count; ++i) {
       if (std::memcmp(got.data() + i * k.size, want.data() + i * k.size, k.size) != 0 && bad++ == 0) first = i;
     }
-    return "out[" + std::to_string(first) + "] = " + describe(k, got, first) + " but expected " +
-           describe(k, want, first) + "; " + std::to_string(bad) + " of " + std::to_string(want_count) +
-           " selected elements differ" + where;
+    auto text = [&](const std::vector<unsigned char>& v) {
+      return element_text(v, first, k.size, k.elem != Elem::int32);
+    };
+    return "out[" + std::to_string(first) + "] = " + text(got) + " but expected " + text(want) + "; " +
+           std::to_string(bad) + " of " + std::to_string(want_count) + " selected elements differ" + where;
   }
 
   /// The same comparisons as verify(), for the comparison kernels: the count, then the selection (as many
@@ -336,26 +338,6 @@ class CompactionAdapter : public KernelAdapter {
       case Elem::float64: return load_element<double>(in, i) > 0.0;
     }
     return false;
-  }
-
-  static LaunchStep kernel_step(const std::string& kernel, std::int64_t grid, std::int64_t block) {
-    if (grid < 1 || grid > 2147483647)
-      throw UsageError("compaction: " + kernel + " would need " + std::to_string(grid) + " blocks");
-    LaunchStep s;
-    s.kind = LaunchStep::Kind::kernel;
-    s.kernel = kernel;
-    s.grid = {static_cast<std::uint32_t>(grid), 1, 1};
-    s.block = {static_cast<std::uint32_t>(block), 1, 1};
-    return s;
-  }
-
-  static std::string describe(const Kind& k, const std::vector<unsigned char>& v, std::size_t i) {
-    switch (k.elem) {
-      case Elem::int32: return std::to_string(load_element<std::int32_t>(v, i));
-      case Elem::float32: return format_number(load_element<float>(v, i));
-      case Elem::float64: return format_number(load_element<double>(v, i));
-    }
-    return "?";
   }
 };
 

@@ -9,6 +9,8 @@
 #include <mutex>
 #include <thread>
 
+#include "tuner/core/error.hpp"
+
 namespace autotune::kernels {
 
 double uniform01(std::mt19937_64& rng) {
@@ -101,6 +103,29 @@ std::string hex_bytes(const std::vector<unsigned char>& bytes) {
     out += digits[b & 15];
   }
   return out;
+}
+
+std::string element_text(const std::vector<unsigned char>& bytes, std::size_t i, std::size_t size, bool floating) {
+  if (!floating) return std::to_string(load_element<std::int32_t>(bytes, i));
+  return format_number(size == 4 ? static_cast<double>(load_element<float>(bytes, i)) : load_element<double>(bytes, i));
+}
+
+double signed_input_value(std::mt19937_64& rng, bool sum, int bits) {
+  const std::uint64_t r = rng();
+  const double sign = (r & 1) ? -1.0 : 1.0;
+  if (sum) return sign * static_cast<double>(32 + (r >> 59)) / 64.0;
+  return sign * static_cast<double>((r >> (64 - bits)) + 1) * std::ldexp(1.0, -bits);
+}
+
+LaunchStep kernel_step_1d(const std::string& family, const std::string& kernel, std::int64_t grid, std::int64_t block) {
+  if (grid < 1 || grid > 2147483647)
+    throw UsageError(family + ": " + kernel + " would need " + std::to_string(grid) + " blocks");
+  LaunchStep s;
+  s.kind = LaunchStep::Kind::kernel;
+  s.kernel = kernel;
+  s.grid = {static_cast<std::uint32_t>(grid), 1, 1};
+  s.block = {static_cast<std::uint32_t>(block), 1, 1};
+  return s;
 }
 
 }  // namespace autotune::kernels

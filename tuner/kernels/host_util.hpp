@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "tuner/core/plan.hpp"
+
 namespace autotune::kernels {
 
 /// Uniform in [0, 1) from the top 53 bits of one draw.
@@ -62,5 +64,20 @@ std::string format_number(double v);
 
 /// Hex dump of bytes, e.g. "0000803f".
 std::string hex_bytes(const std::vector<unsigned char>& bytes);
+
+/// Element i of a buffer of 4- or 8-byte numbers as text: an int32 (size 4, not floating), a float or a double
+/// (format_number).
+std::string element_text(const std::vector<unsigned char>& bytes, std::size_t i, std::size_t size, bool floating);
+
+/// A signed floating input value of a kernel family, from one draw. Sums: +-m/64 with m uniform in [32, 63], so
+/// |x| in [0.5, 0.984] and every partial sum is a multiple of 2^-6: exact in float32 while |partial| < 2^18
+/// (random signs keep partial sums near sqrt(n)) and in float64 always, which makes an n-scaled tolerance tight
+/// enough to catch one dropped element. Otherwise: magnitude uniform in (0, 1] at `bits` bits of precision (24
+/// for float, 53 for double), random sign.
+double signed_input_value(std::mt19937_64& rng, bool sum, int bits);
+
+/// A one-dimensional kernel launch step of `family`'s plan; UsageError naming the kernel when grid is not in
+/// [1, 2^31 - 1].
+LaunchStep kernel_step_1d(const std::string& family, const std::string& kernel, std::int64_t grid, std::int64_t block);
 
 }  // namespace autotune::kernels

@@ -269,6 +269,7 @@ class ReductionAdapter : public KernelAdapter {
     const std::int64_t n = problem_n(p);
     std::vector<unsigned char> bytes(static_cast<std::size_t>(n) * static_cast<std::size_t>(k.size));
     const std::size_t scalars = static_cast<std::size_t>(n) * static_cast<std::size_t>(k.components);
+    const bool sum = k.op == Op::sum;
     for_each_chunk(scalars, seed, [&](std::mt19937_64& rng, std::size_t begin, std::size_t end) {
       switch (k.elem) {
         case Elem::int32:
@@ -281,11 +282,12 @@ class ReductionAdapter : public KernelAdapter {
           }
           break;
         case Elem::float64:
-          for (std::size_t i = begin; i < end; ++i) store_element(bytes, i, float_value(rng, k, 53));
+          for (std::size_t i = begin; i < end; ++i) store_element(bytes, i, signed_input_value(rng, sum, 53));
           break;
         case Elem::float32:
         case Elem::vector:  // float2/3/4: every component random, non-zero
-          for (std::size_t i = begin; i < end; ++i) store_element(bytes, i, static_cast<float>(float_value(rng, k, 24)));
+          for (std::size_t i = begin; i < end; ++i)
+            store_element(bytes, i, static_cast<float>(signed_input_value(rng, sum, 24)));
           break;
       }
     });
@@ -477,17 +479,6 @@ class ReductionAdapter : public KernelAdapter {
     const std::int64_t n = p.at("n");
     if (n < 1) throw UsageError("n must be at least 1");
     return n;
-  }
-
-  /// Inputs of floating workloads. Sums: +-m/64 with m uniform in [32, 63], so |x| in [0.5, 0.984] and every
-  /// partial sum is a multiple of 2^-6: exact in float32 while |partial| < 2^18 and in float64 always, which
-  /// makes the n-scaled tolerance tight enough to catch one dropped element. Others: magnitude uniform in
-  /// (0, 1] with full precision of the type (bits), random sign.
-  static double float_value(std::mt19937_64& rng, const Kind& k, int bits) {
-    const std::uint64_t r = rng();
-    const double sign = (r & 1) ? -1.0 : 1.0;
-    if (k.op == Op::sum) return sign * static_cast<double>(32 + (r >> 59)) / 64.0;
-    return sign * static_cast<double>((r >> (64 - bits)) + 1) * std::ldexp(1.0, -bits);
   }
 
   template <typename T>

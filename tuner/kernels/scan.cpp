@@ -125,7 +125,7 @@ class ScanAdapter : public KernelAdapter {
       const std::int64_t blocks =
           persistent ? std::min(tiles_of(n), std::max<std::int64_t>(1, d.sm_count) * std::max<std::int64_t>(1, 2048 / block))
                      : tiles_of(n);
-      LaunchStep s = kernel_step("scan_single_pass", blocks, block);
+      LaunchStep s = kernel_step_1d("scan", "scan_single_pass", blocks, block);
       s.args = {KernelArg::buf("in"), KernelArg::buf("out"), KernelArg::i64(n), KernelArg::i32(k.exclusive ? 1 : 0),
                 KernelArg::buf("tile_state")};
       plan.steps.push_back(std::move(s));
@@ -152,13 +152,13 @@ class ScanAdapter : public KernelAdapter {
     plan.buffers.push_back({"partials", bytes, BufferRole::scratch});
     auto data = [&](std::size_t l) { return l == 0 ? KernelArg::buf("out") : KernelArg::buf("partials", scanned[l]); };
     for (std::size_t l = 0; l < levels; ++l) {
-      LaunchStep s = kernel_step("scan_tiles", tiles_of(m[l]), block);
+      LaunchStep s = kernel_step_1d("scan", "scan_tiles", tiles_of(m[l]), block);
       s.args = {l == 0 ? KernelArg::buf("in") : KernelArg::buf("partials", raw[l]), data(l), KernelArg::i64(m[l]),
                 KernelArg::buf("partials", raw[l + 1]), KernelArg::i32(l == 0 ? (k.exclusive ? 1 : 0) : 1)};
       plan.steps.push_back(std::move(s));
     }
     for (std::size_t l = levels - 1; l-- > 0;) {
-      LaunchStep s = kernel_step("scan_add", tiles_of(m[l]) - 1, block);
+      LaunchStep s = kernel_step_1d("scan", "scan_add", tiles_of(m[l]) - 1, block);
       s.args = {data(l), KernelArg::i64(m[l]), KernelArg::buf("partials", scanned[l + 1])};
       plan.steps.push_back(std::move(s));
     }
@@ -169,6 +169,7 @@ class ScanAdapter : public KernelAdapter {
     const Kind k = kind(w);
     const auto n = static_cast<std::size_t>(problem_n(p));
     std::vector<unsigned char> bytes(n * k.size);
+    const bool sum = k.op == Op::sum;
     for_each_chunk(n, seed, [&](std::mt19937_64& rng, std::size_t begin, std::size_t end) {
       for (std::size_t i = begin; i < end; ++i) {
         switch (k.elem) {
@@ -180,8 +181,12 @@ class ScanAdapter : public KernelAdapter {
             store_element(bytes, i, v);
             break;
           }
-          case Elem::float32: store_element(bytes, i, static_cast<float>(float_value(rng, k, 24))); break;
-          case Elem::float64: store_element(bytes, i, float_value(rng, k, 53)); break;
+          case Elem::float32:
+            store_element(bytes, i, static_cast<float>(signed_input_value(rng, sum, 24)));
+            break;
+          case Elem::float64:
+            store_element(bytes, i, signed_input_value(rng, sum, 53));
+            break;
         }
       }
     });
@@ -251,9 +256,11 @@ class ScanAdapter : public KernelAdapter {
       if (!ok && bad++ == 0) first = i;
     }
     if (bad == 0) return "";
-    return "out[" + std::to_string(first) + "] = " + describe(k, got, first) + " but expected " +
-           describe(k, want, first) + "; " + std::to_string(bad) + " of " + std::to_string(n) + " elements differ" +
-           where;
+    auto text = [&](const std::vector<unsigned char>& v) {
+      return element_text(v, first, k.size, k.elem != Elem::int32);
+    };
+    return "out[" + std::to_string(first) + "] = " + text(got) + " but expected " + text(want) + "; " +
+           std::to_string(bad) + " of " + std::to_string(n) + " elements differ" + where;
   }
 
   /// The same comparisons as verify(), for the comparison kernels: float sums within the per-element
@@ -297,28 +304,6 @@ class ScanAdapter : public KernelAdapter {
     if (n < 1) throw UsageError("scan: n must be at least 1");
     if (n > (std::int64_t{1} << 40)) throw UsageError("scan: n = " + std::to_string(n) + " is too large");
     return n;
-  }
-
-  static LaunchStep kernel_step(const std::string& kernel, std::int64_t grid, std::int64_t block) {
-    if (grid < 1 || grid > 2147483647)
-      throw UsageError("scan: " + kernel + " would need " + std::to_string(grid) + " blocks");
-    LaunchStep s;
-    s.kind = LaunchStep::Kind::kernel;
-    s.kernel = kernel;
-    s.grid = {static_cast<std::uint32_t>(grid), 1, 1};
-    s.block = {static_cast<std::uint32_t>(block), 1, 1};
-    return s;
-  }
-
-  /// Floating inputs. Sums: +-m/64 with m uniform in [32, 63]: |x| in [0.5, 0.984], every partial sum a
-  /// multiple of 2^-6, so float32 sums are exact while partial sums stay below 2^18 in magnitude (random
-  /// signs keep them near sqrt(n)); float64 always. Max: magnitude uniform in (0, 1] at the full precision of
-  /// the type (bits), random sign.
-  static double float_value(std::mt19937_64& rng, const Kind& k, int bits) {
-    const std::uint64_t r = rng();
-    const double sign = (r & 1) ? -1.0 : 1.0;
-    if (k.op == Op::sum) return sign * static_cast<double>(32 + (r >> 59)) / 64.0;
-    return sign * static_cast<double>((r >> (64 - bits)) + 1) * std::ldexp(1.0, -bits);
   }
 
   static std::vector<unsigned char> int_reference(const std::vector<unsigned char>& in, std::size_t n, const Kind& k) {
@@ -414,15 +399,6 @@ class ScanAdapter : public KernelAdapter {
     out["reference"] = std::move(ref);
     out["tolerance"] = std::move(tol);
     return out;
-  }
-
-  static std::string describe(const Kind& k, const std::vector<unsigned char>& v, std::size_t i) {
-    switch (k.elem) {
-      case Elem::int32: return std::to_string(load_element<std::int32_t>(v, i));
-      case Elem::float32: return format_number(load_element<float>(v, i));
-      case Elem::float64: return format_number(load_element<double>(v, i));
-    }
-    return "?";
   }
 };
 

@@ -126,6 +126,17 @@ class FamilyHandle {
   Choice choice(int workload, std::initializer_list<std::int64_t> dims);
   /// Workload key for messages when workload() returned -1.
   void require(int workload, const std::string& dtype, const std::string& op) const;
+  /// require(), then launch() of a call from buffer in to buffer out over n elements (reductions, scans).
+  void launch_in_out(int workload, const std::string& dtype, const std::string& op, std::size_t n, std::uintptr_t in,
+                     std::uintptr_t out, void* stream) {
+    require(workload, dtype, op);
+    launch(workload, {static_cast<std::int64_t>(n)}, {in, out}, stream);
+  }
+  /// require(), then choice() for n elements.
+  Choice choice_of(int workload, const std::string& dtype, const std::string& op, std::size_t n) {
+    require(workload, dtype, op);
+    return choice(workload, {static_cast<std::int64_t>(n)});
+  }
 
  private:
   std::unique_ptr<Family> f_;
@@ -150,14 +161,12 @@ class Reduction {
   /// The configuration and binary a call with this n and op ("sum", "min", "max") uses (prepares it).
   Choice choice(std::size_t n, const std::string& op = "sum") {
     const int w = op == "sum" ? sum_ : op == "min" ? min_ : op == "max" ? max_ : -1;
-    h_.require(w, detail::dtype_name<T>(), op);
-    return h_.choice(w, {detail::checked_size(n)});
+    return h_.choice_of(w, detail::dtype_name<T>(), op, n);
   }
 
  private:
   void run(int w, const char* op, DevicePtr in, std::size_t n, DevicePtr out, Stream s) {
-    h_.require(w, detail::dtype_name<T>(), op);
-    h_.launch(w, {detail::checked_size(n)}, {in.value(), out.value()}, s.handle());
+    h_.launch_in_out(w, detail::dtype_name<T>(), op, n, in.value(), out.value(), s.handle());
   }
   detail::FamilyHandle h_;
   int sum_, min_, max_;
@@ -187,15 +196,12 @@ class Scan {
   }
   /// op: "inclusive_sum", "exclusive_sum", "inclusive_max", "exclusive_max".
   Choice choice(std::size_t n, const std::string& op = "inclusive_sum") {
-    const int w = h_.workload(detail::dtype_name<T>(), op);
-    h_.require(w, detail::dtype_name<T>(), op);
-    return h_.choice(w, {detail::checked_size(n)});
+    return h_.choice_of(h_.workload(detail::dtype_name<T>(), op), detail::dtype_name<T>(), op, n);
   }
 
  private:
   void run(int w, const char* op, DevicePtr in, std::size_t n, DevicePtr out, Stream s) {
-    h_.require(w, detail::dtype_name<T>(), op);
-    h_.launch(w, {detail::checked_size(n)}, {in.value(), out.value()}, s.handle());
+    h_.launch_in_out(w, detail::dtype_name<T>(), op, n, in.value(), out.value(), s.handle());
   }
   detail::FamilyHandle h_;
   int inc_sum_, exc_sum_, inc_max_, exc_max_;
