@@ -5,7 +5,6 @@
 #include <catch2/catch.hpp>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +12,8 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+
+#include <stb/stb_image.h>
 
 #include "tests/test_support.hpp"
 #include "tests/xml_check.hpp"
@@ -86,7 +87,7 @@ ReportData fixture_report(db::Database& db) {
   return d;
 }
 
-// ---- minimal PNG decoding (8-bit RGB/RGBA, non-interlaced: what Chromium writes) ---------------------
+// ---- PNG decoding by stb_image (Debian's libstb-dev) ----------------------------------------------
 
 struct Image {
   std::uint32_t width = 0, height = 0;
@@ -95,81 +96,22 @@ struct Image {
   std::string error;
 };
 
-std::uint32_t be32(const unsigned char* p) {
-  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
-}
-
+/// The PNG's pixels as 8-bit RGB rows.
 Image decode_png(const std::string& file) {
   Image img;
-  const auto* b = reinterpret_cast<const unsigned char*>(file.data());
-  static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-  if (file.size() < 33 || std::memcmp(b, sig, 8) != 0) {
-    img.error = "not a PNG file";
+  int w = 0, h = 0, in_file = 0;
+  unsigned char* px = stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(file.data()), static_cast<int>(file.size()),
+                                            &w, &h, &in_file, 3);
+  if (px == nullptr) {
+    const char* why = stbi_failure_reason();
+    img.error = std::string("not a decodable PNG: ") + (why != nullptr ? why : "unknown reason");
     return img;
   }
-  std::string idat;
-  int depth = 0, color = 0, interlace = 0;
-  for (std::size_t pos = 8; pos + 12 <= file.size();) {
-    std::uint32_t len = be32(b + pos);
-    std::string type(file, pos + 4, 4);
-    if (pos + 12 + len > file.size()) {
-      img.error = "truncated chunk " + type;
-      return img;
-    }
-    const unsigned char* data = b + pos + 8;
-    if (type == "IHDR") {
-      img.width = be32(data);
-      img.height = be32(data + 4);
-      depth = data[8];
-      color = data[9];
-      interlace = data[12];
-    } else if (type == "IDAT") {
-      idat.append(reinterpret_cast<const char*>(data), len);
-    } else if (type == "IEND") {
-      break;
-    }
-    pos += 12 + len;
-  }
-  if (depth != 8 || (color != 2 && color != 6) || interlace != 0) {
-    img.error = "unsupported PNG format (depth " + std::to_string(depth) + ", colour type " + std::to_string(color) + ")";
-    return img;
-  }
-  img.channels = color == 6 ? 4 : 3;
-  const std::size_t stride = static_cast<std::size_t>(img.width) * img.channels;
-  std::vector<unsigned char> raw((stride + 1) * img.height);
-  uLongf raw_len = raw.size();
-  if (uncompress(raw.data(), &raw_len, reinterpret_cast<const Bytef*>(idat.data()), idat.size()) != Z_OK ||
-      raw_len != raw.size()) {
-    img.error = "zlib inflate failed";
-    return img;
-  }
-  img.pixels.assign(stride * img.height, 0);
-  const int bpp = img.channels;
-  for (std::uint32_t y = 0; y < img.height; ++y) {
-    const unsigned char filter = raw[y * (stride + 1)];
-    const unsigned char* in = &raw[y * (stride + 1) + 1];
-    unsigned char* out = &img.pixels[y * stride];
-    const unsigned char* prev = y ? &img.pixels[(y - 1) * stride] : nullptr;
-    for (std::size_t x = 0; x < stride; ++x) {
-      int a = x >= static_cast<std::size_t>(bpp) ? out[x - bpp] : 0;
-      int up = prev ? prev[x] : 0;
-      int c = (prev && x >= static_cast<std::size_t>(bpp)) ? prev[x - bpp] : 0;
-      int v = in[x];
-      switch (filter) {
-        case 0: break;
-        case 1: v += a; break;
-        case 2: v += up; break;
-        case 3: v += (a + up) / 2; break;
-        case 4: {
-          int p = a + up - c, pa = std::abs(p - a), pb = std::abs(p - up), pc = std::abs(p - c);
-          v += (pa <= pb && pa <= pc) ? a : (pb <= pc ? up : c);
-          break;
-        }
-        default: img.error = "bad filter type"; return img;
-      }
-      out[x] = static_cast<unsigned char>(v & 0xff);
-    }
-  }
+  img.width = static_cast<std::uint32_t>(w);
+  img.height = static_cast<std::uint32_t>(h);
+  img.channels = 3;
+  img.pixels.assign(px, px + static_cast<std::size_t>(w) * static_cast<std::size_t>(h) * 3);
+  stbi_image_free(px);
   return img;
 }
 

@@ -132,3 +132,23 @@ TEST_CASE("svg: bar chart and histogram are well-formed", "[cpu][svg]") {
   CHECK(bars >= 3);
   CHECK(bars <= 6);
 }
+
+TEST_CASE("the XML check of the tests rejects what is not well-formed", "[cpu][svg]") {
+  CHECK(parse_xml("<svg xmlns=\"http://www.w3.org/2000/svg\"><g class=\"a\"><title>x &amp; y</title></g></svg>").ok);
+  const char* bad[] = {
+      "<svg><g></svg></g>",            // crossed tags
+      "<svg><g class=a></g></svg>",    // unquoted attribute
+      "<svg><g a=\"1\" a=\"2\"/></svg>",  // duplicate attribute
+      "<svg>a < b</svg>",              // raw '<'
+      "<svg>a & b</svg>",              // bad '&'
+      "<svg>&nbsp;</svg>",             // undefined entity
+      "<svg/><svg/>",                  // two roots
+      "<svg>",                         // unclosed
+  };
+  for (const char* b : bad) {
+    const auto doc = parse_xml(b);
+    INFO(b);
+    CHECK_FALSE(doc.ok);
+    CHECK_FALSE(doc.error.empty());
+  }
+}
