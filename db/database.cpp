@@ -232,6 +232,125 @@ bool valid_final_status(const std::string& s) {
   return s == "finished" || s == "interrupted" || s == "failed" || s == "running";
 }
 
+/// Checks that need no SQLite connection: nothing is created or written before validation succeeds.
+void check_file(const std::string& path, bool ro) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  const bool exists = fs::exists(st);
+  if (exists && !fs::is_regular_file(st))
+    throw DbError(path + " is not an autotune database (not a regular file)");
+  if (!exists && ro) throw DbError("database " + path + " does not exist (read-only mode never creates it)");
+  if (exists) check_sqlite_header(path);
+}
+
+/// Opens the connection into `handle` (which then owns it, also when this throws), with extended result
+/// codes, the busy timeout and foreign keys.
+void connect(const std::string& path, bool ro, sqlite3*& handle) {
+  const int flags = ro ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  const int rc = sqlite3_open_v2(path.c_str(), &handle, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    const std::string msg = handle ? sqlite3_errmsg(handle) : sqlite3_errstr(rc);
+    throw DbError((ro ? "cannot open database " : "cannot open or create database ") + path + " (" + msg + ")");
+  }
+  sqlite3_extended_result_codes(handle, 1);
+  sqlite3_busy_timeout(handle, kBusyTimeoutMs);
+  exec_all(handle, path, "PRAGMA foreign_keys = ON");  // per connection, writes nothing
+}
+
+/// What a file says it is: application id, schema version and how many schema objects it has.
+struct FileIdentity {
+  std::int32_t app_id = 0;
+  int version = 0;
+  std::int64_t objects = 0;
+  bool fresh() const { return app_id == 0 && version == 0 && objects == 0; }
+};
+
+/// Identifies the file (reads only). One statement, so one snapshot: read one by one, the three values
+/// could straddle another process's commit of the initial migration, and a file it just created would
+/// look like another application's database (found by tests/cpu/test_concurrent_writers.cpp).
+FileIdentity read_identity(sqlite3* db, const std::string& p) {
+  FileIdentity f;
+  Stmt id(db, p,
+          "SELECT (SELECT application_id FROM pragma_application_id), (SELECT user_version FROM "
+          "pragma_user_version), (SELECT count(*) FROM sqlite_master)");
+  if (id.step()) {
+    f.app_id = static_cast<std::int32_t>(id.int64(0));
+    f.version = id.int32(1);
+    f.objects = id.int64(2);
+  }
+  return f;
+}
+
+/// Throws DbError for another application's file, a newer schema, or a file that fails quick_check.
+void validate(sqlite3* db, const std::string& path, const FileIdentity& f) {
+  if (f.app_id != kApplicationId && !f.fresh())
+    throw DbError(path + " is not an autotune database (SQLite database of another application)");
+  if (f.version > kSchemaVersion)
+    throw DbError("database " + path + " has schema version " + std::to_string(f.version) +
+                  ", newer than this build supports (" + std::to_string(kSchemaVersion) + ")");
+  if (f.fresh()) return;
+  Stmt check(db, path, "PRAGMA quick_check");
+  std::string first;
+  int rows = 0;
+  while (check.step()) {
+    if (rows++ == 0) first = check.text(0);
+  }
+  if (rows != 1 || first != "ok")
+    throw DbError("database " + path + " is corrupt (quick_check: " + first +
+                  (rows > 1 ? " and " + std::to_string(rows - 1) + " more problems" : "") + ")");
+}
+
+/// Replaces the connection in `handle` by a copy of its file (WAL included) in memory, made through SQLite's
+/// backup API and migrated from `version` to the current schema; writes to it fail as they would on a
+/// read-only file.
+void swap_for_memory_copy(sqlite3*& handle, const std::string& path, int version) {
+  sqlite3* mem = nullptr;
+  int brc = sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE, nullptr);
+  sqlite3_backup* b = brc == SQLITE_OK ? sqlite3_backup_init(mem, "main", handle, "main") : nullptr;
+  if (b) {
+    brc = sqlite3_backup_step(b, -1);
+    sqlite3_backup_finish(b);
+    if (brc == SQLITE_DONE) brc = SQLITE_OK;
+  } else if (brc == SQLITE_OK) {
+    brc = sqlite3_errcode(mem);
+  }
+  if (brc != SQLITE_OK) {
+    const std::string msg = mem ? sqlite3_errmsg(mem) : sqlite3_errstr(brc);
+    sqlite3_close_v2(mem);
+    throw DbError("database " + path + ": copying it into memory failed (" + msg + ")");
+  }
+  sqlite3_close_v2(handle);
+  handle = mem;
+  exec_all(mem, path, "PRAGMA foreign_keys = ON");
+  for (int i = version; i < kSchemaVersion; ++i) exec_all(mem, path, kMigrations[i]);
+  exec_all(mem, path, "PRAGMA user_version = " + std::to_string(kSchemaVersion));
+  exec_all(mem, path, "PRAGMA query_only = ON");  // writes fail as they would on the read-only file
+}
+
+/// Throws DbError unless the file can be written; then WAL mode for a file.
+void prepare_writes(sqlite3* db, const std::string& path, bool memory) {
+  if (sqlite3_db_readonly(db, "main") == 1)
+    throw DbError("database " + path + " is read-only (no write permission); open it in read-only mode");
+  if (memory) return;
+  // WAL lets readers run while one writer commits; NORMAL sync is durable across application crashes
+  // in WAL mode (docs/database.md). If WAL is unavailable (e.g. network file system) SQLite keeps
+  // its rollback journal, which is correct, only less concurrent.
+  exec_all(db, path, "PRAGMA journal_mode = WAL");
+  exec_all(db, path, "PRAGMA synchronous = NORMAL");
+}
+
+/// Runs the missing migrations; call inside a write transaction. Another process may be migrating
+/// concurrently: the version is read again here, under the write lock.
+void migrate(sqlite3* db, const std::string& path) {
+  const int v = static_cast<int>(query_int(db, path, "PRAGMA user_version"));
+  if (v > kSchemaVersion)
+    throw DbError("database " + path + " has schema version " + std::to_string(v) +
+                  ", newer than this build supports (" + std::to_string(kSchemaVersion) + ")");
+  for (int i = v; i < kSchemaVersion; ++i) exec_all(db, path, kMigrations[i]);
+  exec_all(db, path, "PRAGMA application_id = " + std::to_string(kApplicationId));
+  exec_all(db, path, "PRAGMA user_version = " + std::to_string(kSchemaVersion));
+}
+
 }  // namespace
 
 int current_schema_version() { return kSchemaVersion; }
@@ -240,126 +359,31 @@ std::unique_ptr<Database> Database::open(const std::string& path, Mode mode) {
   if (path.empty()) throw DbError("database path is empty");
   const bool memory = path == ":memory:";
   const bool ro = mode != Mode::read_write;  // read_only and snapshot never write the file
-
-  // Checks that need no SQLite connection: nothing is created or written before validation succeeds.
-  if (!memory) {
-    std::error_code ec;
-    const fs::file_status st = fs::status(path, ec);
-    const bool exists = fs::exists(st);
-    if (exists && !fs::is_regular_file(st))
-      throw DbError(path + " is not an autotune database (not a regular file)");
-    if (!exists && ro) throw DbError("database " + path + " does not exist (read-only mode never creates it)");
-    if (exists) check_sqlite_header(path);
-  }
+  if (!memory) check_file(path, ro);
 
   std::unique_ptr<Database> self(new Database());
   self->path_ = path;
   self->read_only_ = ro;
-  const int flags = ro ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  const int rc = sqlite3_open_v2(path.c_str(), &self->db_, flags, nullptr);
-  if (rc != SQLITE_OK) {
-    const std::string msg = self->db_ ? sqlite3_errmsg(self->db_) : sqlite3_errstr(rc);
-    throw DbError((ro ? "cannot open database " : "cannot open or create database ") + path + " (" + msg + ")");
-  }
-  sqlite3* db = self->db_;
-  const std::string& p = self->path_;
-  sqlite3_extended_result_codes(db, 1);
-  sqlite3_busy_timeout(db, kBusyTimeoutMs);
-  exec_all(db, p, "PRAGMA foreign_keys = ON");  // per connection, writes nothing
-
-  // Identify the file (reads only). One statement, so one snapshot: read one by one, the three values
-  // could straddle another process's commit of the initial migration, and a file it just created would
-  // look like another application's database (found by tests/cpu/test_concurrent_writers.cpp).
-  std::int32_t app_id = 0;
-  int version = 0;
-  std::int64_t objects = 0;
-  {
-    Stmt id(db, p,
-            "SELECT (SELECT application_id FROM pragma_application_id), (SELECT user_version FROM "
-            "pragma_user_version), (SELECT count(*) FROM sqlite_master)");
-    if (id.step()) {
-      app_id = static_cast<std::int32_t>(id.int64(0));
-      version = id.int32(1);
-      objects = id.int64(2);
-    }
-  }
-  const bool fresh = app_id == 0 && version == 0 && objects == 0;
-  if (app_id != kApplicationId && !fresh)
-    throw DbError(path + " is not an autotune database (SQLite database of another application)");
-  if (version > kSchemaVersion)
-    throw DbError("database " + path + " has schema version " + std::to_string(version) +
-                  ", newer than this build supports (" + std::to_string(kSchemaVersion) + ")");
-  if (!fresh) {
-    Stmt check(db, p, "PRAGMA quick_check");
-    std::string first;
-    int rows = 0;
-    while (check.step()) {
-      if (rows++ == 0) first = check.text(0);
-    }
-    if (rows != 1 || first != "ok")
-      throw DbError("database " + path + " is corrupt (quick_check: " + first +
-                    (rows > 1 ? " and " + std::to_string(rows - 1) + " more problems" : "") + ")");
-  }
-
-  if (ro && fresh)
+  connect(path, ro, self->db_);
+  const FileIdentity f = read_identity(self->db_, path);
+  validate(self->db_, path, f);
+  if (ro && f.fresh())
     throw DbError("database " + path + " has no autotune schema; open it read-write once to create it");
   // An older file opened read-only is read through a migrated copy in memory (the file stays as it is), like a
   // snapshot; version 0 with tables of ours is a half-made file that only a read-write open may repair.
-  if (mode == Mode::snapshot || (ro && version >= 1 && version < kSchemaVersion)) {
-    // Copy the file (its WAL included) into memory through SQLite's backup API, then migrate the copy.
-    sqlite3* mem = nullptr;
-    int brc = sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE, nullptr);
-    sqlite3_backup* b = brc == SQLITE_OK ? sqlite3_backup_init(mem, "main", db, "main") : nullptr;
-    if (b) {
-      brc = sqlite3_backup_step(b, -1);
-      sqlite3_backup_finish(b);
-      if (brc == SQLITE_DONE) brc = SQLITE_OK;
-    } else if (brc == SQLITE_OK) {
-      brc = sqlite3_errcode(mem);
-    }
-    if (brc != SQLITE_OK) {
-      const std::string msg = mem ? sqlite3_errmsg(mem) : sqlite3_errstr(brc);
-      sqlite3_close_v2(mem);
-      throw DbError("database " + path + ": copying it into memory failed (" + msg + ")");
-    }
-    sqlite3_close_v2(db);
-    self->db_ = mem;
-    exec_all(mem, p, "PRAGMA foreign_keys = ON");
-    for (int i = version; i < kSchemaVersion; ++i) exec_all(mem, p, kMigrations[i]);
-    exec_all(mem, p, "PRAGMA user_version = " + std::to_string(kSchemaVersion));
-    exec_all(mem, p, "PRAGMA query_only = ON");  // writes fail as they would on the read-only file
+  if (mode == Mode::snapshot || (ro && f.version >= 1 && f.version < kSchemaVersion)) {
+    swap_for_memory_copy(self->db_, path, f.version);
     return self;
   }
   if (ro) {
-    if (version < kSchemaVersion)
-      throw DbError("database " + path + " has schema version " + std::to_string(version) +
+    if (f.version < kSchemaVersion)
+      throw DbError("database " + path + " has schema version " + std::to_string(f.version) +
                     ", older than this build (" + std::to_string(kSchemaVersion) +
                     "); open it read-write once to migrate it");
     return self;
   }
-
-  if (sqlite3_db_readonly(db, "main") == 1)
-    throw DbError("database " + path + " is read-only (no write permission); open it in read-only mode");
-  if (!memory) {
-    // WAL lets readers run while one writer commits; NORMAL sync is durable across application crashes
-    // in WAL mode (docs/database.md). If WAL is unavailable (e.g. network file system) SQLite keeps
-    // its rollback journal, which is correct, only less concurrent.
-    exec_all(db, p, "PRAGMA journal_mode = WAL");
-    exec_all(db, p, "PRAGMA synchronous = NORMAL");
-  }
-
-  if (version < kSchemaVersion) {
-    // Another process may be migrating concurrently: re-read the version under the write lock.
-    self->transaction([&] {
-      const int v = static_cast<int>(query_int(db, p, "PRAGMA user_version"));
-      if (v > kSchemaVersion)
-        throw DbError("database " + path + " has schema version " + std::to_string(v) +
-                      ", newer than this build supports (" + std::to_string(kSchemaVersion) + ")");
-      for (int i = v; i < kSchemaVersion; ++i) exec_all(db, p, kMigrations[i]);
-      exec_all(db, p, "PRAGMA application_id = " + std::to_string(kApplicationId));
-      exec_all(db, p, "PRAGMA user_version = " + std::to_string(kSchemaVersion));
-    });
-  }
+  prepare_writes(self->db_, path, memory);
+  if (f.version < kSchemaVersion) self->transaction([&] { migrate(self->db_, path); });
   return self;
 }
 

@@ -142,14 +142,11 @@ VerifyPolicy parse_policy(const json& j, const std::string& ptr) {
   return p;
 }
 
-}  // namespace
-
-TuningSpec TuningSpec::from_json_text(const std::string& text, const std::string& base_dir, bool load_sources) {
-  json j;
+json parse_spec_json(const std::string& text) {
   try {
     // Serialising (spec_text) and the checks below recurse into nested values: bound the nesting so that
     // no input can exhaust the stack. Real specs are 4 levels deep.
-    j = json::parse(text, [](int depth, json::parse_event_t, json&) {
+    return json::parse(text, [](int depth, json::parse_event_t, json&) {
       if (depth > kMaxJsonDepth)
         throw SpecError("", "malformed JSON: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
       return true;
@@ -158,12 +155,10 @@ TuningSpec TuningSpec::from_json_text(const std::string& text, const std::string
     // parse_error, and out_of_range for numbers such as 1e999 (found by fuzz_spec).
     throw SpecError("", std::string("malformed JSON: ") + e.what());
   }
-  if (!j.is_object()) throw SpecError("", "a spec must be a JSON object");
-  check_keys(j, "", {"name", "description", "family", "source", "kernels", "parameters", "constraints",
-                     "launch", "problem", "workloads", "tolerance", "bytes_moved", "defines", "arguments",
-                     "reference", "family_options", "verification", "$comment"});
-  TuningSpec s;
-  s.spec_text = j.dump();
+}
+
+/// name, description, family, source and kernels.
+void parse_identity(const json& j, TuningSpec& s, const std::string& base_dir, bool load_sources) {
   s.name = get_string(require(j, "", "name"), "/name");
   if (s.name.empty()) throw SpecError("/name", "name must not be empty");
   if (j.contains("description")) s.description = get_string(j["description"], "/description");
@@ -180,97 +175,119 @@ TuningSpec TuningSpec::from_json_text(const std::string& text, const std::string
     if (!ks.is_array() || ks.empty()) throw SpecError("/kernels", "expected a non-empty array of entry-point names");
     for (std::size_t i = 0; i < ks.size(); ++i) s.kernels.push_back(get_string(ks[i], join_ptr("/kernels", i)));
   }
+}
 
+/// The name of parameter pj: a valid macro name, not one of `names` (which it joins).
+std::string parse_param_name(const json& pj, const std::string& ptr, std::set<std::string>& names) {
+  std::string name = get_string(require(pj, ptr, "name"), join_ptr(ptr, "name"));
+  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_'))
+    throw SpecError(join_ptr(ptr, "name"), "'" + name + "' is not a valid macro name");
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
+      throw SpecError(join_ptr(ptr, "name"), "'" + name + "' is not a valid macro name");
+  if (!names.insert(name).second) throw SpecError(join_ptr(ptr, "name"), "duplicate parameter '" + name + "'");
+  return name;
+}
+
+/// The values of parameter pj, from exactly one of "values" or "range".
+void parse_param_values(const json& pj, const std::string& ptr, Param& p) {
+  if (pj.contains("values") == pj.contains("range"))
+    throw SpecError(ptr, "give exactly one of 'values' or 'range'");
+  if (pj.contains("values")) {
+    const json& vs = pj["values"];
+    std::string vp = join_ptr(ptr, "values");
+    if (!vs.is_array() || vs.empty()) throw SpecError(vp, "expected a non-empty array of integers");
+    for (std::size_t k = 0; k < vs.size(); ++k) {
+      Value v = get_int(vs[k], join_ptr(vp, k));
+      if (p.index_of(v) >= 0) throw SpecError(join_ptr(vp, k), "duplicate value " + std::to_string(v));
+      p.values.push_back(v);
+    }
+    return;
+  }
+  const json& r = pj["range"];
+  std::string rp = join_ptr(ptr, "range");
+  if (!r.is_array() || r.size() < 2 || r.size() > 3) throw SpecError(rp, "expected [first, last] or [first, last, step]");
+  Value a = get_int(r[0], rp + "/0"), b = get_int(r[1], rp + "/1"), st = r.size() == 3 ? get_int(r[2], rp + "/2") : 1;
+  if (st <= 0 || b < a) throw SpecError(rp, "range needs first <= last and step > 0");
+  // In unsigned arithmetic: b - a and a + k * st overflow int64 near its limits.
+  const std::uint64_t steps = (static_cast<std::uint64_t>(b) - static_cast<std::uint64_t>(a)) / static_cast<std::uint64_t>(st);
+  if (steps > 65535) throw SpecError(rp, "range has too many values");
+  for (std::uint64_t k = 0; k <= steps; ++k)
+    p.values.push_back(static_cast<Value>(static_cast<std::uint64_t>(a) + k * static_cast<std::uint64_t>(st)));
+}
+
+/// The "labels" object of a parameter ({"value": "label"}), each key one of p's values.
+void parse_param_labels(const json& ls, const std::string& lp, Param& p) {
+  if (!ls.is_object()) throw SpecError(lp, "expected an object {\"value\": \"label\"}");
+  for (auto it = ls.begin(); it != ls.end(); ++it) {
+    Value v = 0;
+    try {
+      std::size_t used = 0;
+      v = std::stoll(it.key(), &used);
+      if (used != it.key().size()) throw std::invalid_argument("x");
+    } catch (const std::exception&) {
+      throw SpecError(join_ptr(lp, it.key()), "label key must be an integer value");
+    }
+    if (p.index_of(v) < 0) throw SpecError(join_ptr(lp, it.key()), "labelled value is not one of the values");
+    p.labels[v] = get_string(it.value(), join_ptr(lp, it.key()));
+  }
+}
+
+Param parse_param(const json& pj, const std::string& ptr, std::set<std::string>& names) {
+  if (!pj.is_object()) throw SpecError(ptr, "expected an object");
+  check_keys(pj, ptr, {"name", "values", "range", "default", "labels", "description"});
+  Param p;
+  p.name = parse_param_name(pj, ptr, names);
+  parse_param_values(pj, ptr, p);
+  if (pj.contains("default")) {
+    p.default_value = get_int(pj["default"], join_ptr(ptr, "default"));
+    if (p.index_of(p.default_value) < 0)
+      throw SpecError(join_ptr(ptr, "default"), "default " + std::to_string(p.default_value) + " is not one of the values");
+  } else {
+    p.default_value = p.values.front();
+  }
+  if (pj.contains("labels")) parse_param_labels(pj["labels"], join_ptr(ptr, "labels"), p);
+  if (pj.contains("description")) p.description = get_string(pj["description"], join_ptr(ptr, "description"));
+  return p;
+}
+
+/// "parameters"; returns their names (problem dims must differ from them).
+std::set<std::string> parse_parameters(const json& j, TuningSpec& s) {
   const json& ps = require(j, "", "parameters");
   if (!ps.is_array()) throw SpecError("/parameters", "expected an array");
   std::set<std::string> names;
-  for (std::size_t i = 0; i < ps.size(); ++i) {
-    std::string ptr = join_ptr("/parameters", i);
-    const json& pj = ps[i];
-    if (!pj.is_object()) throw SpecError(ptr, "expected an object");
-    check_keys(pj, ptr, {"name", "values", "range", "default", "labels", "description"});
-    Param p;
-    p.name = get_string(require(pj, ptr, "name"), join_ptr(ptr, "name"));
-    if (p.name.empty() || !(std::isalpha(static_cast<unsigned char>(p.name[0])) || p.name[0] == '_'))
-      throw SpecError(join_ptr(ptr, "name"), "'" + p.name + "' is not a valid macro name");
-    for (char c : p.name)
-      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
-        throw SpecError(join_ptr(ptr, "name"), "'" + p.name + "' is not a valid macro name");
-    if (!names.insert(p.name).second) throw SpecError(join_ptr(ptr, "name"), "duplicate parameter '" + p.name + "'");
-    if (pj.contains("values") == pj.contains("range"))
-      throw SpecError(ptr, "give exactly one of 'values' or 'range'");
-    if (pj.contains("values")) {
-      const json& vs = pj["values"];
-      std::string vp = join_ptr(ptr, "values");
-      if (!vs.is_array() || vs.empty()) throw SpecError(vp, "expected a non-empty array of integers");
-      for (std::size_t k = 0; k < vs.size(); ++k) {
-        Value v = get_int(vs[k], join_ptr(vp, k));
-        if (p.index_of(v) >= 0) throw SpecError(join_ptr(vp, k), "duplicate value " + std::to_string(v));
-        p.values.push_back(v);
-      }
-    } else {
-      const json& r = pj["range"];
-      std::string rp = join_ptr(ptr, "range");
-      if (!r.is_array() || r.size() < 2 || r.size() > 3) throw SpecError(rp, "expected [first, last] or [first, last, step]");
-      Value a = get_int(r[0], rp + "/0"), b = get_int(r[1], rp + "/1"), st = r.size() == 3 ? get_int(r[2], rp + "/2") : 1;
-      if (st <= 0 || b < a) throw SpecError(rp, "range needs first <= last and step > 0");
-      // In unsigned arithmetic: b - a and a + k * st overflow int64 near its limits.
-      const std::uint64_t steps = (static_cast<std::uint64_t>(b) - static_cast<std::uint64_t>(a)) / static_cast<std::uint64_t>(st);
-      if (steps > 65535) throw SpecError(rp, "range has too many values");
-      for (std::uint64_t k = 0; k <= steps; ++k)
-        p.values.push_back(static_cast<Value>(static_cast<std::uint64_t>(a) + k * static_cast<std::uint64_t>(st)));
-    }
-    if (pj.contains("default")) {
-      p.default_value = get_int(pj["default"], join_ptr(ptr, "default"));
-      if (p.index_of(p.default_value) < 0)
-        throw SpecError(join_ptr(ptr, "default"), "default " + std::to_string(p.default_value) + " is not one of the values");
-    } else {
-      p.default_value = p.values.front();
-    }
-    if (pj.contains("labels")) {
-      const json& ls = pj["labels"];
-      std::string lp = join_ptr(ptr, "labels");
-      if (!ls.is_object()) throw SpecError(lp, "expected an object {\"value\": \"label\"}");
-      for (auto it = ls.begin(); it != ls.end(); ++it) {
-        Value v = 0;
-        try {
-          std::size_t used = 0;
-          v = std::stoll(it.key(), &used);
-          if (used != it.key().size()) throw std::invalid_argument("x");
-        } catch (const std::exception&) {
-          throw SpecError(join_ptr(lp, it.key()), "label key must be an integer value");
-        }
-        if (p.index_of(v) < 0) throw SpecError(join_ptr(lp, it.key()), "labelled value is not one of the values");
-        p.labels[v] = get_string(it.value(), join_ptr(lp, it.key()));
-      }
-    }
-    if (pj.contains("description")) p.description = get_string(pj["description"], join_ptr(ptr, "description"));
-    s.params.push_back(std::move(p));
-  }
+  for (std::size_t i = 0; i < ps.size(); ++i) s.params.push_back(parse_param(ps[i], join_ptr("/parameters", i), names));
+  return names;
+}
 
-  if (j.contains("constraints")) {
-    const json& cs = j["constraints"];
-    if (!cs.is_array()) throw SpecError("/constraints", "expected an array of expression strings");
-    for (std::size_t i = 0; i < cs.size(); ++i) {
-      std::string ptr = join_ptr("/constraints", i);
-      if (!cs[i].is_string()) throw SpecError(ptr, std::string("expected an expression string, got ") + type_name(cs[i]));
-      s.constraints.push_back(get_expr(cs[i], ptr));
-    }
+void parse_constraints(const json& j, TuningSpec& s) {
+  if (!j.contains("constraints")) return;
+  const json& cs = j["constraints"];
+  if (!cs.is_array()) throw SpecError("/constraints", "expected an array of expression strings");
+  for (std::size_t i = 0; i < cs.size(); ++i) {
+    std::string ptr = join_ptr("/constraints", i);
+    if (!cs[i].is_string()) throw SpecError(ptr, std::string("expected an expression string, got ") + type_name(cs[i]));
+    s.constraints.push_back(get_expr(cs[i], ptr));
   }
+}
 
-  if (j.contains("launch")) {
-    const json& ls = j["launch"];
-    if (!ls.is_array()) throw SpecError("/launch", "expected an array of launch steps");
-    for (std::size_t i = 0; i < ls.size(); ++i) {
-      std::string ptr = join_ptr("/launch", i);
-      LaunchSpec l = parse_launch(ls[i], ptr, true);
-      bool known = false;
-      for (const auto& k : s.kernels) known = known || k == l.kernel;
-      if (!known) throw SpecError(join_ptr(ptr, "kernel"), "kernel '" + l.kernel + "' is not listed in /kernels");
-      s.launches.push_back(std::move(l));
-    }
+/// "launch": steps whose kernels are listed in "kernels".
+void parse_launches(const json& j, TuningSpec& s) {
+  if (!j.contains("launch")) return;
+  const json& ls = j["launch"];
+  if (!ls.is_array()) throw SpecError("/launch", "expected an array of launch steps");
+  for (std::size_t i = 0; i < ls.size(); ++i) {
+    std::string ptr = join_ptr("/launch", i);
+    LaunchSpec l = parse_launch(ls[i], ptr, true);
+    bool known = false;
+    for (const auto& k : s.kernels) known = known || k == l.kernel;
+    if (!known) throw SpecError(join_ptr(ptr, "kernel"), "kernel '" + l.kernel + "' is not listed in /kernels");
+    s.launches.push_back(std::move(l));
   }
+}
 
+/// "problem": dims (none a parameter name) and the suggested sizes.
+void parse_problem(const json& j, TuningSpec& s, const std::set<std::string>& param_names) {
   const json& pr = require(j, "", "problem");
   if (!pr.is_object()) throw SpecError("/problem", "expected an object {\"dims\": [...], \"sizes\": [...]}");
   check_keys(pr, "/problem", {"dims", "sizes"});
@@ -278,30 +295,31 @@ TuningSpec TuningSpec::from_json_text(const std::string& text, const std::string
   if (!dims.is_array() || dims.empty()) throw SpecError("/problem/dims", "expected a non-empty array of names");
   for (std::size_t i = 0; i < dims.size(); ++i) {
     std::string d = get_string(dims[i], join_ptr("/problem/dims", i));
-    if (names.count(d)) throw SpecError(join_ptr("/problem/dims", i), "'" + d + "' is also a parameter name");
+    if (param_names.count(d)) throw SpecError(join_ptr("/problem/dims", i), "'" + d + "' is also a parameter name");
     s.problem_dims.push_back(d);
   }
-  if (pr.contains("sizes")) {
-    const json& sz = pr["sizes"];
-    if (!sz.is_array()) throw SpecError("/problem/sizes", "expected an array of objects");
-    for (std::size_t i = 0; i < sz.size(); ++i) {
-      std::string ptr = join_ptr("/problem/sizes", i);
-      if (!sz[i].is_object()) throw SpecError(ptr, "expected an object like {\"n\": 1024}");
-      ProblemKey p;
-      for (auto it = sz[i].begin(); it != sz[i].end(); ++it) {
-        std::int64_t v = get_int(it.value(), join_ptr(ptr, it.key()));
-        if (v < 1) throw SpecError(join_ptr(ptr, it.key()), "problem sizes must be at least 1");
-        p.dims[it.key()] = v;
-      }
-      try {
-        s.check_problem(p);
-      } catch (const UsageError& e) {
-        throw SpecError(ptr, e.what());
-      }
-      s.problem_sizes.push_back(p);
+  if (!pr.contains("sizes")) return;
+  const json& sz = pr["sizes"];
+  if (!sz.is_array()) throw SpecError("/problem/sizes", "expected an array of objects");
+  for (std::size_t i = 0; i < sz.size(); ++i) {
+    std::string ptr = join_ptr("/problem/sizes", i);
+    if (!sz[i].is_object()) throw SpecError(ptr, "expected an object like {\"n\": 1024}");
+    ProblemKey p;
+    for (auto it = sz[i].begin(); it != sz[i].end(); ++it) {
+      std::int64_t v = get_int(it.value(), join_ptr(ptr, it.key()));
+      if (v < 1) throw SpecError(join_ptr(ptr, it.key()), "problem sizes must be at least 1");
+      p.dims[it.key()] = v;
     }
+    try {
+      s.check_problem(p);
+    } catch (const UsageError& e) {
+      throw SpecError(ptr, e.what());
+    }
+    s.problem_sizes.push_back(p);
   }
+}
 
+void parse_workloads(const json& j, TuningSpec& s) {
   const json& ws = require(j, "", "workloads");
   if (!ws.is_array() || ws.empty()) throw SpecError("/workloads", "expected a non-empty array like [\"float32/sum\"]");
   for (std::size_t i = 0; i < ws.size(); ++i) {
@@ -312,7 +330,10 @@ TuningSpec TuningSpec::from_json_text(const std::string& text, const std::string
       throw SpecError(ptr, e.what());
     }
   }
+}
 
+/// tolerance, bytes_moved, defines and family_options.
+void parse_build_options(const json& j, TuningSpec& s) {
   if (j.contains("tolerance")) {
     if (!j["tolerance"].is_number() || j["tolerance"].get<double>() < 0)
       throw SpecError("/tolerance", "expected a non-negative number");
@@ -332,75 +353,109 @@ TuningSpec TuningSpec::from_json_text(const std::string& text, const std::string
     if (!j["family_options"].is_object()) throw SpecError("/family_options", "expected an object");
     s.family_options_json = j["family_options"].dump();
   }
+}
 
-  if (j.contains("arguments")) {
-    const json& as = j["arguments"];
-    if (!as.is_array()) throw SpecError("/arguments", "expected an array");
-    for (std::size_t i = 0; i < as.size(); ++i) {
-      std::string ptr = join_ptr("/arguments", i);
-      const json& aj = as[i];
-      if (!aj.is_object()) throw SpecError(ptr, "expected an object");
-      check_keys(aj, ptr, {"name", "kind", "dtype", "role", "count", "init", "value", "symbol", "verification"});
-      ArgSpec a;
-      a.name = get_string(require(aj, ptr, "name"), join_ptr(ptr, "name"));
-      std::string kind = get_string(require(aj, ptr, "kind"), join_ptr(ptr, "kind"));
-      a.dtype = get_string(require(aj, ptr, "dtype"), join_ptr(ptr, "dtype"));
-      try {
-        dtype_size(a.dtype);
-      } catch (const UsageError& e) {
-        throw SpecError(join_ptr(ptr, "dtype"), e.what());
-      }
-      if (aj.contains("symbol") && kind != "constant")
-        throw SpecError(join_ptr(ptr, "symbol"), "only a constant argument names a symbol");
-      if (kind == "buffer" || kind == "constant") {
-        a.kind = kind == "buffer" ? ArgSpec::Kind::buffer : ArgSpec::Kind::constant;
-        a.count = get_expr(require(aj, ptr, "count"), join_ptr(ptr, "count"));
-        std::string role = aj.contains("role") ? get_string(aj["role"], join_ptr(ptr, "role")) : "input";
-        if (role == "input") a.role = ArgSpec::Role::input;
-        else if (role == "output" && kind == "buffer") a.role = ArgSpec::Role::output;
-        else throw SpecError(join_ptr(ptr, "role"), kind == "buffer" ? "role must be input or output"
-                                                                     : "a constant argument is an input");
-        a.symbol = aj.contains("symbol") ? get_string(aj["symbol"], join_ptr(ptr, "symbol")) : a.name;
-        if (aj.contains("verification")) {
-          if (a.role != ArgSpec::Role::output)
-            throw SpecError(join_ptr(ptr, "verification"), "only an output buffer has a verification policy");
-          a.verification = parse_policy(aj["verification"], join_ptr(ptr, "verification"));
-        }
-        if (aj.contains("init")) a.init = get_string(aj["init"], join_ptr(ptr, "init"));
-        if (a.init != "random" && a.init != "zero" && a.init != "ones" && a.init != "iota")
-          throw SpecError(join_ptr(ptr, "init"), "init must be random, zero, ones or iota");
-      } else if (kind == "scalar") {
-        a.kind = ArgSpec::Kind::scalar;
-        const json& v = require(aj, ptr, "value");
-        if (v.is_string()) a.value = v.get<std::string>();
-        else if (v.is_number()) a.value = v.dump();
-        else throw SpecError(join_ptr(ptr, "value"), "expected an expression string or a number");
-        if (!is_float_dtype(a.dtype)) get_expr(json(a.value), join_ptr(ptr, "value"));  // validate now
-      } else {
-        throw SpecError(join_ptr(ptr, "kind"), "kind must be buffer, scalar or constant");
-      }
-      s.arguments.push_back(std::move(a));
-    }
+/// The fields of a buffer or constant argument (kind is "buffer" or "constant").
+void parse_memory_argument(const json& aj, const std::string& ptr, const std::string& kind, ArgSpec& a) {
+  a.kind = kind == "buffer" ? ArgSpec::Kind::buffer : ArgSpec::Kind::constant;
+  a.count = get_expr(require(aj, ptr, "count"), join_ptr(ptr, "count"));
+  std::string role = aj.contains("role") ? get_string(aj["role"], join_ptr(ptr, "role")) : "input";
+  if (role == "input") a.role = ArgSpec::Role::input;
+  else if (role == "output" && kind == "buffer") a.role = ArgSpec::Role::output;
+  else throw SpecError(join_ptr(ptr, "role"), kind == "buffer" ? "role must be input or output"
+                                                               : "a constant argument is an input");
+  a.symbol = aj.contains("symbol") ? get_string(aj["symbol"], join_ptr(ptr, "symbol")) : a.name;
+  if (aj.contains("verification")) {
+    if (a.role != ArgSpec::Role::output)
+      throw SpecError(join_ptr(ptr, "verification"), "only an output buffer has a verification policy");
+    a.verification = parse_policy(aj["verification"], join_ptr(ptr, "verification"));
   }
-  if (j.contains("reference")) {
-    const json& r = j["reference"];
-    if (!r.is_object()) throw SpecError("/reference", "expected an object");
-    ReferenceSpec ref;
-    ref.launch = parse_launch(r, "/reference", true);
-    if (r.contains("source")) {
-      ref.source = get_string(r["source"], "/reference/source");
-      if (load_sources) ref.source_text = read_file(resolve(base_dir, ref.source), "/reference/source");
-    } else {
-      ref.source_text = s.source_text;
-    }
-    s.reference = std::move(ref);
+  if (aj.contains("init")) a.init = get_string(aj["init"], join_ptr(ptr, "init"));
+  if (a.init != "random" && a.init != "zero" && a.init != "ones" && a.init != "iota")
+    throw SpecError(join_ptr(ptr, "init"), "init must be random, zero, ones or iota");
+}
+
+ArgSpec parse_argument(const json& aj, const std::string& ptr) {
+  if (!aj.is_object()) throw SpecError(ptr, "expected an object");
+  check_keys(aj, ptr, {"name", "kind", "dtype", "role", "count", "init", "value", "symbol", "verification"});
+  ArgSpec a;
+  a.name = get_string(require(aj, ptr, "name"), join_ptr(ptr, "name"));
+  std::string kind = get_string(require(aj, ptr, "kind"), join_ptr(ptr, "kind"));
+  a.dtype = get_string(require(aj, ptr, "dtype"), join_ptr(ptr, "dtype"));
+  try {
+    dtype_size(a.dtype);
+  } catch (const UsageError& e) {
+    throw SpecError(join_ptr(ptr, "dtype"), e.what());
   }
+  if (aj.contains("symbol") && kind != "constant")
+    throw SpecError(join_ptr(ptr, "symbol"), "only a constant argument names a symbol");
+  if (kind == "buffer" || kind == "constant") {
+    parse_memory_argument(aj, ptr, kind, a);
+  } else if (kind == "scalar") {
+    a.kind = ArgSpec::Kind::scalar;
+    const json& v = require(aj, ptr, "value");
+    if (v.is_string()) a.value = v.get<std::string>();
+    else if (v.is_number()) a.value = v.dump();
+    else throw SpecError(join_ptr(ptr, "value"), "expected an expression string or a number");
+    if (!is_float_dtype(a.dtype)) get_expr(json(a.value), join_ptr(ptr, "value"));  // validate now
+  } else {
+    throw SpecError(join_ptr(ptr, "kind"), "kind must be buffer, scalar or constant");
+  }
+  return a;
+}
+
+void parse_arguments(const json& j, TuningSpec& s) {
+  if (!j.contains("arguments")) return;
+  const json& as = j["arguments"];
+  if (!as.is_array()) throw SpecError("/arguments", "expected an array");
+  for (std::size_t i = 0; i < as.size(); ++i) s.arguments.push_back(parse_argument(as[i], join_ptr("/arguments", i)));
+}
+
+/// "reference": a launch step, its source the spec's unless it names one.
+void parse_reference(const json& j, TuningSpec& s, const std::string& base_dir, bool load_sources) {
+  if (!j.contains("reference")) return;
+  const json& r = j["reference"];
+  if (!r.is_object()) throw SpecError("/reference", "expected an object");
+  ReferenceSpec ref;
+  ref.launch = parse_launch(r, "/reference", true);
+  if (r.contains("source")) {
+    ref.source = get_string(r["source"], "/reference/source");
+    if (load_sources) ref.source_text = read_file(resolve(base_dir, ref.source), "/reference/source");
+  } else {
+    ref.source_text = s.source_text;
+  }
+  s.reference = std::move(ref);
+}
+
+/// A user kernel needs arguments, a launch step and a reference.
+void check_user_kernel(const TuningSpec& s) {
+  if (s.family != "user") return;
+  if (s.arguments.empty()) throw SpecError("/arguments", "a user kernel needs its arguments listed");
+  if (s.launches.empty()) throw SpecError("/launch", "a user kernel needs a launch step");
+  if (!s.reference) throw SpecError("/reference", "a user kernel needs a reference kernel to verify against");
+}
+
+}  // namespace
+
+TuningSpec TuningSpec::from_json_text(const std::string& text, const std::string& base_dir, bool load_sources) {
+  const json j = parse_spec_json(text);
+  if (!j.is_object()) throw SpecError("", "a spec must be a JSON object");
+  check_keys(j, "", {"name", "description", "family", "source", "kernels", "parameters", "constraints",
+                     "launch", "problem", "workloads", "tolerance", "bytes_moved", "defines", "arguments",
+                     "reference", "family_options", "verification", "$comment"});
+  TuningSpec s;
+  s.spec_text = j.dump();
+  parse_identity(j, s, base_dir, load_sources);
+  const std::set<std::string> param_names = parse_parameters(j, s);
+  parse_constraints(j, s);
+  parse_launches(j, s);
+  parse_problem(j, s, param_names);
+  parse_workloads(j, s);
+  parse_build_options(j, s);
+  parse_arguments(j, s);
+  parse_reference(j, s, base_dir, load_sources);
   if (j.contains("verification")) s.verification = parse_policy(j["verification"], "/verification");
-  if (s.family == "user") {
-    if (s.arguments.empty()) throw SpecError("/arguments", "a user kernel needs its arguments listed");
-    if (s.launches.empty()) throw SpecError("/launch", "a user kernel needs a launch step");
-    if (!s.reference) throw SpecError("/reference", "a user kernel needs a reference kernel to verify against");
-  }
+  check_user_kernel(s);
   return s;
 }
 

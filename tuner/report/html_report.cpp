@@ -202,15 +202,24 @@ ReportData load_report_data(const db::Database& db, const ReportQuery& q) {
   return d;
 }
 
-std::string render_html(const ReportData& d) {
+namespace {
+
+/// A report's trials split into valid ones (by median time, fastest first) and failed ones.
+struct SortedTrials {
   std::vector<const db::TrialRow*> ok, failed;
-  for (const auto& t : d.trials) (t.m.ok() && t.m.median_ns > 0 ? ok : failed).push_back(&t);
-  std::sort(ok.begin(), ok.end(), [](auto* a, auto* b) { return a->m.median_ns < b->m.median_ns; });
-  const double copy = d.device.copy_gbps;
+};
+
+SortedTrials sort_trials(const ReportData& d) {
+  SortedTrials s;
+  for (const auto& t : d.trials) (t.m.ok() && t.m.median_ns > 0 ? s.ok : s.failed).push_back(&t);
+  std::sort(s.ok.begin(), s.ok.end(), [](auto* a, auto* b) { return a->m.median_ns < b->m.median_ns; });
+  return s;
+}
+
+/// From the doctype to the notes under the title.
+void write_head(std::ostream& o, const ReportData& d) {
   bool simulated = false;
   for (const auto& s : d.sessions) simulated = simulated || s.backend == "simulation" || s.backend == "synthetic";
-
-  std::ostringstream o;
   const std::string what = d.kernel + " " + d.workload + " " + d.problem;
   o << "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
     << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<title>autotune report: "
@@ -223,11 +232,13 @@ std::string render_html(const ReportData& d) {
   if (simulated)
     o << "<div class=\"note\">Some of these trials come from a simulation or synthetic session: their numbers "
          "are replayed or generated, not measured by that session (see Provenance).</div>\n";
+}
 
-  // Summary cards.
+void write_summary(std::ostream& o, const ReportData& d, const SortedTrials& s) {
+  const double copy = d.device.copy_gbps;
   o << "<div class=\"cards\" id=\"summary\">\n";
-  if (!ok.empty()) {
-    const auto* b = ok.front();
+  if (!s.ok.empty()) {
+    const auto* b = s.ok.front();
     o << "<div class=\"card\"><div class=\"k\">best</div><div class=\"v\">" << fixed(b->gbps, 1)
       << " GB/s</div><div class=\"n\">" << format_time_ns(b->m.median_ns) << " median</div></div>\n";
     if (copy > 0)
@@ -235,52 +246,55 @@ std::string render_html(const ReportData& d) {
         << "%</div><div class=\"n\">copy " << fixed(copy, 1) << " GB/s</div></div>\n";
   }
   o << "<div class=\"card\"><div class=\"k\">trials</div><div class=\"v\">" << d.trials.size() << "</div><div class=\"n\">"
-    << ok.size() << " valid, " << failed.size() << " failed</div></div>\n";
+    << s.ok.size() << " valid, " << s.failed.size() << " failed</div></div>\n";
   o << "<div class=\"card\"><div class=\"k\">device</div><div class=\"v\" style=\"font-size:16px\">"
     << xml_escape(d.device.info.name) << "</div><div class=\"n\">cc " << d.device.info.cc / 10 << "."
     << d.device.info.cc % 10 << ", " << d.device.info.sm_count << " SMs</div></div>\n</div>\n";
+}
 
-  // Best configurations.
+void write_best(std::ostream& o, const ReportData& d, const std::vector<const db::TrialRow*>& ok) {
+  const double copy = d.device.copy_gbps;
   o << "<h2 id=\"best\">Best configurations</h2>\n";
   if (ok.empty()) {
     o << "<p>No configuration verified.</p>\n";
-  } else {
-    o << "<table id=\"best-table\">\n<tr><th class=\"num\">rank</th><th class=\"num\">median</th><th class=\"num\">min</th>"
-         "<th class=\"num\">spread</th><th class=\"num\">GB/s</th><th class=\"num\">% copy</th><th>configuration</th></tr>\n";
-    for (std::size_t i = 0; i < ok.size() && i < d.top; ++i) {
-      const auto* t = ok[i];
-      o << "<tr><td class=\"num\">" << i + 1 << "</td><td class=\"num\">" << format_time_ns(t->m.median_ns)
-        << "</td><td class=\"num\">" << format_time_ns(t->m.min_ns) << "</td><td class=\"num\">" << fixed(100 * t->m.spread, 1)
-        << "%</td><td class=\"num\">" << fixed(t->gbps, 1) << "</td><td class=\"num\">"
-        << (copy > 0 ? fixed(100 * t->gbps / copy, 1) + "%" : "-") << "</td><td class=\"cfg\">"
-        << xml_escape(config_text(t->config_json, d.params)) << "</td></tr>\n";
-    }
-    o << "</table>\n";
+    return;
   }
+  o << "<table id=\"best-table\">\n<tr><th class=\"num\">rank</th><th class=\"num\">median</th><th class=\"num\">min</th>"
+       "<th class=\"num\">spread</th><th class=\"num\">GB/s</th><th class=\"num\">% copy</th><th>configuration</th></tr>\n";
+  for (std::size_t i = 0; i < ok.size() && i < d.top; ++i) {
+    const auto* t = ok[i];
+    o << "<tr><td class=\"num\">" << i + 1 << "</td><td class=\"num\">" << format_time_ns(t->m.median_ns)
+      << "</td><td class=\"num\">" << format_time_ns(t->m.min_ns) << "</td><td class=\"num\">" << fixed(100 * t->m.spread, 1)
+      << "%</td><td class=\"num\">" << fixed(t->gbps, 1) << "</td><td class=\"num\">"
+      << (copy > 0 ? fixed(100 * t->gbps / copy, 1) + "%" : "-") << "</td><td class=\"cfg\">"
+      << xml_escape(config_text(t->config_json, d.params)) << "</td></tr>\n";
+  }
+  o << "</table>\n";
+}
 
-  // Time distribution.
+void write_distribution(std::ostream& o, const std::vector<const db::TrialRow*>& ok) {
   o << "<h2 id=\"distribution\">Time distribution</h2>\n";
   if (ok.empty()) {
     o << "<p>No valid trial to show.</p>\n";
-  } else {
-    std::vector<double> us;
-    for (const auto* t : ok) us.push_back(t->m.median_ns / 1e3);
-    HistogramSpec h;
-    h.id = "time-histogram";
-    h.title = "Median time of the " + std::to_string(ok.size()) + " valid trials";
-    h.subtitle = "fastest " + format_time_ns(ok.front()->m.median_ns) + ", median " + format_time_ns(median_of(us) * 1e3) +
-                 ", slowest " + format_time_ns(ok.back()->m.median_ns) + "; log scale";
-    h.x_label = "median time per run (microseconds, log scale)";
-    h.values = us;
-    h.log_x = true;
-    h.width = 1020;
-    h.bins = std::min<int>(40, std::max<int>(8, static_cast<int>(std::sqrt(static_cast<double>(ok.size())) * 1.5)));
-    o << "<div class=\"chart\">" << histogram(h) << "</div>\n";
+    return;
   }
+  std::vector<double> us;
+  for (const auto* t : ok) us.push_back(t->m.median_ns / 1e3);
+  HistogramSpec h;
+  h.id = "time-histogram";
+  h.title = "Median time of the " + std::to_string(ok.size()) + " valid trials";
+  h.subtitle = "fastest " + format_time_ns(ok.front()->m.median_ns) + ", median " + format_time_ns(median_of(us) * 1e3) +
+               ", slowest " + format_time_ns(ok.back()->m.median_ns) + "; log scale";
+  h.x_label = "median time per run (microseconds, log scale)";
+  h.values = us;
+  h.log_x = true;
+  h.width = 1020;
+  h.bins = std::min<int>(40, std::max<int>(8, static_cast<int>(std::sqrt(static_cast<double>(ok.size())) * 1.5)));
+  o << "<div class=\"chart\">" << histogram(h) << "</div>\n";
+}
 
-  // Effect of each parameter.
-  o << "<h2 id=\"parameters\">Effect of each parameter</h2>\n<p>For each value: the best and the median GB/s "
-       "over the valid trials that have it (all other parameters free). Hover a bar for the numbers.</p>\n";
+/// The spec's parameters, then any other key of a trial's configuration.
+std::vector<std::string> parameter_names(const ReportData& d) {
   std::vector<std::string> names;
   for (const auto& p : d.params) names.push_back(p.name);
   for (const auto& t : d.trials) {
@@ -291,37 +305,51 @@ std::string render_html(const ReportData& d) {
     } catch (const std::exception&) {
     }
   }
-  for (const auto& name : names) {
+  return names;
+}
+
+/// Best and median GB/s for each value of parameter `name` (sp: its spec entry, if any).
+BarChartSpec parameter_chart(const std::string& name, const Param* sp, const std::vector<ParamEffect>& eff,
+                             double copy) {
+  BarChartSpec b;
+  b.id = "param-" + name;
+  b.title = name;
+  if (sp && !sp->description.empty()) b.subtitle = sp->description;
+  b.y_label = "GB/s";
+  b.series = {"best", "median"};
+  b.height = 300;
+  b.width = 1020;
+  for (const auto& e : eff) {
+    BarGroup g;
+    g.label = e.label;
+    g.values = {e.ok ? e.best_gbps : -1, e.ok ? e.median_gbps : -1};
+    std::string counts = " (" + std::to_string(e.ok) + " valid" + (e.failed ? ", " + std::to_string(e.failed) + " failed" : "") + ")";
+    g.tooltips = {name + "=" + e.label + ": best " + fixed(e.best_gbps, 1) + " GB/s" + counts,
+                  name + "=" + e.label + ": median " + fixed(e.median_gbps, 1) + " GB/s" + counts};
+    b.groups.push_back(g);
+  }
+  std::size_t longest = 0;
+  for (const auto& g : b.groups) longest = std::max(longest, g.label.size());
+  if (longest * 7.0 > 900.0 / std::max<std::size_t>(b.groups.size(), 1)) b.height = 380;  // rotated labels
+  if (copy > 0) b.hlines.push_back({copy, "device copy " + fixed(copy, 0) + " GB/s", "#b91c1c", "device copy", false});
+  return b;
+}
+
+void write_parameters(std::ostream& o, const ReportData& d) {
+  o << "<h2 id=\"parameters\">Effect of each parameter</h2>\n<p>For each value: the best and the median GB/s "
+       "over the valid trials that have it (all other parameters free). Hover a bar for the numbers.</p>\n";
+  for (const auto& name : parameter_names(d)) {
     const Param* sp = nullptr;
     for (const auto& p : d.params)
       if (p.name == name) sp = &p;
     std::vector<ParamEffect> eff = parameter_effect(d.trials, name, sp);
     if (eff.empty()) continue;
-    BarChartSpec b;
-    b.id = "param-" + name;
-    b.title = name;
-    if (sp && !sp->description.empty()) b.subtitle = sp->description;
-    b.y_label = "GB/s";
-    b.series = {"best", "median"};
-    b.height = 300;
-    b.width = 1020;
-    for (const auto& e : eff) {
-      BarGroup g;
-      g.label = e.label;
-      g.values = {e.ok ? e.best_gbps : -1, e.ok ? e.median_gbps : -1};
-      std::string counts = " (" + std::to_string(e.ok) + " valid" + (e.failed ? ", " + std::to_string(e.failed) + " failed" : "") + ")";
-      g.tooltips = {name + "=" + e.label + ": best " + fixed(e.best_gbps, 1) + " GB/s" + counts,
-                    name + "=" + e.label + ": median " + fixed(e.median_gbps, 1) + " GB/s" + counts};
-      b.groups.push_back(g);
-    }
-    std::size_t longest = 0;
-    for (const auto& g : b.groups) longest = std::max(longest, g.label.size());
-    if (longest * 7.0 > 900.0 / std::max<std::size_t>(b.groups.size(), 1)) b.height = 380;  // rotated labels
-    if (copy > 0) b.hlines.push_back({copy, "device copy " + fixed(copy, 0) + " GB/s", "#b91c1c", "device copy", false});
-    o << "<div class=\"chart\">" << bar_chart(b) << "</div>\n";
+    o << "<div class=\"chart\">" << bar_chart(parameter_chart(name, sp, eff, d.device.copy_gbps)) << "</div>\n";
   }
+}
 
-  // Energy and power (only where NVML observed the trials).
+/// Energy and power (only where NVML observed the trials).
+void write_energy(std::ostream& o, const ReportData& d, const std::vector<const db::TrialRow*>& ok) {
   std::vector<PowerPoint> power;
   std::string group_by = "BLOCK_SIZE";
   if (std::none_of(d.params.begin(), d.params.end(), [](const Param& p) { return p.name == "BLOCK_SIZE"; }) &&
@@ -338,35 +366,38 @@ std::string render_html(const ReportData& d) {
     power.push_back({ob.power_w, t->gbps, ob.has_energy() ? ob.energy_j : 0.0, group,
                      config_text(t->config_json, d.params)});
   }
-  if (!power.empty()) {
-    o << "<h2 id=\"energy\">Energy and power</h2>\n<p>GB/s against the board power measured while each valid "
-         "configuration ran (NVML; docs/energy.md), one line per " << xml_escape(group_by) << ". Rings: the fastest "
-         "configuration and the one with the least energy per run.</p>\n";
-    PowerChartSpec pc;
-    pc.title = "GB/s against power (" + std::to_string(power.size()) + " valid trials)";
-    pc.points = power;
-    o << "<div class=\"chart\">" << power_chart_svg(pc) << "</div>\n";
-  }
+  if (power.empty()) return;
+  o << "<h2 id=\"energy\">Energy and power</h2>\n<p>GB/s against the board power measured while each valid "
+       "configuration ran (NVML; docs/energy.md), one line per " << xml_escape(group_by) << ". Rings: the fastest "
+       "configuration and the one with the least energy per run.</p>\n";
+  PowerChartSpec pc;
+  pc.title = "GB/s against power (" + std::to_string(power.size()) + " valid trials)";
+  pc.points = power;
+  o << "<div class=\"chart\">" << power_chart_svg(pc) << "</div>\n";
+}
 
-  // Failures.
+void write_failures(std::ostream& o, const ReportData& d, const std::vector<const db::TrialRow*>& failed) {
   o << "<h2 id=\"failures\">Failures by status</h2>\n";
   if (failed.empty()) {
     o << "<p class=\"ok\">No failures: all " << d.trials.size() << " trials verified.</p>\n";
-  } else {
-    std::map<std::string, std::vector<const db::TrialRow*>> by;
-    for (const auto* t : failed) by[to_string(t->m.status)].push_back(t);
-    o << "<table id=\"failures-table\">\n<tr><th>status</th><th class=\"num\">trials</th><th>example configuration</th>"
-         "<th>log (first line)</th></tr>\n";
-    for (const auto& [st, list] : by) {
-      o << "<tr><td class=\"bad\">" << xml_escape(st) << "</td><td class=\"num\">" << list.size() << "</td><td class=\"cfg\">"
-        << xml_escape(config_text(list.front()->config_json, d.params)) << "</td><td><pre>"
-        << xml_escape(first_line(list.front()->m.log, 200)) << "</pre></td></tr>\n";
-    }
-    o << "</table>\n";
+    return;
   }
+  std::map<std::string, std::vector<const db::TrialRow*>> by;
+  for (const auto* t : failed) by[to_string(t->m.status)].push_back(t);
+  o << "<table id=\"failures-table\">\n<tr><th>status</th><th class=\"num\">trials</th><th>example configuration</th>"
+       "<th>log (first line)</th></tr>\n";
+  for (const auto& [st, list] : by) {
+    o << "<tr><td class=\"bad\">" << xml_escape(st) << "</td><td class=\"num\">" << list.size() << "</td><td class=\"cfg\">"
+      << xml_escape(config_text(list.front()->config_json, d.params)) << "</td><td><pre>"
+      << xml_escape(first_line(list.front()->m.log, 200)) << "</pre></td></tr>\n";
+  }
+  o << "</table>\n";
+}
 
-  // Device and provenance.
+/// The device table: properties, copy bandwidth and measurement protocols.
+void write_device(std::ostream& o, const ReportData& d) {
   const DeviceInfo& di = d.device.info;
+  const double copy = d.device.copy_gbps;
   o << "<h2 id=\"provenance\">Device and provenance</h2>\n<table id=\"device-table\">\n";
   auto row = [&](const std::string& k, const std::string& v) {
     o << "<tr><th>" << xml_escape(k) << "</th><td>" << xml_escape(v) << "</td></tr>\n";
@@ -389,6 +420,10 @@ std::string render_html(const ReportData& d) {
   row("measurement protocol", ps.empty() ? "-" : ps);
   row("GB/s", "bytes the kernel must move (the spec's bytes_moved) / median time");
   o << "</table>\n";
+}
+
+/// The sessions table, the footer and the end of the page.
+void write_sessions(std::ostream& o, const ReportData& d) {
   o << "<h3>Sessions</h3>\n<table id=\"sessions-table\">\n<tr><th class=\"num\">id</th><th>backend</th><th>strategy</th>"
        "<th>compiler</th><th class=\"num\">seed</th><th>started</th><th>finished</th><th>status</th><th>source</th></tr>\n";
   for (const auto& s : d.sessions) {
@@ -401,6 +436,22 @@ std::string render_html(const ReportData& d) {
   o << "<footer>Generated by autotune report" << (d.generated_at.empty() ? "" : " at " + xml_escape(d.generated_at))
     << " from " << xml_escape(d.db_path) << ". Self-contained page: no scripts, no external resources.</footer>\n";
   o << "</main>\n</body>\n</html>\n";
+}
+
+}  // namespace
+
+std::string render_html(const ReportData& d) {
+  const SortedTrials s = sort_trials(d);
+  std::ostringstream o;
+  write_head(o, d);
+  write_summary(o, d, s);
+  write_best(o, d, s.ok);
+  write_distribution(o, s.ok);
+  write_parameters(o, d);
+  write_energy(o, d, s.ok);
+  write_failures(o, d, s.failed);
+  write_device(o, d);
+  write_sessions(o, d);
   return o.str();
 }
 

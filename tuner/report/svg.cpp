@@ -141,17 +141,24 @@ std::string format_number(double v, int max_decimals) {
   return s;
 }
 
-std::string line_chart(const LineChartSpec& spec) {
-  std::ostringstream o;
-  const bool has_legend = !spec.series.empty();
-  double top = open_svg(o, spec.width, spec.height, spec.title, spec.subtitle, spec.id);
-  Frame fr;
-  fr.left = 72;
-  fr.top = top;
-  fr.right = spec.width - (has_legend ? 170.0 : 24.0);
-  fr.bottom = spec.height - 56.0;
+namespace {
 
-  // Data ranges.
+/// Where a line chart's data lands: the plot frame and the data ranges after padding.
+struct LineScale {
+  Frame fr;
+  bool log2_x = false;
+  double x_lo = 0, x_hi = 1;
+  std::vector<double> y_ticks;  // from 0; the last is the top of the y axis
+  double y_top = 1;
+  double px(double x) const { return fr.left + ((log2_x ? std::log2(x) : x) - x_lo) / (x_hi - x_lo) * fr.w(); }
+  double py(double y) const { return fr.bottom - y / y_top * fr.h(); }
+};
+
+/// The x range of points, reference lines and ticks (padded by 4 %), the y range from 0 to the highest value.
+LineScale line_scale(const LineChartSpec& spec, const Frame& fr) {
+  LineScale sc;
+  sc.fr = fr;
+  sc.log2_x = spec.log2_x;
   double x_lo = std::numeric_limits<double>::infinity(), x_hi = -x_lo, y_hi = 0;
   auto take_x = [&](double x) {
     if (spec.log2_x && !(x > 0)) throw std::invalid_argument("log2 x axis needs x > 0 (got " + format_number(x) + ")");
@@ -176,28 +183,28 @@ std::string line_chart(const LineChartSpec& spec) {
     x_hi += 1;
   }
   const double pad = (x_hi - x_lo) * 0.04;
-  x_lo -= pad;
-  x_hi += pad;
+  sc.x_lo = x_lo - pad;
+  sc.x_hi = x_hi + pad;
   if (y_hi <= 0) y_hi = 1;
-  std::vector<double> yt = nice_ticks(0, y_hi * 1.06, 6);
-  const double y_top = yt.back();
-  auto px = [&](double x) { return fr.left + ((spec.log2_x ? std::log2(x) : x) - x_lo) / (x_hi - x_lo) * fr.w(); };
-  auto py = [&](double y) { return fr.bottom - y / y_top * fr.h(); };
+  sc.y_ticks = nice_ticks(0, y_hi * 1.06, 6);
+  sc.y_top = sc.y_ticks.back();
+  return sc;
+}
 
-  y_axis(o, fr, yt, 0, y_top, spec.y_label);
-
-  // x axis ticks and grid.
+/// x ticks (the spec's, or powers of two, or nice numbers), their grid lines and the x label.
+void line_x_axis(std::ostringstream& o, const LineChartSpec& spec, const LineScale& sc) {
+  const Frame& fr = sc.fr;
   std::vector<double> xt = spec.x_ticks;
   if (xt.empty()) {
     if (spec.log2_x) {
-      for (double e = std::ceil(x_lo); e <= x_hi; e += 1) xt.push_back(std::pow(2.0, e));
+      for (double e = std::ceil(sc.x_lo); e <= sc.x_hi; e += 1) xt.push_back(std::pow(2.0, e));
     } else {
-      xt = nice_ticks(x_lo, x_hi, 8);
+      xt = nice_ticks(sc.x_lo, sc.x_hi, 8);
     }
   }
   o << "<g class=\"x-axis\">\n";
   for (double t : xt) {
-    double x = px(t);
+    double x = sc.px(t);
     if (x < fr.left - 0.5 || x > fr.right + 0.5) continue;
     o << "<line x1=\"" << f1(x) << "\" y1=\"" << f1(fr.top) << "\" x2=\"" << f1(x) << "\" y2=\"" << f1(fr.bottom)
       << "\" stroke=\"" << kGrid << "\" stroke-width=\"1\"/>\n";
@@ -208,18 +215,20 @@ std::string line_chart(const LineChartSpec& spec) {
     o << "<text x=\"" << f1((fr.left + fr.right) / 2) << "\" y=\"" << f1(fr.bottom + 42)
       << "\" text-anchor=\"middle\" fill=\"" << kInk << "\">" << xml_escape(spec.x_label) << "</text>\n";
   o << "</g>\n";
-  frame_box(o, fr);
+}
 
-  // Reference lines.
+/// The vertical and horizontal reference lines with their labels.
+void line_references(std::ostringstream& o, const LineChartSpec& spec, const LineScale& sc) {
+  const Frame& fr = sc.fr;
   for (const auto& v : spec.vlines) {
-    double x = px(v.x);
+    double x = sc.px(v.x);
     o << "<g class=\"vline\"><line x1=\"" << f1(x) << "\" y1=\"" << f1(fr.top) << "\" x2=\"" << f1(x) << "\" y2=\""
       << f1(fr.bottom) << "\" stroke=\"" << xml_escape(v.color) << "\" stroke-width=\"1.5\" stroke-dasharray=\"2 4\"/>";
     o << "<text x=\"" << f1(x + 4) << "\" y=\"" << f1(fr.top + 12) << "\" font-size=\"11\" fill=\"" << kMuted
       << "\">" << xml_escape(v.label) << "</text></g>\n";
   }
   for (const auto& h : spec.hlines) {
-    double y = py(h.y);
+    double y = sc.py(h.y);
     o << "<g class=\"hline\"><line x1=\"" << f1(fr.left) << "\" y1=\"" << f1(y) << "\" x2=\"" << f1(fr.right)
       << "\" y2=\"" << f1(y) << "\" stroke=\"" << xml_escape(h.color) << "\" stroke-width=\"1.5\" stroke-dasharray=\"7 4\"/>";
     if (h.label.empty())
@@ -231,8 +240,10 @@ std::string line_chart(const LineChartSpec& spec) {
       o << "<text x=\"" << f1(fr.right - 4) << "\" y=\"" << f1(y - 6) << "\" text-anchor=\"end\" font-size=\"11\" fill=\""
         << xml_escape(h.color) << "\">" << xml_escape(h.label) << "</text></g>\n";
   }
+}
 
-  // Series.
+/// Each series as a polyline with a dot (and tooltip) per point, then the highlight rings.
+void line_series(std::ostringstream& o, const LineChartSpec& spec, const LineScale& sc) {
   for (std::size_t i = 0; i < spec.series.size(); ++i) {
     const auto& s = spec.series[i];
     const std::string color = s.color.empty() ? palette(i) : s.color;
@@ -240,52 +251,72 @@ std::string line_chart(const LineChartSpec& spec) {
     if (s.points.size() > 1) {
       o << "<polyline fill=\"none\" stroke=\"" << xml_escape(color) << "\" stroke-width=\"2.2\" stroke-linejoin=\"round\" points=\"";
       for (std::size_t k = 0; k < s.points.size(); ++k)
-        o << (k ? " " : "") << f1(px(s.points[k].x)) << "," << f1(py(s.points[k].y));
+        o << (k ? " " : "") << f1(sc.px(s.points[k].x)) << "," << f1(sc.py(s.points[k].y));
       o << "\"/>\n";
     }
     for (const auto& p : s.points) {
       std::string tip = p.tooltip.empty() ? s.name + ": " + format_number(p.x) + ", " + format_number(p.y) : p.tooltip;
-      o << "<circle cx=\"" << f1(px(p.x)) << "\" cy=\"" << f1(py(p.y)) << "\" r=\"3.6\" fill=\"" << xml_escape(color)
+      o << "<circle cx=\"" << f1(sc.px(p.x)) << "\" cy=\"" << f1(sc.py(p.y)) << "\" r=\"3.6\" fill=\"" << xml_escape(color)
         << "\" stroke=\"#ffffff\" stroke-width=\"1\"><title>" << xml_escape(tip) << "</title></circle>\n";
     }
     o << "</g>\n";
   }
   for (const auto& h : spec.highlights) {
-    o << "<circle class=\"highlight\" cx=\"" << f1(px(h.x)) << "\" cy=\"" << f1(py(h.y))
+    o << "<circle class=\"highlight\" cx=\"" << f1(sc.px(h.x)) << "\" cy=\"" << f1(sc.py(h.y))
       << "\" r=\"7.5\" fill=\"none\" stroke=\"" << xml_escape(h.color) << "\" stroke-width=\"2\">";
     if (!h.tooltip.empty()) o << "<title>" << xml_escape(h.tooltip) << "</title>";
     o << "</circle>\n";
   }
+}
 
-  // Legend.
-  if (has_legend) {
-    double lx = fr.right + 16, ly = fr.top + 6;
-    o << "<g class=\"legend\">\n";
-    for (std::size_t i = 0; i < spec.series.size(); ++i) {
-      const std::string color = spec.series[i].color.empty() ? palette(i) : spec.series[i].color;
-      double y = ly + 20.0 * i;
-      o << "<line x1=\"" << f1(lx) << "\" y1=\"" << f1(y) << "\" x2=\"" << f1(lx + 22) << "\" y2=\"" << f1(y)
-        << "\" stroke=\"" << xml_escape(color) << "\" stroke-width=\"2.2\"/>";
-      o << "<circle cx=\"" << f1(lx + 11) << "\" cy=\"" << f1(y) << "\" r=\"3.6\" fill=\"" << xml_escape(color) << "\"/>";
-      o << "<text x=\"" << f1(lx + 30) << "\" y=\"" << f1(y + 4) << "\" fill=\"" << kInk << "\">"
-        << xml_escape(spec.series[i].name) << "</text>\n";
-    }
-    double y = ly + 20.0 * spec.series.size() + 6;
-    if (!spec.highlight_legend.empty()) {
-      o << "<circle cx=\"" << f1(lx + 11) << "\" cy=\"" << f1(y) << "\" r=\"7\" fill=\"none\" stroke=\"" << kInk
-        << "\" stroke-width=\"2\"/><text x=\"" << f1(lx + 30) << "\" y=\"" << f1(y + 4) << "\" fill=\"" << kInk << "\">"
-        << xml_escape(spec.highlight_legend) << "</text>\n";
-      y += 22;
-    }
-    for (const auto& h : spec.hlines) {
-      o << "<line x1=\"" << f1(lx) << "\" y1=\"" << f1(y) << "\" x2=\"" << f1(lx + 22) << "\" y2=\"" << f1(y)
-        << "\" stroke=\"" << xml_escape(h.color) << "\" stroke-width=\"1.5\" stroke-dasharray=\"7 4\"/><text x=\""
-        << f1(lx + 30) << "\" y=\"" << f1(y + 4) << "\" fill=\"" << kInk << "\">" << xml_escape(h.legend.empty() ? h.label : h.legend)
-        << "</text>\n";
-      y += 20;
-    }
-    o << "</g>\n";
+/// Right of the plot: one entry per series, the highlight rings' entry, one per horizontal line.
+void line_legend(std::ostringstream& o, const LineChartSpec& spec, const Frame& fr) {
+  double lx = fr.right + 16, ly = fr.top + 6;
+  o << "<g class=\"legend\">\n";
+  for (std::size_t i = 0; i < spec.series.size(); ++i) {
+    const std::string color = spec.series[i].color.empty() ? palette(i) : spec.series[i].color;
+    double y = ly + 20.0 * i;
+    o << "<line x1=\"" << f1(lx) << "\" y1=\"" << f1(y) << "\" x2=\"" << f1(lx + 22) << "\" y2=\"" << f1(y)
+      << "\" stroke=\"" << xml_escape(color) << "\" stroke-width=\"2.2\"/>";
+    o << "<circle cx=\"" << f1(lx + 11) << "\" cy=\"" << f1(y) << "\" r=\"3.6\" fill=\"" << xml_escape(color) << "\"/>";
+    o << "<text x=\"" << f1(lx + 30) << "\" y=\"" << f1(y + 4) << "\" fill=\"" << kInk << "\">"
+      << xml_escape(spec.series[i].name) << "</text>\n";
   }
+  double y = ly + 20.0 * spec.series.size() + 6;
+  if (!spec.highlight_legend.empty()) {
+    o << "<circle cx=\"" << f1(lx + 11) << "\" cy=\"" << f1(y) << "\" r=\"7\" fill=\"none\" stroke=\"" << kInk
+      << "\" stroke-width=\"2\"/><text x=\"" << f1(lx + 30) << "\" y=\"" << f1(y + 4) << "\" fill=\"" << kInk << "\">"
+      << xml_escape(spec.highlight_legend) << "</text>\n";
+    y += 22;
+  }
+  for (const auto& h : spec.hlines) {
+    o << "<line x1=\"" << f1(lx) << "\" y1=\"" << f1(y) << "\" x2=\"" << f1(lx + 22) << "\" y2=\"" << f1(y)
+      << "\" stroke=\"" << xml_escape(h.color) << "\" stroke-width=\"1.5\" stroke-dasharray=\"7 4\"/><text x=\""
+      << f1(lx + 30) << "\" y=\"" << f1(y + 4) << "\" fill=\"" << kInk << "\">" << xml_escape(h.legend.empty() ? h.label : h.legend)
+      << "</text>\n";
+    y += 20;
+  }
+  o << "</g>\n";
+}
+
+}  // namespace
+
+std::string line_chart(const LineChartSpec& spec) {
+  std::ostringstream o;
+  const bool has_legend = !spec.series.empty();
+  double top = open_svg(o, spec.width, spec.height, spec.title, spec.subtitle, spec.id);
+  Frame fr;
+  fr.left = 72;
+  fr.top = top;
+  fr.right = spec.width - (has_legend ? 170.0 : 24.0);
+  fr.bottom = spec.height - 56.0;
+  const LineScale sc = line_scale(spec, fr);
+  y_axis(o, fr, sc.y_ticks, 0, sc.y_top, spec.y_label);
+  line_x_axis(o, spec, sc);
+  frame_box(o, fr);
+  line_references(o, spec, sc);
+  line_series(o, spec, sc);
+  if (has_legend) line_legend(o, spec, fr);
   o << "</svg>\n";
   return o.str();
 }

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -297,41 +299,200 @@ std::vector<ImportedTrial> parse_kt_cache(const std::string& text, const ImportO
 
 // ---- T4
 
+namespace {
+
+/// Device descriptions by "name#cc", with their copy bandwidth.
+using T4Devices = std::map<std::string, std::pair<DeviceInfo, double>>;
+
+DeviceInfo t4_device_info(const json& d) {
+  DeviceInfo i;
+  i.name = string_or(d, "name");
+  i.cc = static_cast<int>(number_or(d, "cc", 0));
+  i.sm_count = static_cast<int>(number_or(d, "sm_count", 0));
+  i.max_threads_per_block = static_cast<int>(number_or(d, "max_threads_per_block", i.max_threads_per_block));
+  i.max_shared_memory_per_block =
+      static_cast<int>(number_or(d, "max_shared_memory_per_block", i.max_shared_memory_per_block));
+  i.max_shared_memory_per_block_optin =
+      static_cast<int>(number_or(d, "max_shared_memory_per_block_optin", i.max_shared_memory_per_block_optin));
+  i.warp_size = static_cast<int>(number_or(d, "warp_size", i.warp_size));
+  i.l2_bytes = static_cast<int>(number_or(d, "l2_bytes", 0));
+  if (d.contains("total_memory") && d["total_memory"].is_number_unsigned())
+    i.total_memory = d["total_memory"].get<std::uint64_t>();
+  i.driver_version = static_cast<int>(number_or(d, "driver_version", 0));
+  i.uuid = string_or(d, "uuid");
+  i.clock_khz = static_cast<int>(number_or(d, "clock_khz", 0));
+  i.memory_clock_khz = static_cast<int>(number_or(d, "memory_clock_khz", 0));
+  i.memory_bus_width = static_cast<int>(number_or(d, "memory_bus_width", 0));
+  return i;
+}
+
+/// Our top-level extension: full device descriptions by name.
+T4Devices t4_known_devices(const json& root) {
+  T4Devices known;
+  if (!(root.contains("autotune") && root["autotune"].is_object() && root["autotune"].contains("devices"))) return known;
+  for (const auto& d : root["autotune"]["devices"]) {
+    if (!d.is_object()) continue;
+    DeviceInfo i = t4_device_info(d);
+    if (!i.name.empty()) known[i.name + "#" + std::to_string(i.cc)] = {i, number_or(d, "copy_gbps", 0)};
+  }
+  return known;
+}
+
+/// The configuration of a result: every parameter of the spec and no other.
+Config t4_config(const json& res, const json& ext, const ImportOptions& opt, const std::string& where) {
+  if (!res.contains("configuration") || !res["configuration"].is_object())
+    throw UsageError(where + " has no \"configuration\" object");
+  // Our export's numbers where present (the configuration may hold labels of another spec version).
+  const json& conf =
+      ext.contains("config_values") && ext["config_values"].is_object() ? ext["config_values"] : res["configuration"];
+  const auto& params = opt.spec->params;
+  for (const auto& [name, v] : conf.items())
+    if (!opt.spec->find_param(name))
+      throw UsageError(where + ": parameter '" + name + "' is not a parameter of kernel " + opt.spec->name +
+                       " (its parameters: " + names_of(params) + ")");
+  Config c;
+  for (const auto& prm : params) {
+    auto it = conf.find(prm.name);
+    if (it == conf.end())
+      throw UsageError(where + ": parameter '" + prm.name + "' of kernel " + opt.spec->name +
+                       " is missing from the configuration");
+    c.set(prm.name, to_value(*it, prm, where));
+  }
+  return c;
+}
+
+/// t.device (and t.copy_gbps): the options' device, else the result's, described by `known` where it can.
+void t4_device(ImportedTrial& t, const json& ext, const ImportOptions& opt, const T4Devices& known,
+               const std::string& where) {
+  if (opt.device) {
+    t.device.name = *opt.device;
+    t.device.cc = opt.cc ? *opt.cc : cc_from_board_name(t.device.name);
+    return;
+  }
+  t.device.name = string_or(ext, "device");
+  if (t.device.name.empty())
+    throw UsageError(where + " names no device (T4 files carry none unless exported by autotune): give --device");
+  t.device.cc = opt.cc ? *opt.cc : static_cast<int>(number_or(ext, "cc", 0));
+  auto k = known.find(t.device.name + "#" + std::to_string(t.device.cc));
+  if (k != known.end()) {
+    t.device = k->second.first;
+    t.copy_gbps = k->second.second;
+  }
+}
+
+/// Our exact status when exported by autotune, else the T4 invalidity.
+TrialStatus t4_status(const json& res, const json& ext, const std::string& where) {
+  std::string status = string_or(ext, "status");
+  const std::string invalidity = string_or(res, "invalidity", "correct");
+  if (!status.empty()) {
+    try {
+      return trial_status_from_string(status);
+    } catch (const std::exception&) {
+      throw UsageError(where + ": unknown autotune status '" + status + "'");
+    }
+  }
+  if (invalidity == "correct") return TrialStatus::ok;
+  if (invalidity == "compile") return TrialStatus::compile_error;
+  if (invalidity == "runtime") return TrialStatus::runtime_fault;
+  if (invalidity == "correctness") return TrialStatus::wrong_result;
+  if (invalidity == "timeout") return TrialStatus::timeout;
+  if (invalidity == "constraints") return TrialStatus::invalid;
+  throw UsageError(where + ": unknown invalidity '" + invalidity +
+                   "' (expected correct, compile, runtime, correctness, timeout or constraints)");
+}
+
+/// A result's "measurements" by name: value and unit.
+class T4Measurements {
+ public:
+  explicit T4Measurements(const json& res) {
+    if (res.contains("measurements") && res["measurements"].is_array())
+      for (const auto& x : res["measurements"])
+        if (x.is_object() && x.contains("name") && x["name"].is_string() && x.contains("value"))
+          meas_[x["name"].get<std::string>()] = {x["value"], string_or(x, "unit")};
+  }
+  /// In ns; -1 = absent or not a time.
+  double time_ns(const std::string& name) const {
+    auto it = meas_.find(name);
+    if (it == meas_.end() || !it->second.first.is_number()) return -1;
+    double f = unit_to_ns(it->second.second);
+    return f < 0 ? -1 : it->second.first.get<double>() * f;
+  }
+  /// The value of `name` where it is a number.
+  std::optional<double> number(const std::string& name) const {
+    auto it = meas_.find(name);
+    if (it == meas_.end() || !it->second.first.is_number()) return std::nullopt;
+    return it->second.first.get<double>();
+  }
+
+ private:
+  std::map<std::string, std::pair<json, std::string>> meas_;
+};
+
+/// The times of a correct result: a "time" measurement, the objective's, or the median of times.runtimes.
+void t4_times(Measurement& m, const json& res, const T4Measurements& meas, const json& times, const std::string& where) {
+  std::string objective = "time";
+  if (res.contains("objectives") && res["objectives"].is_array() && !res["objectives"].empty() &&
+      res["objectives"][0].is_string())
+    objective = res["objectives"][0].get<std::string>();
+  const json runtimes = times.contains("runtimes") ? times["runtimes"] : json::array();
+  double ns = meas.time_ns("time");
+  if (ns < 0) ns = meas.time_ns(objective);
+  if (ns < 0 && runtimes.is_array() && !runtimes.empty()) {
+    Measurement tmp;
+    fill_from_samples(tmp, runtimes, where);
+    std::vector<double> v;
+    for (const auto& x : runtimes) v.push_back(x.get<double>() * 1e6);
+    std::sort(v.begin(), v.end());
+    ns = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  }
+  if (!(ns > 0) || !std::isfinite(ns))
+    throw UsageError(where + " is marked correct but has no positive time (a \"time\" measurement, the "
+                             "objective's measurement or times.runtimes)");
+  m.median_ns = ns;
+  m.min_ns = ns;
+  fill_from_samples(m, runtimes, where);
+  double mn = meas.time_ns("time_min");
+  if (mn > 0) m.min_ns = mn;
+  if (auto spread = meas.number("spread")) m.spread = *spread;
+  if (auto samples = meas.number("samples")) m.samples = static_cast<int>(*samples);
+}
+
+/// One result of the file (an object) as a trial of opt.spec.
+ImportedTrial t4_trial(const json& res, const json& ext, const ImportOptions& opt, const T4Devices& known,
+                       const std::string& where) {
+  Config c = t4_config(res, ext, opt, where);
+  ImportedTrial t;
+  t4_device(t, ext, opt, known, where);
+  Measurement& m = t.row.m;
+  m.status = t4_status(res, ext, where);
+  const T4Measurements meas(res);
+  const json times = res.contains("times") && res["times"].is_object() ? res["times"] : json::object();
+  if (m.ok()) {
+    t4_times(m, res, meas, times, where);
+  } else {
+    m.median_ns = 0;
+    m.log = "T4 invalidity: " + string_or(res, "invalidity", "correct");
+  }
+  m.compile_ms = number_or(times, "compilation", number_or(times, "compilation_time", 0));
+  m.verify_ms = number_or(times, "validation", 0);
+  m.protocol = ext.contains("protocol") ? string_or(ext, "protocol") : "import:t4";
+  if (ext.contains("log")) m.log = string_or(ext, "log");
+  t.row.created_at = string_or(res, "timestamp");
+  const double gbps = meas.number("GB/s").value_or(0);
+  finish_row(t, opt, c, pick_workload(opt, string_or(ext, "workload")), pick_problem(opt, string_or(ext, "problem")),
+             gbps);
+  return t;
+}
+
+}  // namespace
+
 std::vector<ImportedTrial> parse_t4(const std::string& text, const ImportOptions& opt, std::size_t* skipped) {
   check_options(opt);
   const std::string& origin = opt.origin;
-  json root = parse_json(text, origin);
+  const json root = parse_json(text, origin);
   if (!root.is_object() || !root.contains("results") || !root["results"].is_array())
     throw UsageError(origin + " is not a T4 results file (no \"results\" array)");
-  const auto& params = opt.spec->params;
-
-  // Our top-level extension: full device descriptions by name.
-  std::map<std::string, std::pair<DeviceInfo, double>> known_devices;
-  if (root.contains("autotune") && root["autotune"].is_object() && root["autotune"].contains("devices")) {
-    for (const auto& d : root["autotune"]["devices"]) {
-      if (!d.is_object()) continue;
-      DeviceInfo i;
-      i.name = string_or(d, "name");
-      i.cc = static_cast<int>(number_or(d, "cc", 0));
-      i.sm_count = static_cast<int>(number_or(d, "sm_count", 0));
-      i.max_threads_per_block = static_cast<int>(number_or(d, "max_threads_per_block", i.max_threads_per_block));
-      i.max_shared_memory_per_block =
-          static_cast<int>(number_or(d, "max_shared_memory_per_block", i.max_shared_memory_per_block));
-      i.max_shared_memory_per_block_optin =
-          static_cast<int>(number_or(d, "max_shared_memory_per_block_optin", i.max_shared_memory_per_block_optin));
-      i.warp_size = static_cast<int>(number_or(d, "warp_size", i.warp_size));
-      i.l2_bytes = static_cast<int>(number_or(d, "l2_bytes", 0));
-      if (d.contains("total_memory") && d["total_memory"].is_number_unsigned())
-        i.total_memory = d["total_memory"].get<std::uint64_t>();
-      i.driver_version = static_cast<int>(number_or(d, "driver_version", 0));
-      i.uuid = string_or(d, "uuid");
-      i.clock_khz = static_cast<int>(number_or(d, "clock_khz", 0));
-      i.memory_clock_khz = static_cast<int>(number_or(d, "memory_clock_khz", 0));
-      i.memory_bus_width = static_cast<int>(number_or(d, "memory_bus_width", 0));
-      if (!i.name.empty()) known_devices[i.name + "#" + std::to_string(i.cc)] = {i, number_or(d, "copy_gbps", 0)};
-    }
-  }
-
+  const T4Devices known_devices = t4_known_devices(root);
   std::vector<ImportedTrial> out;
   std::size_t skip = 0, n = 0;
   for (const auto& res : root["results"]) {
@@ -343,116 +504,7 @@ std::vector<ImportedTrial> parse_t4(const std::string& text, const ImportOptions
       ++skip;
       continue;
     }
-    if (!res.contains("configuration") || !res["configuration"].is_object())
-      throw UsageError(where + " has no \"configuration\" object");
-    // Our export's numbers where present (the configuration may hold labels of another spec version).
-    const json& conf =
-        ext.contains("config_values") && ext["config_values"].is_object() ? ext["config_values"] : res["configuration"];
-    for (const auto& [name, v] : conf.items())
-      if (!opt.spec->find_param(name))
-        throw UsageError(where + ": parameter '" + name + "' is not a parameter of kernel " + opt.spec->name +
-                         " (its parameters: " + names_of(params) + ")");
-    Config c;
-    for (const auto& prm : params) {
-      auto it = conf.find(prm.name);
-      if (it == conf.end())
-        throw UsageError(where + ": parameter '" + prm.name + "' of kernel " + opt.spec->name +
-                         " is missing from the configuration");
-      c.set(prm.name, to_value(*it, prm, where));
-    }
-
-    ImportedTrial t;
-    // Device.
-    if (opt.device) {
-      t.device.name = *opt.device;
-      t.device.cc = opt.cc ? *opt.cc : cc_from_board_name(t.device.name);
-    } else {
-      t.device.name = string_or(ext, "device");
-      if (t.device.name.empty())
-        throw UsageError(where + " names no device (T4 files carry none unless exported by autotune): give --device");
-      t.device.cc = opt.cc ? *opt.cc : static_cast<int>(number_or(ext, "cc", 0));
-      auto k = known_devices.find(t.device.name + "#" + std::to_string(t.device.cc));
-      if (k != known_devices.end()) {
-        t.device = k->second.first;
-        t.copy_gbps = k->second.second;
-      }
-    }
-
-    // Status: our exact status when exported by autotune, else the T4 invalidity.
-    Measurement& m = t.row.m;
-    std::string status = string_or(ext, "status");
-    const std::string invalidity = string_or(res, "invalidity", "correct");
-    if (!status.empty()) {
-      try {
-        m.status = trial_status_from_string(status);
-      } catch (const std::exception&) {
-        throw UsageError(where + ": unknown autotune status '" + status + "'");
-      }
-    } else if (invalidity == "correct") m.status = TrialStatus::ok;
-    else if (invalidity == "compile") m.status = TrialStatus::compile_error;
-    else if (invalidity == "runtime") m.status = TrialStatus::runtime_fault;
-    else if (invalidity == "correctness") m.status = TrialStatus::wrong_result;
-    else if (invalidity == "timeout") m.status = TrialStatus::timeout;
-    else if (invalidity == "constraints") m.status = TrialStatus::invalid;
-    else
-      throw UsageError(where + ": unknown invalidity '" + invalidity +
-                       "' (expected correct, compile, runtime, correctness, timeout or constraints)");
-
-    // Measurements by name.
-    std::map<std::string, std::pair<json, std::string>> meas;
-    if (res.contains("measurements") && res["measurements"].is_array())
-      for (const auto& x : res["measurements"])
-        if (x.is_object() && x.contains("name") && x["name"].is_string() && x.contains("value"))
-          meas[x["name"].get<std::string>()] = {x["value"], string_or(x, "unit")};
-    auto time_ns = [&](const std::string& name) -> double {  // -1 = absent or not a time
-      auto it = meas.find(name);
-      if (it == meas.end() || !it->second.first.is_number()) return -1;
-      double f = unit_to_ns(it->second.second);
-      return f < 0 ? -1 : it->second.first.get<double>() * f;
-    };
-    std::string objective = "time";
-    if (res.contains("objectives") && res["objectives"].is_array() && !res["objectives"].empty() &&
-        res["objectives"][0].is_string())
-      objective = res["objectives"][0].get<std::string>();
-    const json times = res.contains("times") && res["times"].is_object() ? res["times"] : json::object();
-    const json runtimes = times.contains("runtimes") ? times["runtimes"] : json::array();
-
-    if (m.ok()) {
-      double ns = time_ns("time");
-      if (ns < 0) ns = time_ns(objective);
-      if (ns < 0 && runtimes.is_array() && !runtimes.empty()) {
-        Measurement tmp;
-        fill_from_samples(tmp, runtimes, where);
-        std::vector<double> v;
-        for (const auto& x : runtimes) v.push_back(x.get<double>() * 1e6);
-        std::sort(v.begin(), v.end());
-        ns = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-      }
-      if (!(ns > 0) || !std::isfinite(ns))
-        throw UsageError(where + " is marked correct but has no positive time (a \"time\" measurement, the "
-                                 "objective's measurement or times.runtimes)");
-      m.median_ns = ns;
-      m.min_ns = ns;
-      fill_from_samples(m, runtimes, where);
-      double mn = time_ns("time_min");
-      if (mn > 0) m.min_ns = mn;
-      if (meas.count("spread") && meas["spread"].first.is_number()) m.spread = meas["spread"].first.get<double>();
-      if (meas.count("samples") && meas["samples"].first.is_number())
-        m.samples = static_cast<int>(meas["samples"].first.get<double>());
-    } else {
-      m.median_ns = 0;
-      m.log = "T4 invalidity: " + invalidity;
-    }
-    m.compile_ms = number_or(times, "compilation", number_or(times, "compilation_time", 0));
-    m.verify_ms = number_or(times, "validation", 0);
-    m.protocol = ext.contains("protocol") ? string_or(ext, "protocol") : "import:t4";
-    if (ext.contains("log")) m.log = string_or(ext, "log");
-    t.row.created_at = string_or(res, "timestamp");
-    double gbps = 0;
-    if (meas.count("GB/s") && meas["GB/s"].first.is_number()) gbps = meas["GB/s"].first.get<double>();
-    finish_row(t, opt, c, pick_workload(opt, string_or(ext, "workload")), pick_problem(opt, string_or(ext, "problem")),
-               gbps);
-    out.push_back(std::move(t));
+    out.push_back(t4_trial(res, ext, opt, known_devices, where));
   }
   if (skipped) *skipped = skip;
   return out;

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include "tuner/core/error.hpp"
@@ -71,223 +73,322 @@ std::vector<Config> upcoming_configs(const search::Strategy& strategy, std::size
   return out;
 }
 
-}  // namespace
-
-Result run(const TuningSpec& spec, Backend& backend, db::Database& db, const Workload& w, const ProblemKey& p,
-           const Options& opt) {
+/// One tuning session: start() opens it (space, strategy, backend, session row), round() runs one batch,
+/// record() stores a batch's trials, finish() closes it and fills Result. Neither copied nor moved: the
+/// strategy keeps a reference to the space.
+class Session {
+ public:
   using clock = std::chrono::steady_clock;
-  const auto t0 = clock::now();
-  spec.check_workload(w);
-  spec.check_problem(p);
 
-  Result res;
-  const DeviceInfo dev = backend.device();
-  ParameterSpace space = spec.space(p, dev, w);
-  res.space_size = space.size();
-  res.cartesian_size = space.cartesian_size();
-  if (space.empty())
-    throw UsageError("the constraints of " + spec.name + " leave no valid configuration for " + p.key() + ", " +
-                     w.key() + " on " + dev.name);
+  Session(const TuningSpec& spec, Backend& backend, db::Database& db, const Workload& w, const ProblemKey& p,
+          const Options& opt)
+      : spec_(spec), backend_(backend), db_(db), w_(w), p_(p), opt_(opt), t0_(clock::now()),
+        dev_(checked_device(spec, backend, w, p)), space_(spec.space(p, dev_, w)) {}
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  void start();
+  /// Proposes, evaluates and records one batch; false when the session is over (budget, time limit, the
+  /// strategy has nothing more, or it keeps proposing only known configurations).
+  bool round();
+  /// The session row ends "finished"; the best trials and the time split.
+  Result finish();
+  /// The session row ends "failed" (for an escaping exception; errors of its own are swallowed).
+  void fail() noexcept;
+
+ private:
+  /// A round's proposals: answers known already, and the fresh configurations to evaluate.
+  struct Batch {
+    std::vector<search::Observation> answers;
+    std::vector<std::size_t> fresh;
+    std::vector<Config> fresh_configs;
+  };
+
+  static DeviceInfo checked_device(const TuningSpec& spec, Backend& backend, const Workload& w,
+                                   const ProblemKey& p) {
+    spec.check_workload(w);
+    spec.check_problem(p);
+    return backend.device();
+  }
+  double elapsed_s() const { return std::chrono::duration<double>(clock::now() - t0_).count(); }
+  void make_strategy();
+  void open_row();
+  std::optional<db::TrialRow> find_recorded(const Config& c) {
+    ScopedTimer timer(db_ms_);
+    return db_.find_trial(spec_.name, source_hash_, res_.device_id, w_.key(), p_.key(), c.hash());
+  }
+  Batch sort_proposals(const std::vector<std::size_t>& proposed);
+  void prefetch(const Batch& b);
+  void record(const Batch& b, const std::vector<Measurement>& ms);
+  void learn(Batch& b, const std::vector<Measurement>& ms);
+  void note_best(const Measurement& m, double gbps, double cost, const Config& c);
+  void report_progress();
+  void fill_timing();
+
+  const TuningSpec& spec_;
+  Backend& backend_;
+  db::Database& db_;
+  const Workload& w_;
+  const ProblemKey& p_;
+  const Options& opt_;
+  const clock::time_point t0_;
+  const DeviceInfo dev_;
+  ParameterSpace space_;
+  std::unique_ptr<search::Strategy> strategy_;
+  Result res_;
+  BackendStats stats_before_;
+  double setup_ms_ = 0, db_ms_ = 0;
+  std::string source_hash_;
+  Progress prog_;
+  std::unordered_map<std::size_t, double> known_;  // index -> objective cost answered in this session
+  double best_cost_ = std::numeric_limits<double>::infinity();
+  std::size_t stalled_rounds_ = 0;
+};
+
+void Session::start() {
+  res_.space_size = space_.size();
+  res_.cartesian_size = space_.cartesian_size();
+  if (space_.empty())
+    throw UsageError("the constraints of " + spec_.name + " leave no valid configuration for " + p_.key() + ", " +
+                     w_.key() + " on " + dev_.name);
+  make_strategy();
+  stats_before_ = backend_.stats();
+  {
+    ScopedTimer timer(db_ms_);
+    res_.device_id = db_.upsert_device(dev_);
+  }
+  {
+    ScopedTimer timer(setup_ms_);
+    backend_.prepare(w_, p_, opt_.seed);
+    res_.copy_gbps = backend_.copy_bandwidth_gbps();
+    res_.verification = backend_.verification();
+  }
+  open_row();
+  const std::size_t planned = opt_.configs.empty() ? space_.size() : std::min(opt_.configs.size(), space_.size());
+  prog_.total = opt_.budget ? std::min(opt_.budget, planned) : planned;
+}
+
+/// The strategy (or the list of Options::configs), warm-started with Options::warm_start.
+void Session::make_strategy() {
   // Under a limit, strategies take their limited defaults (brute force: a covering order, every value of every
   // parameter early, instead of the enumeration order).
-  const bool limited = opt.budget > 0 || opt.time_limit_s > 0;
+  const bool limited = opt_.budget > 0 || opt_.time_limit_s > 0;
   const search::Options strategy_options =
-      limited ? search::limited_options(opt.strategy, opt.strategy_options) : opt.strategy_options;
-  auto strategy = opt.configs.empty() ? search::make_strategy(opt.strategy, space, opt.seed, strategy_options)
-                                      : list_strategy(space, opt.configs, spec);
-  if (opt.configs.empty() && !opt.warm_start.empty()) {
-    std::vector<std::size_t> warm;
-    for (const Config& c : opt.warm_start) {
-      const std::ptrdiff_t i = space.find(c);
-      if (i >= 0 && std::find(warm.begin(), warm.end(), static_cast<std::size_t>(i)) == warm.end())
-        warm.push_back(static_cast<std::size_t>(i));
-    }
-    res.warm_started = warm.size();
-    if (!warm.empty()) strategy->warm_start(warm);
+      limited ? search::limited_options(opt_.strategy, opt_.strategy_options) : opt_.strategy_options;
+  strategy_ = opt_.configs.empty() ? search::make_strategy(opt_.strategy, space_, opt_.seed, strategy_options)
+                                   : list_strategy(space_, opt_.configs, spec_);
+  if (!opt_.configs.empty() || opt_.warm_start.empty()) return;
+  std::vector<std::size_t> warm;
+  for (const Config& c : opt_.warm_start) {
+    const std::ptrdiff_t i = space_.find(c);
+    if (i >= 0 && std::find(warm.begin(), warm.end(), static_cast<std::size_t>(i)) == warm.end())
+      warm.push_back(static_cast<std::size_t>(i));
   }
+  res_.warm_started = warm.size();
+  if (!warm.empty()) strategy_->warm_start(warm);
+}
 
-  const BackendStats stats_before = backend.stats();
-  double setup_ms = 0, db_ms = 0;
-  {
-    ScopedTimer timer(db_ms);
-    res.device_id = db.upsert_device(dev);
-  }
-  {
-    ScopedTimer timer(setup_ms);
-    backend.prepare(w, p, opt.seed);
-    res.copy_gbps = backend.copy_bandwidth_gbps();
-    res.verification = backend.verification();
-  }
-
+/// The session row (and the device's copy bandwidth).
+void Session::open_row() {
   db::SessionRow srow;
-  srow.kernel = spec.name;
-  srow.source_hash = spec.source_hash();
-  srow.spec_hash = spec.spec_hash();
-  srow.compiler_version = backend.compiler_version();
-  srow.strategy = opt.strategy;
-  srow.seed = opt.seed;
-  srow.workload = w.key();
-  srow.problem = p.key();
-  srow.device_id = res.device_id;
-  srow.backend = backend.kind();
+  srow.kernel = spec_.name;
+  srow.source_hash = spec_.source_hash();
+  srow.spec_hash = spec_.spec_hash();
+  srow.compiler_version = backend_.compiler_version();
+  srow.strategy = opt_.strategy;
+  srow.seed = opt_.seed;
+  srow.workload = w_.key();
+  srow.problem = p_.key();
+  srow.device_id = res_.device_id;
+  srow.backend = backend_.kind();
   {
-    ScopedTimer timer(db_ms);
-    if (res.copy_gbps > 0) db.set_copy_bandwidth(res.device_id, res.copy_gbps);
-    res.session_id = db.begin_session(srow);
+    ScopedTimer timer(db_ms_);
+    if (res_.copy_gbps > 0) db_.set_copy_bandwidth(res_.device_id, res_.copy_gbps);
+    res_.session_id = db_.begin_session(srow);
   }
+  source_hash_ = srow.source_hash;
+}
 
-  const std::string source_hash = srow.source_hash;
-  auto find_recorded = [&](const Config& c) {
-    ScopedTimer timer(db_ms);
-    return db.find_trial(spec.name, source_hash, res.device_id, w.key(), p.key(), c.hash());
-  };
-  Progress prog;
-  const std::size_t planned = opt.configs.empty() ? space.size() : std::min(opt.configs.size(), space.size());
-  prog.total = opt.budget ? std::min(opt.budget, planned) : planned;
-  std::unordered_map<std::size_t, double> known;  // index -> objective cost answered in this session
-  double best_cost = std::numeric_limits<double>::infinity();
-  auto note_best = [&](const Measurement& m, double gbps, double cost, const Config& c) {
-    if (!m.ok() || !(cost < best_cost)) return;
-    best_cost = cost;
-    prog.best_ns = m.median_ns;
-    prog.best_value = objective_value(opt.objective, m, gbps);
-    prog.best_config = c.str(&spec.params);
-  };
-  std::size_t stalled_rounds = 0;
+bool Session::round() {
+  if (opt_.budget && res_.evaluated >= opt_.budget) return false;
+  if (opt_.time_limit_s > 0 && elapsed_s() >= opt_.time_limit_s) return false;
 
+  std::size_t want = opt_.batch ? opt_.batch : 1;
+  if (opt_.budget) want = std::min(want, opt_.budget - res_.evaluated);
+  std::vector<std::size_t> proposed = strategy_->propose(want);
+  if (proposed.empty()) return false;
+
+  Batch b = sort_proposals(proposed);
+  if (!b.fresh.empty()) {
+    stalled_rounds_ = 0;
+    prefetch(b);
+    std::vector<Measurement> ms = backend_.evaluate(b.fresh_configs);
+    if (ms.size() != b.fresh.size()) throw Error("backend returned a wrong number of measurements");
+    ScopedTimer timer(db_ms_);
+    record(b, ms);
+    learn(b, ms);
+  } else if (++stalled_rounds_ > 1000) {
+    return false;  // the strategy keeps proposing only known configurations
+  }
+  strategy_->observe(b.answers);
+  report_progress();
+  return true;
+}
+
+/// Answers what this session or the database knows; the rest (within the budget, once each) is fresh.
+Session::Batch Session::sort_proposals(const std::vector<std::size_t>& proposed) {
+  Batch b;
+  for (std::size_t idx : proposed) {
+    if (idx >= space_.size()) throw Error("strategy " + opt_.strategy + " proposed index out of range");
+    if (auto it = known_.find(idx); it != known_.end()) {
+      b.answers.push_back({idx, it->second});
+      continue;
+    }
+    bool queued = false;
+    for (std::size_t f : b.fresh) queued = queued || f == idx;
+    if (queued) continue;
+    Config c = space_.config(idx);
+    auto row = find_recorded(c);
+    if (row) {
+      double v = objective_cost(opt_.objective, row->m, row->gbps);
+      known_[idx] = v;
+      b.answers.push_back({idx, v});
+      ++res_.reused;
+      ++prog_.done;
+      note_best(row->m, row->gbps, v, c);
+      continue;
+    }
+    if (opt_.budget && res_.evaluated + b.fresh.size() >= opt_.budget) continue;
+    b.fresh.push_back(idx);
+    b.fresh_configs.push_back(std::move(c));
+  }
+  return b;
+}
+
+/// This batch, then what the strategy expects next: the backend compiles ahead of its GPU.
+void Session::prefetch(const Batch& b) {
+  std::size_t ahead = opt_.batch ? opt_.batch : 1;
+  if (opt_.budget) ahead = std::min(ahead, opt_.budget - res_.evaluated - b.fresh.size());
+  std::vector<Config> hint = b.fresh_configs;
+  for (Config& c : upcoming_configs(*strategy_, ahead, space_, known_, b.fresh,
+                                    [&](const Config& c) { return find_recorded(c).has_value(); }))
+    hint.push_back(std::move(c));
+  backend_.prefetch(hint);
+}
+
+/// One trial row per fresh configuration, in one transaction.
+void Session::record(const Batch& b, const std::vector<Measurement>& ms) {
+  db_.transaction([&] {
+    for (std::size_t i = 0; i < b.fresh.size(); ++i) {
+      db::TrialRow t;
+      t.session_id = res_.session_id;
+      t.device_id = res_.device_id;
+      t.kernel = spec_.name;
+      t.source_hash = source_hash_;
+      t.workload = w_.key();
+      t.problem = p_.key();
+      t.problem_elements = p_.elements();
+      t.config_json = b.fresh_configs[i].to_json();
+      t.config_hash = b.fresh_configs[i].hash();
+      t.m = ms[i];
+      t.gbps = gbps_of(ms[i], opt_.bytes_moved);
+      db_.insert_trial(t);
+    }
+  });
+}
+
+/// The objective costs of the fresh measurements, as answers for the strategy and counts.
+void Session::learn(Batch& b, const std::vector<Measurement>& ms) {
+  for (std::size_t i = 0; i < b.fresh.size(); ++i) {
+    const double gbps = gbps_of(ms[i], opt_.bytes_moved);
+    double v = objective_cost(opt_.objective, ms[i], gbps);
+    if (ms[i].ok() && !std::isfinite(v))
+      throw UsageError(std::string("--objective ") + to_string(opt_.objective) + " needs the power or energy of "
+                       "each run, but the backend measured none" +
+                       (backend_.observer_note().empty() ? "" : " (" + backend_.observer_note() + ")") +
+                       "; tune with --objective time, or where NVML is available");
+    known_[b.fresh[i]] = v;
+    b.answers.push_back({b.fresh[i], v});
+    ++res_.evaluated;
+    ++prog_.done;
+    if (!ms[i].ok()) ++res_.failed;
+    note_best(ms[i], gbps, v, b.fresh_configs[i]);
+  }
+}
+
+void Session::note_best(const Measurement& m, double gbps, double cost, const Config& c) {
+  if (!m.ok() || !(cost < best_cost_)) return;
+  best_cost_ = cost;
+  prog_.best_ns = m.median_ns;
+  prog_.best_value = objective_value(opt_.objective, m, gbps);
+  prog_.best_config = c.str(&spec_.params);
+}
+
+void Session::report_progress() {
+  prog_.evaluated = res_.evaluated;
+  prog_.reused = res_.reused;
+  prog_.failed = res_.failed;
+  prog_.elapsed_s = elapsed_s();
+  prog_.total = std::max(prog_.total, prog_.done);
+  prog_.eta_s = prog_.done ? prog_.elapsed_s / prog_.done * (prog_.total - prog_.done) : -1;
+  if (opt_.on_progress) opt_.on_progress(prog_);
+}
+
+void Session::fail() noexcept {
   try {
-    for (;;) {
-      if (opt.budget && res.evaluated >= opt.budget) break;
-      double elapsed = std::chrono::duration<double>(clock::now() - t0).count();
-      if (opt.time_limit_s > 0 && elapsed >= opt.time_limit_s) break;
-
-      std::size_t want = opt.batch ? opt.batch : 1;
-      if (opt.budget) want = std::min(want, opt.budget - res.evaluated);
-      std::vector<std::size_t> proposed = strategy->propose(want);
-      if (proposed.empty()) break;
-
-      std::vector<search::Observation> answers;
-      std::vector<std::size_t> fresh;
-      std::vector<Config> fresh_configs;
-      for (std::size_t idx : proposed) {
-        if (idx >= space.size()) throw Error("strategy " + opt.strategy + " proposed index out of range");
-        if (auto it = known.find(idx); it != known.end()) {
-          answers.push_back({idx, it->second});
-          continue;
-        }
-        bool queued = false;
-        for (std::size_t f : fresh) queued = queued || f == idx;
-        if (queued) continue;
-        Config c = space.config(idx);
-        auto row = find_recorded(c);
-        if (row) {
-          double v = objective_cost(opt.objective, row->m, row->gbps);
-          known[idx] = v;
-          answers.push_back({idx, v});
-          ++res.reused;
-          ++prog.done;
-          note_best(row->m, row->gbps, v, c);
-          continue;
-        }
-        if (opt.budget && res.evaluated + fresh.size() >= opt.budget) continue;
-        fresh.push_back(idx);
-        fresh_configs.push_back(std::move(c));
-      }
-
-      if (!fresh.empty()) {
-        stalled_rounds = 0;
-        // This batch, then what the strategy expects next: the backend compiles ahead of its GPU.
-        std::size_t ahead = opt.batch ? opt.batch : 1;
-        if (opt.budget) ahead = std::min(ahead, opt.budget - res.evaluated - fresh.size());
-        std::vector<Config> hint = fresh_configs;
-        for (Config& c : upcoming_configs(*strategy, ahead, space, known, fresh,
-                                          [&](const Config& c) { return find_recorded(c).has_value(); }))
-          hint.push_back(std::move(c));
-        backend.prefetch(hint);
-
-        std::vector<Measurement> ms = backend.evaluate(fresh_configs);
-        if (ms.size() != fresh.size()) throw Error("backend returned a wrong number of measurements");
-        ScopedTimer timer(db_ms);
-        db.transaction([&] {
-          for (std::size_t i = 0; i < fresh.size(); ++i) {
-            db::TrialRow t;
-            t.session_id = res.session_id;
-            t.device_id = res.device_id;
-            t.kernel = spec.name;
-            t.source_hash = source_hash;
-            t.workload = w.key();
-            t.problem = p.key();
-            t.problem_elements = p.elements();
-            t.config_json = fresh_configs[i].to_json();
-            t.config_hash = fresh_configs[i].hash();
-            t.m = ms[i];
-            t.gbps = gbps_of(ms[i], opt.bytes_moved);
-            db.insert_trial(t);
-          }
-        });
-        for (std::size_t i = 0; i < fresh.size(); ++i) {
-          const double gbps = gbps_of(ms[i], opt.bytes_moved);
-          double v = objective_cost(opt.objective, ms[i], gbps);
-          if (ms[i].ok() && !std::isfinite(v))
-            throw UsageError(std::string("--objective ") + to_string(opt.objective) + " needs the power or energy of "
-                             "each run, but the backend measured none" +
-                             (backend.observer_note().empty() ? "" : " (" + backend.observer_note() + ")") +
-                             "; tune with --objective time, or where NVML is available");
-          known[fresh[i]] = v;
-          answers.push_back({fresh[i], v});
-          ++res.evaluated;
-          ++prog.done;
-          if (!ms[i].ok()) ++res.failed;
-          note_best(ms[i], gbps, v, fresh_configs[i]);
-        }
-      } else if (++stalled_rounds > 1000) {
-        break;  // the strategy keeps proposing only known configurations
-      }
-      strategy->observe(answers);
-
-      prog.evaluated = res.evaluated;
-      prog.reused = res.reused;
-      prog.failed = res.failed;
-      prog.elapsed_s = std::chrono::duration<double>(clock::now() - t0).count();
-      prog.total = std::max(prog.total, prog.done);
-      prog.eta_s = prog.done ? prog.elapsed_s / prog.done * (prog.total - prog.done) : -1;
-      if (opt.on_progress) opt.on_progress(prog);
-    }
+    db_.finish_session(res_.session_id, "failed");
   } catch (...) {
-    try {
-      db.finish_session(res.session_id, "failed");
-    } catch (...) {
-    }
-    throw;
   }
+}
 
+Result Session::finish() {
   {
-    ScopedTimer timer(db_ms);
-    db.finish_session(res.session_id, "finished");
-    auto f = db::TrialFilter::cell(spec.name, source_hash, res.device_id, w.key(), p.key());
+    ScopedTimer timer(db_ms_);
+    db_.finish_session(res_.session_id, "finished");
+    auto f = db::TrialFilter::cell(spec_.name, source_hash_, res_.device_id, w_.key(), p_.key());
     f.ok_only = true;
     f.by_time = true;
-    res.top = db::rank_trials(db.trials(f), opt.objective, false);
-    if (res.top.size() > 10) res.top.resize(10);
+    res_.top = db::rank_trials(db_.trials(f), opt_.objective, false);
+    if (res_.top.size() > 10) res_.top.resize(10);
   }
+  fill_timing();
+  return std::move(res_);
+}
 
-  const BackendStats d = backend.stats() - stats_before;
-  TimeSplit& t = res.timing;
-  t.wall_s = std::chrono::duration<double>(clock::now() - t0).count();
-  t.setup_s = setup_ms / 1e3;
+/// Result::timing from this session's clocks and the backend's counters.
+void Session::fill_timing() {
+  const BackendStats d = backend_.stats() - stats_before_;
+  TimeSplit& t = res_.timing;
+  t.wall_s = elapsed_s();
+  t.setup_s = setup_ms_ / 1e3;
   for (const auto& [part, ms] : d.setup_ms) t.setup_parts_s[part] = ms / 1e3;
   t.compile_s = d.compile.thread_ms / 1e3;
   t.idle_gpu_s = d.compile.wait_ms / 1e3;
   t.verify_s = d.verify_ms / 1e3;
   t.benchmark_s = d.benchmark_ms / 1e3;
-  t.database_s = (db_ms + d.compile.cache_ms) / 1e3;
+  t.database_s = (db_ms_ + d.compile.cache_ms) / 1e3;
   t.other_s = std::max(0.0, t.wall_s - t.setup_s - t.idle_gpu_s - t.verify_s - t.benchmark_s - t.database_s);
   t.compile_jobs = d.compile_jobs;
   t.compiled = d.compile.compiled;
   t.cache_hits = d.compile.cache_hits;
   t.compile_failures = d.compile.failed;
   t.unused_compiles = d.compile.unused;
-  return res;
+}
+
+}  // namespace
+
+Result run(const TuningSpec& spec, Backend& backend, db::Database& db, const Workload& w, const ProblemKey& p,
+           const Options& opt) {
+  Session session(spec, backend, db, w, p, opt);
+  session.start();
+  try {
+    while (session.round()) {
+    }
+  } catch (...) {
+    session.fail();
+    throw;
+  }
+  return session.finish();
 }
 
 }  // namespace autotune::session
