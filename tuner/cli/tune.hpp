@@ -1,5 +1,5 @@
-// Internal to the CLI: the pieces of `autotune tune` that the single-process path (cmd_tune.cpp) and the
-// MPI path (cmd_tune_mpi.cpp) share.
+// Internal to the CLI: the pieces of `autotune tune` (tune.cpp) that the single-process path (cmd_tune.cpp) and
+// the MPI path (cmd_tune_mpi.cpp) share.
 #pragma once
 #include <chrono>
 #include <cstdio>
@@ -27,6 +27,9 @@ struct LocalBackend {
   std::unique_ptr<Backend> backend;
   sim::ReplayBackend* replay = nullptr;  // the backend, when it is a replay
 };
+
+/// EnvironmentError, with the way to replay instead, where there is no NVIDIA driver.
+void require_gpu(const TuneArgs& ta);
 
 /// --simulate: a replay of --from (default db_path); else the CUDA backend on GPU `gpu` with its binary cache
 /// in --binary-cache, else in `cache_into`, else in memory. EnvironmentError without a GPU.
