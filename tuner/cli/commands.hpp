@@ -1,4 +1,5 @@
-// Sub-commands of the autotune CLI.
+// The autotune CLI's command line: CLI11 options for every sub-command (commands.cpp), each handing its parsed
+// arguments to run_<name> (args.hpp, cmd_<name>.cpp).
 #pragma once
 #include <CLI/CLI.hpp>
 #include <functional>
@@ -11,16 +12,9 @@ struct Globals {
   std::function<int()> run;  // set by the chosen sub-command's callback
 };
 
+/// Adds every sub-command to `app`, in the order --help lists them. Call after the global options and
+/// app.fallthrough(): a sub-command inherits fallthrough when it is added, so that global options are accepted
+/// on either side of it.
 void register_commands(CLI::App& app, Globals& g);
-/// tune (tuner/cli/commands_tune.cpp).
-void register_tune_command(CLI::App& app, Globals& g);
-/// compare-strategies (tuner/cli/commands_strategies.cpp).
-void register_strategy_commands(CLI::App& app, Globals& g);
-/// import, export (tuner/cli/commands_interop.cpp).
-void register_interop_commands(CLI::App& app, Globals& g);
-/// explore, report (tuner/cli/commands_explore.cpp).
-void register_explore_commands(CLI::App& app, Globals& g);
-/// merge (tuner/cli/commands_merge.cpp).
-void register_merge_command(CLI::App& app, Globals& g);
 
 }  // namespace autotune::cli

@@ -1,6 +1,5 @@
-// How the CLI shows what the observers (NVML) recorded with a trial, and the --objective option.
+// How the CLI shows what the observers (NVML) recorded with a trial.
 #pragma once
-#include <CLI/CLI.hpp>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -10,15 +9,6 @@
 #include "tuner/core/objective.hpp"
 
 namespace autotune::cli {
-
-/// Adds --objective to a command (time, energy, edp, gbps_per_watt).
-inline CLI::Option* add_objective_option(CLI::App* app, std::string& objective, const std::string& what) {
-  std::string choices;
-  for (const auto& n : objective_names()) choices += (choices.empty() ? "" : ", ") + n;
-  return app->add_option("--objective", objective, what + " (" + choices + "; docs/energy.md)")
-      ->capture_default_str()
-      ->check(CLI::IsMember(objective_names()));
-}
 
 /// A number for JSON: null where not observed (NaN).
 inline nlohmann::json json_number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }

@@ -1,7 +1,6 @@
 // Problem and workload flags shared by the sub-commands (tune, space, best, summary, explore, report,
-// compare-strategies, import).
+// compare-strategies, import): what the flags mean. Their CLI11 options are defined in commands.cpp.
 #pragma once
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -14,18 +13,7 @@ namespace autotune::cli {
 struct ProblemFlags {
   std::int64_t n = 0, rows = 0, cols = 0;
   std::string problem, dtype, op;
-  std::string workload_key;  // --workload dtype/op (only where add() was asked for it)
-
-  void add(CLI::App* c, bool with_workload = false) {
-    c->add_option("--n", n, "problem size (elements)")->check(CLI::PositiveNumber);
-    c->add_option("--rows", rows, "rows (matrix kernels)")->check(CLI::PositiveNumber);
-    c->add_option("--cols", cols, "columns (matrix kernels)")->check(CLI::PositiveNumber);
-    c->add_option("--problem", problem, "problem as name=value[,name=value] (alternative to --n/--rows/--cols)");
-    c->add_option("--dtype", dtype, "element type: int32, float32, float64, ... (default: the spec's first)");
-    c->add_option("--op", op, "operator, e.g. sum, min, max (default: the spec's first for this dtype)");
-    if (with_workload)
-      c->add_option("--workload", workload_key, "workload as dtype/op, e.g. float32/sum (alternative to --dtype/--op)");
-  }
+  std::string workload_key;  // --workload dtype/op (only on the sub-commands that offer it)
 
   /// Whether the user gave a problem / a workload (imports fall back to what the file says).
   bool has_problem() const { return !problem.empty() || n || rows || cols; }
@@ -68,13 +56,6 @@ struct ProblemFlags {
 /// Flags that narrow a spec's space for one run (tune, space): --values, --restrict, --drop-constraint.
 struct SpaceFlags {
   std::vector<std::string> values, restrict, drop;
-
-  void add(CLI::App* c) {
-    c->add_option("--values", values,
-                  "keep only these values of a parameter: NAME=v1,v2,... (numbers or labels; repeatable)");
-    c->add_option("--restrict", restrict, "an extra constraint, e.g. 'BLOCK_SIZE >= 128' (repeatable)");
-    c->add_option("--drop-constraint", drop, "leave out the spec's constraint with this text (repeatable)");
-  }
 
   /// Applies the flags to s. Throws UsageError for an unknown parameter, value or constraint.
   void apply(TuningSpec& s) const {

@@ -13,13 +13,6 @@
 
 namespace autotune::cli {
 
-/// Help of --timeout (tune, explore).
-inline constexpr const char* kTimeoutHelp =
-    "seconds one verification run may take before the configuration is recorded as a timeout and the GPU worker "
-    "restarted; 0 = automatic: 60 until a configuration verified, then 50 x the fastest verification run, "
-    "between 10 and 60";
-
-
 /// One number through a printf format, e.g. fmt("%.2f s", 1.5) == "1.50 s".
 inline std::string fmt(const char* f, double v) {
   char buf[64];

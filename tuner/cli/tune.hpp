@@ -1,5 +1,5 @@
-// Internal to the CLI: the pieces of `autotune tune` that the single-process path (commands_tune.cpp) and the
-// MPI path (commands_tune_mpi.cpp) share.
+// Internal to the CLI: the pieces of `autotune tune` (tune.cpp) that the single-process path (cmd_tune.cpp) and
+// the MPI path (cmd_tune_mpi.cpp) share.
 #pragma once
 #include <chrono>
 #include <cstdio>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "db/database.hpp"
-#include "tuner/cli/problem_flags.hpp"
+#include "tuner/cli/args.hpp"
 #include "tuner/cli/shared.hpp"
 #include "tuner/core/adapter.hpp"
 #include "tuner/core/backend.hpp"
@@ -20,33 +20,6 @@ class ReplayBackend;
 
 namespace autotune::cli {
 
-struct TuneArgs {
-  std::string kernel;
-  ProblemFlags pf;
-  std::string strategy;  // "" = the default: broad_then_local under a limit, else brute_force
-  std::vector<std::string> strategy_options;
-  std::size_t budget = 0;
-  double time_limit = 0;
-  std::uint64_t seed = 1;
-  int samples = 15, warmup = 3, jobs = 0, device = 0, top = 10;
-  bool device_given = false;  // --gpu was on the command line (else MPI ranks take their node-local rank)
-  double median_ci = 2, max_seconds = 2, timeout = 0;
-  bool no_flush = false, simulate = false, compile_in_process = false;
-  double simulate_delay_ms = 0;
-  std::string verify = "device";
-  std::string objective = "time";  // what the strategy minimises (time, energy, edp, gbps_per_watt)
-  /// The energy window after the samples (NVML's energy counter), ms; < 0 = automatic: 100 for an objective
-  /// that needs energy, else 0 (a window costs about that much per configuration; clocks and power are
-  /// sampled during the timed samples either way).
-  double energy_ms = -1;
-  bool no_observe = false;         // no NVML clocks, power, energy
-  std::size_t warm_start = 5;
-  double screen = 0, screen_share = 0.3;
-  std::string from, device_name, stats_json, binary_cache;
-  SpaceFlags narrow;
-  double rank_timeout = 60;  // MPI: seconds of silence after which a rank is taken out
-};
-
 /// A backend made in this process for `tune`, with what it needs kept alive (members destroyed in reverse).
 struct LocalBackend {
   std::unique_ptr<db::Database> from_db, cache_db;
@@ -54,6 +27,9 @@ struct LocalBackend {
   std::unique_ptr<Backend> backend;
   sim::ReplayBackend* replay = nullptr;  // the backend, when it is a replay
 };
+
+/// EnvironmentError, with the way to replay instead, where there is no NVIDIA driver.
+void require_gpu(const TuneArgs& ta);
 
 /// --simulate: a replay of --from (default db_path); else the CUDA backend on GPU `gpu` with its binary cache
 /// in --binary-cache, else in `cache_into`, else in memory. EnvironmentError without a GPU.
@@ -80,7 +56,7 @@ TuningSpec load_tune_spec(const TuneArgs& ta, const std::string& db_path);
 std::shared_ptr<const KernelAdapter> tune_adapter(const TuneArgs& ta, const TuningSpec& spec);
 
 #ifdef AUTOTUNE_WITH_MPI
-/// `tune` under mpirun/srun (tuner/cli/commands_tune_mpi.cpp).
+/// `tune` under mpirun/srun (tuner/cli/cmd_tune_mpi.cpp).
 int run_tune_mpi(const TuneArgs& ta, const std::string& db_path);
 #endif
 

@@ -1,11 +1,15 @@
 // `autotune tune` under mpirun or srun (built with -DAUTOTUNE_MPI=ON): every rank makes its own backend (its
 // GPU, or a replay); rank 0 also runs the strategy, owns the database and records every result with the rank
 // that measured it. Ranks with different GPU models tune side by side: one session (one strategy) per model.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "tuner/cli/tune.hpp"
 #include "tuner/core/error.hpp"
@@ -43,6 +47,54 @@ class OwningBackend : public Backend {
 std::string per_device_path(const std::string& path, const DeviceInfo& d) {
   std::filesystem::path p(path);
   return (p.parent_path() / (p.stem().string() + "-" + d.normalised_name() + p.extension().string())).string();
+}
+
+/// Several device models: one session (one strategy) per model, side by side; each report is printed once all
+/// are done. Returns the highest exit code.
+int tune_each_model(mpi::Cluster& cluster, const std::vector<std::vector<int>>& groups, const TuneArgs& ta,
+                    const TuningSpec& spec, const std::shared_ptr<const KernelAdapter>& adapter,
+                    const std::string& db_path, const TuneOutput& o) {
+  std::cerr << "mpi: " << groups.size() << " device models: one session (one strategy) each\n";
+  struct Part {
+    std::unique_ptr<Backend> backend;
+    TuneArgs args;
+    char* text = nullptr;
+    std::size_t size = 0;
+    int code = 0;
+    std::string error;
+  };
+  std::vector<Part> parts(groups.size());
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    parts[i].backend = cluster.backend(groups[i]);
+    parts[i].args = ta;
+    if (!ta.stats_json.empty()) parts[i].args.stats_json = per_device_path(ta.stats_json, parts[i].backend->device());
+    threads.emplace_back([&, i] {
+      Part& part = parts[i];
+      std::FILE* out = open_memstream(&part.text, &part.size);
+      TuneOutput po = o;
+      po.out = out;
+      po.label = "[" + part.backend->device().name + "] ";
+      try {
+        auto db = db::Database::open(db_path);
+        part.code = tune_with(part.args, spec, adapter, *part.backend, *db, db_path, po);
+      } catch (const std::exception& e) {
+        part.error = e.what();
+        part.code = 1;
+      }
+      std::fclose(out);
+    });
+  }
+  for (auto& t : threads) t.join();
+  int code = 0;
+  for (Part& part : parts) {
+    std::fwrite(part.text, 1, part.size, stdout);
+    std::free(part.text);
+    if (!part.error.empty())
+      std::fprintf(stdout, "%s: error: %s\n", part.backend->device().name.c_str(), part.error.c_str());
+    code = std::max(code, part.code);
+  }
+  return code;
 }
 
 }  // namespace
@@ -92,46 +144,7 @@ int run_tune_mpi(const TuneArgs& ta, const std::string& db_path) {
     auto db = db::Database::open(db_path);
     code = tune_with(ta, spec, adapter, *backend, *db, db_path, o);
   } else {
-    // One session per device model, side by side; each report is printed once all are done.
-    std::cerr << "mpi: " << groups.size() << " device models: one session (one strategy) each\n";
-    struct Part {
-      std::unique_ptr<Backend> backend;
-      TuneArgs args;
-      char* text = nullptr;
-      std::size_t size = 0;
-      int code = 0;
-      std::string error;
-    };
-    std::vector<Part> parts(groups.size());
-    std::vector<std::thread> threads;
-    for (std::size_t i = 0; i < groups.size(); ++i) {
-      parts[i].backend = cluster.backend(groups[i]);
-      parts[i].args = ta;
-      if (!ta.stats_json.empty()) parts[i].args.stats_json = per_device_path(ta.stats_json, parts[i].backend->device());
-      threads.emplace_back([&, i] {
-        Part& part = parts[i];
-        std::FILE* out = open_memstream(&part.text, &part.size);
-        TuneOutput po = o;
-        po.out = out;
-        po.label = "[" + part.backend->device().name + "] ";
-        try {
-          auto db = db::Database::open(db_path);
-          part.code = tune_with(part.args, spec, adapter, *part.backend, *db, db_path, po);
-        } catch (const std::exception& e) {
-          part.error = e.what();
-          part.code = 1;
-        }
-        std::fclose(out);
-      });
-    }
-    for (auto& t : threads) t.join();
-    for (Part& part : parts) {
-      std::fwrite(part.text, 1, part.size, stdout);
-      std::free(part.text);
-      if (!part.error.empty())
-        std::fprintf(stdout, "%s: error: %s\n", part.backend->device().name.c_str(), part.error.c_str());
-      code = std::max(code, part.code);
-    }
+    code = tune_each_model(cluster, groups, ta, spec, adapter, db_path, o);
   }
   std::fflush(stdout);
   std::fprintf(stdout, "mpi: what each rank measured\n");

@@ -1,23 +1,17 @@
-// The `merge` sub-command: databases recorded on other machines (one per node of a job array, one per
-// workstation) combined into one that `best` and the lookup library serve.
+// `autotune merge`: databases recorded on other machines (one per node of a job array, one per workstation)
+// combined into one that `best` and the lookup library serve.
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "db/database.hpp"
 #include "db/merge.hpp"
-#include "tuner/cli/commands.hpp"
+#include "tuner/cli/args.hpp"
 #include "tuner/core/error.hpp"
 
 namespace autotune::cli {
-
-namespace {
-
-struct MergeArgs {
-  std::string out;
-  std::vector<std::string> inputs;
-};
 
 int run_merge(const MergeArgs& a) {
   namespace fs = std::filesystem;
@@ -53,21 +47,6 @@ int run_merge(const MergeArgs& a) {
                 devices[i].info.cc % 10);
   std::printf("\n");
   return 0;
-}
-
-}  // namespace
-
-void register_merge_command(CLI::App& app, Globals& g) {
-  auto a = std::make_shared<MergeArgs>();
-  auto* merge = app.add_subcommand(
-      "merge", "merge databases recorded elsewhere (devices, sessions, trials, cached binaries) into OUT");
-  merge->add_option("out", a->out, "database to merge into (created if missing)")->required();
-  merge->add_option("inputs", a->inputs, "databases to merge from (never written)")->required();
-  merge->footer(
-      "Trials already in OUT (same kernel source, device, workload, problem and configuration) are kept; merging the "
-      "same database twice adds nothing. An input that is not an autotune database, is corrupt or has a newer schema "
-      "is refused before any file is touched.");
-  merge->callback([&g, a] { g.run = [a] { return run_merge(*a); }; });
 }
 
 }  // namespace autotune::cli

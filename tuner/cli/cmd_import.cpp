@@ -1,16 +1,18 @@
-// Sub-commands import and export: Kernel Tuner caches and T4 results in, T4 out (the conversions live in
+// `autotune import`: Kernel Tuner caches and T4 results as recorded trials (the conversions live in
 // tuner/session/interop.* and tuner/session/kt_stub.*; docs/interop.md).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "db/database.hpp"
-#include "tuner/cli/commands.hpp"
+#include "tuner/cli/args.hpp"
 #include "tuner/cli/kernel_resolver.hpp"
-#include "tuner/cli/problem_flags.hpp"
 #include "tuner/cli/shared.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/registry.hpp"
@@ -20,12 +22,6 @@
 namespace autotune::cli {
 
 namespace {
-
-struct ImportArgs {
-  std::string format, file, kernel, as, device, write_spec;
-  int cc = 0;
-  ProblemFlags pa;
-};
 
 std::string read_input(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -78,28 +74,26 @@ TuningSpec stub_for_cache(const ImportArgs& a, const nlohmann::json& root, const
   }
 }
 
-int run_import(const ImportArgs& a, const std::string& db_path) {
-  namespace fs = std::filesystem;
-  const std::string text = read_input(a.file);
-  const session::ImportFormat format = session::import_format_from_string(a.format);
-
-  // Everything is read and checked before the database is opened: a failed import creates no file.
-  TuningSpec spec;
-  std::string stub_json;
-  if (format == session::ImportFormat::kt_cache) {
-    const nlohmann::json root = session::read_kt_cache_json(text, a.file);
-    // --kernel: a built-in kernel, a spec file or a kernel imported before (its stub is extended); without it
-    // (or with --as) a kernel of its own, named by the cache.
-    std::optional<TuningSpec> named;
-    if (!a.kernel.empty() && a.as.empty()) named = resolve_kernel(a.kernel, {db_path});
-    const bool file = a.kernel.find('/') != std::string::npos ||
-                      (a.kernel.size() > 5 && a.kernel.compare(a.kernel.size() - 5, 5, ".json") == 0);
-    spec = named && (!named->is_stub() || file) ? *named : stub_for_cache(a, root, db_path, &stub_json);
-  } else {
+/// The spec the trials belong to. A Kernel Tuner cache: --kernel (a built-in kernel, a spec file or a kernel
+/// imported before, whose stub is extended); without it (or with --as) a kernel of its own, named by the cache,
+/// whose new stub *stub_json receives. T4: --kernel.
+TuningSpec import_spec(const ImportArgs& a, session::ImportFormat format, const std::string& text,
+                       const std::string& db_path, std::string* stub_json) {
+  if (format != session::ImportFormat::kt_cache) {
     if (a.kernel.empty()) throw UsageError("import --format t4 needs --kernel (T4 files carry no parameter lists)");
-    spec = resolve_kernel(a.kernel, {db_path});
+    return resolve_kernel(a.kernel, {db_path});
   }
+  const nlohmann::json root = session::read_kt_cache_json(text, a.file);
+  std::optional<TuningSpec> named;
+  if (!a.kernel.empty() && a.as.empty()) named = resolve_kernel(a.kernel, {db_path});
+  const bool file = a.kernel.find('/') != std::string::npos ||
+                    (a.kernel.size() > 5 && a.kernel.compare(a.kernel.size() - 5, 5, ".json") == 0);
+  return named && (!named->is_stub() || file) ? *named : stub_for_cache(a, root, db_path, stub_json);
+}
 
+/// How the file's trials are read: the spec, origin, source hash, the flags' device, workload and problem,
+/// and the adapter's bytes moved where the kernel has one.
+session::ImportOptions import_options(const ImportArgs& a, const TuningSpec& spec) {
   session::ImportOptions opt;
   opt.spec = &spec;
   opt.origin = a.file;
@@ -118,25 +112,31 @@ int run_import(const ImportArgs& a, const std::string& db_path) {
   }
   if (adapter)
     opt.bytes_moved = [adapter](const Workload& w, const ProblemKey& p) { return adapter->bytes_moved(w, p); };
-  std::size_t skipped = 0;
-  const std::vector<session::ImportedTrial> trials = format == session::ImportFormat::kt_cache
-                                                         ? session::parse_kt_cache(text, opt)
-                                                         : session::parse_t4(text, opt, &skipped);
+  return opt;
+}
 
+/// Stores the trials (and a new stub) in db_path; a database this import created is removed when it fails.
+session::ImportReport store(const ImportArgs& a, const std::string& db_path, const TuningSpec& spec,
+                            const std::vector<session::ImportedTrial>& trials, const std::string& stub_json) {
+  namespace fs = std::filesystem;
   std::error_code ec;
   const bool existed = fs::exists(db_path, ec);
-  session::ImportReport r;
   try {
     auto db = db::Database::open(db_path);
-    r = session::store_trials(*db, trials, &spec);
+    session::ImportReport r = session::store_trials(*db, trials, &spec);
     if (!stub_json.empty()) db->put_kernel_spec(spec.name, stub_json, "kt-cache " + a.file);
+    return r;
   } catch (...) {
     if (!existed)
       for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(db_path + suffix, ec);
     throw;
   }
-  r.skipped = skipped;
+}
 
+/// What was imported, the stub stored (and written with --write-spec), values outside the spec, conflicts.
+/// Returns the exit code: 1 for conflicts or nothing read.
+int print_report(const ImportArgs& a, const std::string& db_path, const TuningSpec& spec,
+                 const session::ImportReport& r, const std::string& source_hash, const std::string& stub_json) {
   std::string devs, groups, statuses;
   for (const auto& d : r.devices) devs += (devs.empty() ? "" : ", ") + d;
   for (const auto& x : r.groups) groups += (groups.empty() ? "" : "; ") + x;
@@ -144,7 +144,7 @@ int run_import(const ImportArgs& a, const std::string& db_path) {
   std::printf("imported %zu of %zu trials of %s (%s) on %s into %s; %zu already present", r.inserted, r.read,
               spec.name.c_str(), groups.c_str(), devs.empty() ? "-" : devs.c_str(), db_path.c_str(), r.duplicates);
   if (r.skipped) std::printf(", %zu results of other kernels skipped", r.skipped);
-  std::printf("\nby status: %s\nsource hash: %s\n", statuses.empty() ? "-" : statuses.c_str(), opt.source_hash.c_str());
+  std::printf("\nby status: %s\nsource hash: %s\n", statuses.empty() ? "-" : statuses.c_str(), source_hash.c_str());
   if (!stub_json.empty()) {
     std::string sizes;
     for (const auto& p : spec.problem_sizes) sizes += (sizes.empty() ? "" : ", ") + p.key();
@@ -172,73 +172,20 @@ int run_import(const ImportArgs& a, const std::string& db_path) {
 
 }  // namespace
 
-void register_interop_commands(CLI::App& app, Globals& g) {
-  // ---- import
-  auto ia = std::make_shared<ImportArgs>();
-  auto* imp = app.add_subcommand("import", "import Kernel Tuner cache files or T4 result files as recorded trials (--db)");
-  imp->add_option("--format", ia->format, "kt-cache (Kernel Tuner cache JSON) or t4 (T4 results JSON)")->required()
-      ->check(CLI::IsMember({"kt-cache", "t4"}));
-  imp->add_option("file", ia->file, "file to import")->required();
-  imp->add_option("--kernel", ia->kernel,
-                  "built-in kernel, path to a .json spec, or kernel imported before, that the trials belong to; "
-                  "default for a Kernel Tuner cache: a kernel of its own (a spec stub) named by the cache's "
-                  "kernel_name (required for T4)");
-  imp->add_option("--as", ia->as, "name of the imported kernel (spec stub) instead of the cache's kernel_name");
-  imp->add_option("--write-spec", ia->write_spec, "also write the spec stub of the imported kernel to this file");
-  imp->add_option("--device", ia->device, "device name (default: the file's; required for T4 files from other tools)");
-  imp->add_option("--cc", ia->cc,
-                  "compute capability as major*10+minor (e.g. 90); needed for a device that is not yet in the "
-                  "database when its name does not tell it");
-  ia->pa.add(imp, true);
-  imp->callback([&g, ia] { g.run = [&g, ia] { return run_import(*ia, g.db_path); }; });
-
-  // ---- export
-  struct ExportArgs {
-    std::string format = "t4", kernel, device, workload, problem, output = "-";
-  };
-  auto ea = std::make_shared<ExportArgs>();
-  auto* exp = app.add_subcommand("export", "export recorded trials (--db) as a T4 results file");
-  exp->add_option("--format", ea->format, "output format (t4)")->capture_default_str()->check(CLI::IsMember({"t4"}));
-  exp->add_option("--kernel", ea->kernel, "only this kernel (default: all)");
-  exp->add_option("--device", ea->device, "only this device (name or normalised name)");
-  exp->add_option("--workload", ea->workload, "only this workload, e.g. float32/sum");
-  exp->add_option("--problem", ea->problem, "only this problem, e.g. n=67108864");
-  exp->add_option("-o,--output", ea->output, "output file ('-' = standard output)")->capture_default_str();
-  exp->callback([&g, ea] {
-    g.run = [&g, ea] {
-      auto db = db::Database::open(g.db_path, db::Database::Mode::read_only);
-      session::ExportFilter f;
-      if (!ea->kernel.empty()) f.kernel = ea->kernel;
-      if (!ea->device.empty()) f.device = ea->device;
-      if (!ea->workload.empty()) f.workload = Workload::parse(ea->workload).key();
-      if (!ea->problem.empty()) f.problem = ProblemKey::parse(ea->problem).key();
-      // Labels where the kernel's spec (built-in or stored stub) names values.
-      auto params = std::make_shared<std::map<std::string, std::unique_ptr<std::vector<Param>>>>();
-      f.params_of = [&g, params](const std::string& kernel) -> const std::vector<Param>* {
-        auto it = params->find(kernel);
-        if (it == params->end()) {
-          std::unique_ptr<std::vector<Param>> p;
-          try {
-            p = std::make_unique<std::vector<Param>>(resolve_kernel(kernel, {g.db_path}).params);
-          } catch (const Error&) {
-            // a user spec not at hand: numbers
-          }
-          it = params->emplace(kernel, std::move(p)).first;
-        }
-        return it->second.get();
-      };
-      std::size_t n = 0;
-      std::string text = session::export_t4(*db, f, &n);
-      if (ea->output == "-") {
-        std::fwrite(text.data(), 1, text.size(), stdout);
-      } else {
-        write_file(ea->output, text);
-        std::fprintf(stderr, "exported %zu trials to %s\n", n, ea->output.c_str());
-      }
-      if (n == 0) std::fprintf(stderr, "warning: no trials matched\n");
-      return 0;
-    };
-  });
+int run_import(const ImportArgs& a, const std::string& db_path) {
+  const std::string text = read_input(a.file);
+  const session::ImportFormat format = session::import_format_from_string(a.format);
+  // Everything is read and checked before the database is opened: a failed import creates no file.
+  std::string stub_json;
+  const TuningSpec spec = import_spec(a, format, text, db_path, &stub_json);
+  const session::ImportOptions opt = import_options(a, spec);
+  std::size_t skipped = 0;
+  const std::vector<session::ImportedTrial> trials = format == session::ImportFormat::kt_cache
+                                                         ? session::parse_kt_cache(text, opt)
+                                                         : session::parse_t4(text, opt, &skipped);
+  session::ImportReport r = store(a, db_path, spec, trials, stub_json);
+  r.skipped = skipped;
+  return print_report(a, db_path, spec, r, opt.source_hash, stub_json);
 }
 
 }  // namespace autotune::cli

@@ -1,0 +1,120 @@
+// `autotune compare-strategies`: wiring only (the logic lives in tuner/session/compare.*).
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "db/database.hpp"
+#include "tuner/cli/args.hpp"
+#include "tuner/cli/kernel_resolver.hpp"
+#include "tuner/cli/shared.hpp"
+#include "tuner/core/error.hpp"
+#include "tuner/session/compare.hpp"
+
+namespace autotune::cli {
+
+namespace {
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    std::size_t comma = s.find(',', start);
+    std::string part = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!part.empty()) out.push_back(part);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+/// The benchmark's options from the flags. UsageError for a malformed --budgets or --strategy-option.
+session::CompareOptions compare_options(const CompareStrategiesArgs& a) {
+  session::CompareOptions opt;
+  opt.budgets = session::parse_budgets(a.budgets);
+  opt.repeats = a.repeats;
+  opt.seed = a.seed;
+  opt.batch = a.batch;
+  opt.within = a.within_percent / 100.0;
+  opt.keep_runs = !a.runs_csv.empty();
+  opt.strategies = split_list(a.strategies);
+  for (const auto& kv : a.strategy_options) {
+    auto dot = kv.find('.');
+    auto eq = kv.find('=');
+    if (dot == std::string::npos || eq == std::string::npos || dot == 0 || eq < dot + 2)
+      throw UsageError("--strategy-option expects strategy.key=value, got '" + kv + "'");
+    opt.strategy_options[kv.substr(0, dot)][kv.substr(dot + 1, eq - dot - 1)] = kv.substr(eq + 1);
+  }
+  opt.on_strategy_done = [](const std::string& name, double s) {
+    std::fprintf(stderr, "  %-24s %s\n", name.c_str(), (s < 1 ? fmt("%.1f ms", s * 1e3) : fmt("%.2f s", s)).c_str());
+  };
+  return opt;
+}
+
+/// What was recorded: the space, its failures, the optimum and how many configurations come close to it.
+void print_recording(const TuningSpec& spec, const Workload& w, const ProblemKey& p, const session::Recording& rec,
+                     const std::string& from, double within_percent) {
+  const ParameterSpace& space = *rec.space;
+  const double within = within_percent / 100.0;  // as CompareOptions::within
+  std::printf("%s %s %s on %s (recorded in %s): %zu valid configurations, %zu failed, optimum %s: %s\n",
+              spec.name.c_str(), w.key().c_str(), p.key().c_str(), rec.device.info.name.c_str(), from.c_str(),
+              space.size(), rec.recorded.failures, fmt_time(rec.recorded.optimum).c_str(),
+              space.config(rec.recorded.optimum_index).str(&spec.params).c_str());
+  std::size_t good = 0;
+  for (double v : rec.recorded.values) good += v <= (1 + within) * rec.recorded.optimum ? 1 : 0;
+  std::printf("%zu configurations (%.1f%%) are within %g%% of the optimum\n", good,
+              100.0 * static_cast<double>(good) / static_cast<double>(space.size()), within_percent);
+  if (!rec.note.empty()) std::printf("note: %s\n", rec.note.c_str());
+}
+
+/// --warm-from-problem: the fastest configurations recorded for the other problem start every run.
+void add_warm_start(const db::Database& db, const session::Recording& rec, const TuningSpec& spec, const Workload& w,
+                    const std::string& warm_from, session::CompareOptions& opt) {
+  const ParameterSpace& space = *rec.space;
+  session::RecordedWarmStart ws = session::load_warm_start(db, rec, spec, w, ProblemKey::parse(warm_from));
+  opt.warm_start = ws.indices;
+  std::printf("warm start: the %zu fastest configurations recorded for %s", ws.indices.size() + ws.skipped,
+              ws.problem.c_str());
+  if (ws.skipped) std::printf(" (%zu not valid here, skipped)", ws.skipped);
+  std::printf(", evaluated first by every run:\n");
+  for (std::size_t k = 0; k < ws.indices.size(); ++k) {
+    const double here = rec.recorded.values[ws.indices[k]];
+    std::printf("  %s there, %s here: %s\n", fmt_time(ws.source_ns[k]).c_str(),
+                std::isfinite(here) ? fmt_time(here).c_str() : "failed",
+                space.config(ws.indices[k]).str(&spec.params).c_str());
+  }
+}
+
+}  // namespace
+
+int run_compare_strategies(const CompareStrategiesArgs& a, const std::string& db_path) {
+  TuningSpec spec = resolve_kernel(a.kernel, {a.from, db_path});
+  ProblemKey p = a.pa.problem_key(spec);
+  Workload w = a.pa.workload(spec);
+  spec.check_workload(w);
+  session::CompareOptions opt = compare_options(a);
+  const std::string from = a.from.empty() ? db_path : a.from;
+  auto db = db::Database::open(from, db::Database::Mode::read_only);
+  session::Recording rec = session::load_recording(*db, spec, w, p, a.device_name);
+  print_recording(spec, w, p, rec, from, a.within_percent);
+  if (!a.warm_from.empty()) add_warm_start(*db, rec, spec, w, a.warm_from, opt);
+  std::fflush(stdout);
+  std::cerr << "simulating " << opt.repeats << " runs per strategy (batch " << opt.batch << ")\n";
+  session::CompareResult res = session::compare_strategies(*rec.space, rec.recorded, opt);
+  std::printf("\n%s", session::compare_table(res, a.markdown).c_str());
+  const std::vector<std::pair<std::string, std::string>> context = {
+      {"kernel", spec.name}, {"workload", w.key()}, {"problem", p.key()}, {"device", rec.device.info.name}};
+  if (!a.csv.empty()) {
+    write_file(a.csv, session::compare_csv(res, context));
+    std::printf("CSV written to %s\n", a.csv.c_str());
+  }
+  if (!a.runs_csv.empty()) {
+    write_file(a.runs_csv, session::compare_runs_csv(res, context));
+    std::printf("per-run CSV written to %s\n", a.runs_csv.c_str());
+  }
+  return 0;
+}
+
+}  // namespace autotune::cli
