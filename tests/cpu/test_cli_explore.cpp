@@ -1,4 +1,4 @@
-// tuner/cli/commands_explore.cpp: `autotune explore` and `autotune report` end to end through the real
+// tuner/cli/cmd_explore.cpp and cmd_report.cpp: `autotune explore` and `autotune report` end to end through the real
 // binary, on the shipped H200 recording (simulation; no GPU needed).
 #include <catch2/catch.hpp>
 #include <sys/wait.h>

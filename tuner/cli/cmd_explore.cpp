@@ -85,7 +85,7 @@ Measuring open_measuring(const ExploreArgs& a, const TuningSpec& spec,
     std::string why;
     if (!cuda::driver_available(&why))
       throw EnvironmentError(why + "\n  `autotune explore` needs an NVIDIA GPU. Without one, replay recorded trials: "
-                             "autotune explore " + a.kernel + " --simulate --from tests/data/recorded_h200.db, "
+                             "autotune explore " + a.kernel + " --simulate --from tests/data/recorded_h100.db, "
                              "or print the plan with --plan-only");
   }
   m.db = db::Database::open(db_path);

@@ -61,7 +61,8 @@ void print_counts(const TuningSpec& spec, const Workload& w, const ProblemKey& p
     std::printf("%s%s %zu", first ? "" : ", ", st.c_str(), cnt);
     first = false;
   }
-  std::printf(")\ncopy bandwidth %.1f GB/s\n", dev.copy_gbps);
+  if (dev.copy_gbps > 0) std::printf(")\ncopy bandwidth %.1f GB/s\n", dev.copy_gbps);
+  else std::printf(")\ncopy bandwidth not measured on this device (imported or merged trials): %% copy shows '-'\n");
 }
 
 /// The best ok trial of each value of parameter `by` in ranked `rows`, in rank order.

@@ -386,7 +386,8 @@ void require_gpu(const TuneArgs& ta) {
   std::string why;
   if (!cuda::driver_available(&why))
     throw EnvironmentError(why + "\n  `autotune tune` needs an NVIDIA GPU. Without one, replay recorded trials: "
-                           "autotune tune " + ta.kernel + " --simulate --from tests/data/recorded_h200.db");
+                           "autotune tune " + ta.kernel + " --simulate --from tests/data/recorded_h100.db --n 268435456 "
+                           "(every family at two sizes; the error of a missing size lists those recorded)");
 }
 
 LocalBackend make_local_backend(const TuneArgs& ta, const TuningSpec& spec,

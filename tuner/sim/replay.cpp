@@ -46,7 +46,16 @@ void ReplayBackend::prepare(const Workload& w, const ProblemKey& p, std::uint64_
   recorded_.clear();
   for (const auto& t : from_.trials(f)) recorded_[t.config_hash] = t.m;
   what_ = kernel_ + " " + w.key() + " " + p.key() + " on " + device_.info.name;
-  if (recorded_.empty()) throw UsageError("no recorded trials of " + what_ + " in " + from_.path());
+  if (recorded_.empty()) {
+    db::TrialFilter any;
+    any.kernel = kernel_;
+    any.device_id = device_.id;
+    std::set<std::string> present;
+    for (const auto& t : from_.trials(any)) present.insert(t.workload + " " + t.problem);
+    std::string list;
+    for (const auto& x : present) list += (list.empty() ? "" : ", ") + x;
+    throw UsageError("no recorded trials of " + what_ + " in " + from_.path() + " (recorded: " + list + ")");
+  }
 }
 
 std::vector<std::pair<std::string, std::size_t>> ReplayBackend::recorded_protocols(const Workload& w,
