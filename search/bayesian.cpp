@@ -10,6 +10,8 @@
 // candidates, and O(n^2) for the variance of each candidate whose score bound can still win (see choose()).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <limits>
 
 #include "search/base.hpp"
 
@@ -90,6 +92,12 @@ double matern52(double r, double length) {
   return (1.0 + s + s * s / 3.0) * std::exp(-s);
 }
 
+/// Pairwise distances of n points: code[a * n + b] (b < a) indexes their distinct values.
+struct Distances {
+  std::vector<double> values;
+  std::vector<std::uint32_t> code;
+};
+
 class BayesianOptimization final : public StrategyBase {
  public:
   BayesianOptimization(const ParameterSpace& space, std::uint64_t seed, const OptionReader& o)
@@ -99,6 +107,17 @@ class BayesianOptimization final : public StrategyBase {
         max_points_(static_cast<std::size_t>(o.integer("max_points"))),
         xi_(o.real("exploration")) {
     for (const Param& p : space.params()) span_.push_back(p.values.size() > 1 ? double(p.values.size() - 1) : 0.0);
+    // Kernel values depend only on the per-parameter index differences: cached in a table over them when it is
+    // small (the built-in specs: at most a few ten thousand entries).
+    std::size_t cells = 1;
+    for (const Param& p : space.params()) {
+      stride_.push_back(cells);
+      cells = cells <= kMaxTable ? cells * std::max<std::size_t>(1, p.values.size()) : kMaxTable + 1;
+    }
+    if (cells <= kMaxTable) {
+      table_.resize(cells);
+      slot_.assign(cells, kNoSlot);
+    }
   }
 
  protected:
@@ -115,15 +134,43 @@ class BayesianOptimization final : public StrategyBase {
   }
 
  private:
-  void encode_into(std::size_t i, double* x) const {
-    const auto& idx = space_.indices(i);
-    for (std::size_t j = 0; j < idx.size(); ++j) x[j] = span_[j] > 0 ? idx[j] / span_[j] : 0.0;
+  /// Matern kernel between two configs given by their value indices (from the index differences, so every pair
+  /// with the same differences gets the same value; cached per length scale, see reset_table()).
+  double kernel(const std::uint16_t* a, const std::uint16_t* b) {
+    const std::size_t key = key_of(a, b);
+    if (!table_.empty()) {
+      const double t = table_[key];
+      if (!std::isnan(t)) return t;
+    }
+    const double v = matern52(std::sqrt(squared_distance(a, b)), length_);
+    if (!table_.empty()) table_[key] = v;
+    return v;
   }
 
-  static double distance(const double* a, const double* b, std::size_t d) {
-    double s = 0;
-    for (std::size_t j = 0; j < d; ++j) s += (a[j] - b[j]) * (a[j] - b[j]);
-    return std::sqrt(s);
+  /// Position of the index differences of a and b in table_ (meaningful when the table is used).
+  std::size_t key_of(const std::uint16_t* a, const std::uint16_t* b) const {
+    std::size_t key = 0;
+    for (std::size_t j = 0; j < stride_.size(); ++j)
+      key += static_cast<std::size_t>(std::abs(static_cast<int>(a[j]) - static_cast<int>(b[j]))) * stride_[j];
+    return key;
+  }
+
+  /// Squared distance of two configs in the normalised encoding (each parameter's indices scaled to [0, 1]).
+  double squared_distance(const std::uint16_t* a, const std::uint16_t* b) const {
+    double r2 = 0;
+    for (std::size_t j = 0; j < span_.size(); ++j) {
+      if (!(span_[j] > 0)) continue;
+      const double q = (static_cast<double>(a[j]) - static_cast<double>(b[j])) / span_[j];
+      r2 += q * q;
+    }
+    return r2;
+  }
+
+  /// Forgets the cached kernel values when the length scale has changed.
+  void reset_table() {
+    if (table_length_ == length_) return;
+    std::fill(table_.begin(), table_.end(), std::numeric_limits<double>::quiet_NaN());
+    table_length_ = length_;
   }
 
   /// Training set: everything observed, or the best half of the cap plus a random rest.
@@ -202,15 +249,31 @@ class BayesianOptimization final : public StrategyBase {
     const double sd = n > 1 && var > 0 ? std::sqrt(var / static_cast<double>(n - 1)) : 1.0;
     for (double& v : y) v = (v - mean) / sd;
 
-    std::vector<double> x(n * d);
-    for (std::size_t k = 0; k < n; ++k) encode_into(train[k], &x[k * d]);
-    std::vector<double> dist(n * n, 0.0);
+    std::vector<std::uint16_t> tx(n * d);
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::vector<std::uint16_t> v = space_.indices(train[k]);
+      std::copy(v.begin(), v.end(), tx.begin() + static_cast<std::ptrdiff_t>(k * d));
+    }
+    // Pairwise distances of the training set, as codes into their distinct values (few: pairs with the same index
+    // differences share one), so that a factorisation evaluates the kernel once per distinct distance.
+    Distances dist;
+    dist.code.assign(n * n, 0);
+    std::vector<std::size_t> touched;
     for (std::size_t a = 0; a < n; ++a)
       for (std::size_t b = 0; b < a; ++b) {
-        double s = 0;
-        for (std::size_t j = 0; j < d; ++j) s += (x[a * d + j] - x[b * d + j]) * (x[a * d + j] - x[b * d + j]);
-        dist[a * n + b] = dist[b * n + a] = std::sqrt(s);
+        const std::size_t key = key_of(&tx[a * d], &tx[b * d]);
+        std::uint32_t slot = slot_.empty() ? kNoSlot : slot_[key];
+        if (slot == kNoSlot) {
+          slot = static_cast<std::uint32_t>(dist.values.size());
+          dist.values.push_back(std::sqrt(squared_distance(&tx[a * d], &tx[b * d])));
+          if (!slot_.empty()) {
+            slot_[key] = slot;
+            touched.push_back(key);
+          }
+        }
+        dist.code[a * n + b] = slot;
       }
+    for (std::size_t key : touched) slot_[key] = kNoSlot;
 
     if (length_ <= 0 || n * 5 >= fitted_n_ * 6 + 5) {
       fit_length(dist, y, n);
@@ -234,15 +297,19 @@ class BayesianOptimization final : public StrategyBase {
     // the picks are the same as with every score computed, at a fraction of the cost late in a run.
     const std::vector<std::size_t> cands = candidates();
     const std::size_t m = cands.size();
-    std::vector<double> cx(m * d);
-    for (std::size_t ci = 0; ci < m; ++ci) encode_into(cands[ci], &cx[ci * d]);
+    reset_table();
+    std::vector<std::uint16_t> cx(m * d);
+    for (std::size_t ci = 0; ci < m; ++ci) {
+      const std::vector<std::uint16_t> v = space_.indices(cands[ci]);
+      std::copy(v.begin(), v.end(), cx.begin() + static_cast<std::ptrdiff_t>(ci * d));
+    }
     std::vector<double> kall(m * n), mean_of(m), score(m);
     for (std::size_t ci = 0; ci < m; ++ci) {
-      const double* e = &cx[ci * d];
+      const std::uint16_t* e = &cx[ci * d];
       double* kr = &kall[ci * n];
       double mu = 0, top = 0;
       for (std::size_t k = 0; k < n; ++k) {
-        kr[k] = matern52(distance(e, &x[k * d], d), length_);
+        kr[k] = kernel(e, &tx[k * d]);
         mu += kr[k] * alpha[k];
         top = std::max(top, kr[k] * kr[k]);
       }
@@ -273,7 +340,7 @@ class BayesianOptimization final : public StrategyBase {
         double s2 = 1.0;
         for (std::size_t k = 0; k < n; ++k) s2 -= ks[k * kChunk + c] * ks[k * kChunk + c];
         double v = expected_improvement(y_best - mean_of[ci] - xi_, std::sqrt(std::max(s2, 1e-12)));
-        for (std::size_t p : picked) v *= 1.0 - matern52(distance(&cx[p * d], &cx[ci * d], d), length_);
+        for (std::size_t p : picked) v *= 1.0 - kernel(&cx[p * d], &cx[ci * d]);
         score[ci] = v;
         exact[ci] = 1;
       }
@@ -304,10 +371,10 @@ class BayesianOptimization final : public StrategyBase {
       picks.push_back(cands[pick]);
       picked.push_back(pick);
       if (picks.size() == count) break;
-      const double* e = &cx[pick * d];
+      const std::uint16_t* e = &cx[pick * d];
       for (std::size_t ci = 0; ci < m; ++ci) {
         if (taken[ci]) continue;
-        score[ci] *= 1.0 - matern52(distance(e, &cx[ci * d], d), length_);  // exact scores and bounds alike
+        score[ci] *= 1.0 - kernel(e, &cx[ci * d]);  // exact scores and bounds alike
       }
     }
     return picks;
@@ -315,12 +382,14 @@ class BayesianOptimization final : public StrategyBase {
 
   /// Cholesky factor of the kernel matrix plus jitter on the diagonal (kNoise, more if needed; the one used goes
   /// to *used when given).
-  bool factor(const std::vector<double>& dist, std::size_t n, double length, std::vector<double>& l,
+  bool factor(const Distances& dist, std::size_t n, double length, std::vector<double>& l,
               double* used = nullptr) const {
+    std::vector<double> kv(dist.values.size());
+    for (std::size_t u = 0; u < kv.size(); ++u) kv[u] = matern52(dist.values[u], length);
     for (double jitter = kNoise; jitter < 1.0; jitter *= 10) {
       l.assign(n * n, 0.0);
       for (std::size_t a = 0; a < n; ++a) {
-        for (std::size_t b = 0; b < a; ++b) l[a * n + b] = matern52(dist[a * n + b], length);
+        for (std::size_t b = 0; b < a; ++b) l[a * n + b] = kv[dist.code[a * n + b]];
         l[a * n + a] = 1.0 + jitter;
       }
       if (cholesky(l, n)) {
@@ -331,7 +400,7 @@ class BayesianOptimization final : public StrategyBase {
     return false;
   }
 
-  void fit_length(const std::vector<double>& dist, const std::vector<double>& y, std::size_t n) {
+  void fit_length(const Distances& dist, const std::vector<double>& y, std::size_t n) {
     static const double grid[] = {0.05, 0.1, 0.2, 0.35, 0.6, 1.0, 1.7, 3.0};
     double best_ll = -kInf;
     double best_len = length_ > 0 ? length_ : 0.35;
@@ -351,12 +420,18 @@ class BayesianOptimization final : public StrategyBase {
   }
 
   static constexpr double kNoise = 1e-4;
-  static constexpr std::size_t kChunk = 8;  // candidates solved side by side
+  static constexpr std::size_t kChunk = 8;          // candidates solved side by side
+  static constexpr std::size_t kMaxTable = 1 << 20;  // most cached kernel values (8 MiB)
+  static constexpr std::uint32_t kNoSlot = 0xffffffffu;
   const std::size_t initial_, max_candidates_, max_points_;
   const double xi_;
   std::vector<double> span_;
   double length_ = 0;
   double jitter_ = kNoise;  // of the current factor
+  std::vector<std::size_t> stride_;  // of each parameter's index difference in table_
+  std::vector<double> table_;       // kernel value per index-difference vector (NaN: not yet), or empty
+  double table_length_ = -1;        // length scale of the values in table_
+  std::vector<std::uint32_t> slot_;  // scratch of choose(), kNoSlot between calls (same size as table_)
   std::size_t fitted_n_ = 0;
 };
 
