@@ -6,9 +6,12 @@
 // marginal likelihood whenever the training set has grown by a fifth, plus a small fixed noise.
 // Acquisition: expected improvement, maximised over unevaluated valid configs (all of them, or a random
 // subset plus the unevaluated neighbours of the best configs when the space is large).
-// Cost per proposal: O(n^3) for n = min(observations, max_points) at refits, O(m n^2) for m candidates.
+// Cost per proposal: O(n^3) for n = min(observations, max_points) at refits, O(m n) for the means of m
+// candidates, and O(n^2) for the variance of each candidate whose score bound can still win (see choose()).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <limits>
 
 #include "search/base.hpp"
 
@@ -16,7 +19,9 @@ namespace autotune::search::detail {
 
 namespace {
 
-/// In-place Cholesky of a symmetric positive definite n x n row-major matrix (lower triangle kept).
+/// In-place Cholesky of a symmetric positive definite n x n row-major matrix (lower triangle kept). Four rows
+/// of a column at a time (independent sums, so the additions of one row do not wait for each other's results;
+/// each element still sums in the same order as one row at a time).
 bool cholesky(std::vector<double>& a, std::size_t n) {
   for (std::size_t j = 0; j < n; ++j) {
     double d = a[j * n + j];
@@ -24,10 +29,29 @@ bool cholesky(std::vector<double>& a, std::size_t n) {
     if (!(d > 0)) return false;
     d = std::sqrt(d);
     a[j * n + j] = d;
-    for (std::size_t i = j + 1; i < n; ++i) {
+    const double* rj = &a[j * n];
+    std::size_t i = j + 1;
+    for (; i + 4 <= n; i += 4) {
+      double* r0 = &a[i * n];
+      double* r1 = r0 + n;
+      double* r2 = r1 + n;
+      double* r3 = r2 + n;
+      double s0 = r0[j], s1 = r1[j], s2 = r2[j], s3 = r3[j];
+      for (std::size_t k = 0; k < j; ++k) {
+        const double v = rj[k];
+        s0 -= r0[k] * v;
+        s1 -= r1[k] * v;
+        s2 -= r2[k] * v;
+        s3 -= r3[k] * v;
+      }
+      r0[j] = s0 / d;
+      r1[j] = s1 / d;
+      r2[j] = s2 / d;
+      r3[j] = s3 / d;
+    }
+    for (; i < n; ++i) {
       double s = a[i * n + j];
       const double* ri = &a[i * n];
-      const double* rj = &a[j * n];
       for (std::size_t k = 0; k < j; ++k) s -= ri[k] * rj[k];
       a[i * n + j] = s / d;
     }
@@ -54,10 +78,25 @@ void backward(const std::vector<double>& l, std::size_t n, std::vector<double>& 
   }
 }
 
+/// Expected improvement for an improvement `imp` of the mean over the target and a standard deviation s > 0.
+/// With `upper`, a little more than that, so that the value stays above the computed expected improvement of any
+/// smaller s despite rounding (the two terms nearly cancel when imp / s is very negative).
+double expected_improvement(double imp, double s, bool upper = false) {
+  const double z = imp / s;
+  const double a = imp * 0.5 * std::erfc(-z / std::sqrt(2.0)), b = s * std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI);
+  return upper ? a + b + 1e-12 * (std::fabs(a) + b) + 1e-300 : a + b;
+}
+
 double matern52(double r, double length) {
   const double s = std::sqrt(5.0) * r / length;
   return (1.0 + s + s * s / 3.0) * std::exp(-s);
 }
+
+/// Pairwise distances of n points: code[a * n + b] (b < a) indexes their distinct values.
+struct Distances {
+  std::vector<double> values;
+  std::vector<std::uint32_t> code;
+};
 
 class BayesianOptimization final : public StrategyBase {
  public:
@@ -68,6 +107,17 @@ class BayesianOptimization final : public StrategyBase {
         max_points_(static_cast<std::size_t>(o.integer("max_points"))),
         xi_(o.real("exploration")) {
     for (const Param& p : space.params()) span_.push_back(p.values.size() > 1 ? double(p.values.size() - 1) : 0.0);
+    // Kernel values depend only on the per-parameter index differences: cached in a table over them when it is
+    // small (the built-in specs: at most a few ten thousand entries).
+    std::size_t cells = 1;
+    for (const Param& p : space.params()) {
+      stride_.push_back(cells);
+      cells = cells <= kMaxTable ? cells * std::max<std::size_t>(1, p.values.size()) : kMaxTable + 1;
+    }
+    if (cells <= kMaxTable) {
+      table_.resize(cells);
+      slot_.assign(cells, kNoSlot);
+    }
   }
 
  protected:
@@ -84,17 +134,43 @@ class BayesianOptimization final : public StrategyBase {
   }
 
  private:
-  std::vector<double> encode(std::size_t i) const {
-    const auto& idx = space_.indices(i);
-    std::vector<double> x(idx.size());
-    for (std::size_t j = 0; j < idx.size(); ++j) x[j] = span_[j] > 0 ? idx[j] / span_[j] : 0.0;
-    return x;
+  /// Matern kernel between two configs given by their value indices (from the index differences, so every pair
+  /// with the same differences gets the same value; cached per length scale, see reset_table()).
+  double kernel(const std::uint16_t* a, const std::uint16_t* b) {
+    const std::size_t key = key_of(a, b);
+    if (!table_.empty()) {
+      const double t = table_[key];
+      if (!std::isnan(t)) return t;
+    }
+    const double v = matern52(std::sqrt(squared_distance(a, b)), length_);
+    if (!table_.empty()) table_[key] = v;
+    return v;
   }
 
-  static double distance(const std::vector<double>& a, const double* b) {
-    double s = 0;
-    for (std::size_t j = 0; j < a.size(); ++j) s += (a[j] - b[j]) * (a[j] - b[j]);
-    return std::sqrt(s);
+  /// Position of the index differences of a and b in table_ (meaningful when the table is used).
+  std::size_t key_of(const std::uint16_t* a, const std::uint16_t* b) const {
+    std::size_t key = 0;
+    for (std::size_t j = 0; j < stride_.size(); ++j)
+      key += static_cast<std::size_t>(std::abs(static_cast<int>(a[j]) - static_cast<int>(b[j]))) * stride_[j];
+    return key;
+  }
+
+  /// Squared distance of two configs in the normalised encoding (each parameter's indices scaled to [0, 1]).
+  double squared_distance(const std::uint16_t* a, const std::uint16_t* b) const {
+    double r2 = 0;
+    for (std::size_t j = 0; j < span_.size(); ++j) {
+      if (!(span_[j] > 0)) continue;
+      const double q = (static_cast<double>(a[j]) - static_cast<double>(b[j])) / span_[j];
+      r2 += q * q;
+    }
+    return r2;
+  }
+
+  /// Forgets the cached kernel values when the length scale has changed.
+  void reset_table() {
+    if (table_length_ == length_) return;
+    std::fill(table_.begin(), table_.end(), std::numeric_limits<double>::quiet_NaN());
+    table_length_ = length_;
   }
 
   /// Training set: everything observed, or the best half of the cap plus a random rest.
@@ -173,25 +249,38 @@ class BayesianOptimization final : public StrategyBase {
     const double sd = n > 1 && var > 0 ? std::sqrt(var / static_cast<double>(n - 1)) : 1.0;
     for (double& v : y) v = (v - mean) / sd;
 
-    std::vector<double> x(n * d);
+    std::vector<std::uint16_t> tx(n * d);
     for (std::size_t k = 0; k < n; ++k) {
-      const std::vector<double> e = encode(train[k]);
-      std::copy(e.begin(), e.end(), x.begin() + static_cast<std::ptrdiff_t>(k * d));
+      const std::vector<std::uint16_t> v = space_.indices(train[k]);
+      std::copy(v.begin(), v.end(), tx.begin() + static_cast<std::ptrdiff_t>(k * d));
     }
-    std::vector<double> dist(n * n, 0.0);
+    // Pairwise distances of the training set, as codes into their distinct values (few: pairs with the same index
+    // differences share one), so that a factorisation evaluates the kernel once per distinct distance.
+    Distances dist;
+    dist.code.assign(n * n, 0);
+    std::vector<std::size_t> touched;
     for (std::size_t a = 0; a < n; ++a)
       for (std::size_t b = 0; b < a; ++b) {
-        double s = 0;
-        for (std::size_t j = 0; j < d; ++j) s += (x[a * d + j] - x[b * d + j]) * (x[a * d + j] - x[b * d + j]);
-        dist[a * n + b] = dist[b * n + a] = std::sqrt(s);
+        const std::size_t key = key_of(&tx[a * d], &tx[b * d]);
+        std::uint32_t slot = slot_.empty() ? kNoSlot : slot_[key];
+        if (slot == kNoSlot) {
+          slot = static_cast<std::uint32_t>(dist.values.size());
+          dist.values.push_back(std::sqrt(squared_distance(&tx[a * d], &tx[b * d])));
+          if (!slot_.empty()) {
+            slot_[key] = slot;
+            touched.push_back(key);
+          }
+        }
+        dist.code[a * n + b] = slot;
       }
+    for (std::size_t key : touched) slot_[key] = kNoSlot;
 
     if (length_ <= 0 || n * 5 >= fitted_n_ * 6 + 5) {
       fit_length(dist, y, n);
       fitted_n_ = n;
     }
     std::vector<double> l, alpha;
-    if (!factor(dist, n, length_, l)) return random_unknowns(1);
+    if (!factor(dist, n, length_, l, &jitter_)) return random_unknowns(1);
     alpha = y;
     forward(l, n, alpha);
     backward(l, n, alpha);
@@ -199,60 +288,119 @@ class BayesianOptimization final : public StrategyBase {
     double y_best = kInf;
     for (double v : y) y_best = std::min(y_best, v);
 
+    // Expected improvement of the candidates. The posterior mean costs O(n) per candidate, the variance
+    // O(n^2) (L^-1 k*), so the variance is computed only where it can matter: the variance is at most
+    // 1 - k_j^2 / K_jj for every training point j (the quadratic form k*^T K^-1 k* is at least its value on
+    // one coordinate), and expected improvement grows with the variance, so that bound gives an upper bound of
+    // each candidate's score. Exact scores are computed (kChunk candidates side by side, each summed in the
+    // order of a single solve) in the order of decreasing bounds until no bound reaches the best exact score:
+    // the picks are the same as with every score computed, at a fraction of the cost late in a run.
     const std::vector<std::size_t> cands = candidates();
-    std::vector<double> score(cands.size()), mean_of(cands.size());
-    std::vector<double> kstar(n);
-    for (std::size_t ci = 0; ci < cands.size(); ++ci) {
-      const std::vector<double> e = encode(cands[ci]);
-      double mu = 0;
-      for (std::size_t k = 0; k < n; ++k) {
-        kstar[k] = matern52(distance(e, &x[k * d]), length_);
-        mu += kstar[k] * alpha[k];
-      }
-      forward(l, n, kstar);
-      double s2 = 1.0;
-      for (double v : kstar) s2 -= v * v;
-      const double s = std::sqrt(std::max(s2, 1e-12));
-      const double imp = y_best - mu - xi_;
-      const double z = imp / s;
-      score[ci] = imp * 0.5 * std::erfc(-z / std::sqrt(2.0)) + s * std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI);
-      mean_of[ci] = mu;
+    const std::size_t m = cands.size();
+    reset_table();
+    std::vector<std::uint16_t> cx(m * d);
+    for (std::size_t ci = 0; ci < m; ++ci) {
+      const std::vector<std::uint16_t> v = space_.indices(cands[ci]);
+      std::copy(v.begin(), v.end(), cx.begin() + static_cast<std::ptrdiff_t>(ci * d));
     }
-    std::vector<std::size_t> picks;
-    std::vector<std::uint8_t> taken(cands.size(), 0);
-    while (picks.size() < count && picks.size() < cands.size()) {
+    std::vector<double> kall(m * n), mean_of(m), score(m);
+    for (std::size_t ci = 0; ci < m; ++ci) {
+      const std::uint16_t* e = &cx[ci * d];
+      double* kr = &kall[ci * n];
+      double mu = 0, top = 0;
+      for (std::size_t k = 0; k < n; ++k) {
+        kr[k] = kernel(e, &tx[k * d]);
+        mu += kr[k] * alpha[k];
+        top = std::max(top, kr[k] * kr[k]);
+      }
+      mean_of[ci] = mu;
+      const double s_up = std::sqrt(std::max(1.0 - top / (1.0 + jitter_), 1e-12)) * (1 + 1e-6) + 1e-7;
+      score[ci] = expected_improvement(y_best - mu - xi_, s_up, true);
+    }
+    std::vector<std::uint8_t> exact(m, 0), taken(m, 0);
+    std::vector<std::size_t> picks, picked;  // picked: candidate positions, in order
+    std::vector<double> ks(n * kChunk);
+    auto evaluate = [&](const std::vector<std::size_t>& which) {  // at most kChunk candidates
+      std::fill(ks.begin(), ks.end(), 0.0);
+      for (std::size_t c = 0; c < which.size(); ++c)
+        for (std::size_t k = 0; k < n; ++k) ks[k * kChunk + c] = kall[which[c] * n + k];
+      for (std::size_t i = 0; i < n; ++i) {  // L V = K*, kChunk right-hand sides
+        double acc[kChunk];
+        for (std::size_t c = 0; c < kChunk; ++c) acc[c] = ks[i * kChunk + c];
+        const double* ri = &l[i * n];
+        for (std::size_t k = 0; k < i; ++k) {
+          const double lik = ri[k];
+          const double* vk = &ks[k * kChunk];
+          for (std::size_t c = 0; c < kChunk; ++c) acc[c] -= lik * vk[c];
+        }
+        for (std::size_t c = 0; c < kChunk; ++c) ks[i * kChunk + c] = acc[c] / ri[i];
+      }
+      for (std::size_t c = 0; c < which.size(); ++c) {
+        const std::size_t ci = which[c];
+        double s2 = 1.0;
+        for (std::size_t k = 0; k < n; ++k) s2 -= ks[k * kChunk + c] * ks[k * kChunk + c];
+        double v = expected_improvement(y_best - mean_of[ci] - xi_, std::sqrt(std::max(s2, 1e-12)));
+        for (std::size_t p : picked) v *= 1.0 - kernel(&cx[p * d], &cx[ci * d]);
+        score[ci] = v;
+        exact[ci] = 1;
+      }
+    };
+    std::vector<std::size_t> which;
+    while (picks.size() < count && picks.size() < m) {
+      // The best exact score (ties: the lower mean, then the earlier candidate), and the candidates whose bound
+      // reaches it, largest bounds first.
       std::size_t pick = kNone;
-      for (std::size_t ci = 0; ci < cands.size(); ++ci) {
-        if (taken[ci]) continue;
+      for (std::size_t ci = 0; ci < m; ++ci) {
+        if (taken[ci] || !exact[ci]) continue;
         if (pick == kNone || score[ci] > score[pick] || (score[ci] == score[pick] && mean_of[ci] < mean_of[pick]))
           pick = ci;
       }
+      which.clear();
+      for (std::size_t ci = 0; ci < m; ++ci)
+        if (!taken[ci] && !exact[ci] && (pick == kNone || score[ci] >= score[pick])) which.push_back(ci);
+      if (!which.empty()) {
+        if (which.size() > kChunk) {
+          std::partial_sort(which.begin(), which.begin() + kChunk, which.end(),
+                            [&](std::size_t a, std::size_t b) { return score[a] > score[b] || (score[a] == score[b] && a < b); });
+          which.resize(kChunk);
+        }
+        evaluate(which);
+        continue;
+      }
       taken[pick] = 1;
       picks.push_back(cands[pick]);
+      picked.push_back(pick);
       if (picks.size() == count) break;
-      const std::vector<double> e = encode(cands[pick]);
-      for (std::size_t ci = 0; ci < cands.size(); ++ci) {
+      const std::uint16_t* e = &cx[pick * d];
+      for (std::size_t ci = 0; ci < m; ++ci) {
         if (taken[ci]) continue;
-        const std::vector<double> f = encode(cands[ci]);
-        score[ci] *= 1.0 - matern52(distance(e, f.data()), length_);
+        score[ci] *= 1.0 - kernel(e, &cx[ci * d]);  // exact scores and bounds alike
       }
     }
     return picks;
   }
 
-  bool factor(const std::vector<double>& dist, std::size_t n, double length, std::vector<double>& l) const {
+  /// Cholesky factor of the kernel matrix plus jitter on the diagonal (kNoise, more if needed; the one used goes
+  /// to *used when given).
+  bool factor(const Distances& dist, std::size_t n, double length, std::vector<double>& l,
+              double* used = nullptr) const {
+    std::vector<double> kv(dist.values.size());
+    for (std::size_t u = 0; u < kv.size(); ++u) kv[u] = matern52(dist.values[u], length);
     for (double jitter = kNoise; jitter < 1.0; jitter *= 10) {
       l.assign(n * n, 0.0);
       for (std::size_t a = 0; a < n; ++a) {
-        for (std::size_t b = 0; b < a; ++b) l[a * n + b] = matern52(dist[a * n + b], length);
+        for (std::size_t b = 0; b < a; ++b) l[a * n + b] = kv[dist.code[a * n + b]];
         l[a * n + a] = 1.0 + jitter;
       }
-      if (cholesky(l, n)) return true;
+      if (cholesky(l, n)) {
+        if (used) *used = jitter;
+        return true;
+      }
     }
     return false;
   }
 
-  void fit_length(const std::vector<double>& dist, const std::vector<double>& y, std::size_t n) {
+  void fit_length(const Distances& dist, const std::vector<double>& y, std::size_t n) {
     static const double grid[] = {0.05, 0.1, 0.2, 0.35, 0.6, 1.0, 1.7, 3.0};
     double best_ll = -kInf;
     double best_len = length_ > 0 ? length_ : 0.35;
@@ -272,10 +420,18 @@ class BayesianOptimization final : public StrategyBase {
   }
 
   static constexpr double kNoise = 1e-4;
+  static constexpr std::size_t kChunk = 8;          // candidates solved side by side
+  static constexpr std::size_t kMaxTable = 1 << 20;  // most cached kernel values (8 MiB)
+  static constexpr std::uint32_t kNoSlot = 0xffffffffu;
   const std::size_t initial_, max_candidates_, max_points_;
   const double xi_;
   std::vector<double> span_;
   double length_ = 0;
+  double jitter_ = kNoise;  // of the current factor
+  std::vector<std::size_t> stride_;  // of each parameter's index difference in table_
+  std::vector<double> table_;       // kernel value per index-difference vector (NaN: not yet), or empty
+  double table_length_ = -1;        // length scale of the values in table_
+  std::vector<std::uint32_t> slot_;  // scratch of choose(), kNoSlot between calls (same size as table_)
   std::size_t fitted_n_ = 0;
 };
 

@@ -30,6 +30,7 @@ class BroadThenLocal final : public StrategyBase {
         elite_(static_cast<std::size_t>(o.integer("elite"))),
         explore_(static_cast<std::size_t>(o.integer("explore"))),
         model_every_(static_cast<std::size_t>(o.integer("model"))),
+        local_batch_(static_cast<std::size_t>(o.integer("local_batch"))),
         cover_(covering_order(space, rng_)),
         model_(space, o.real("model_ridge")),
         optimism_(o.real("model_optimism")) {
@@ -66,6 +67,7 @@ class BroadThenLocal final : public StrategyBase {
       std::vector<std::size_t> chunk = next_covering(hint, end);
       if (!chunk.empty()) return chunk;
     }
+    if (local_batch_ > 0) hint = std::min(hint, local_batch_);  // smaller local steps: more chances to adapt
     if (model_every_ > 0 && ++local_steps_ % model_every_ == 0) {
       std::vector<std::size_t> picks = model_picks(std::max<std::size_t>(1, hint / model_every_));
       if (!picks.empty()) return picks;
@@ -168,7 +170,7 @@ class BroadThenLocal final : public StrategyBase {
   static constexpr std::size_t kOptimistic = 64;
 
   const double broad_;
-  const std::size_t elite_, explore_, model_every_;
+  const std::size_t elite_, explore_, model_every_, local_batch_;
   const CoveringOrder cover_;
   MarginalModel model_;
   const double optimism_;
@@ -200,6 +202,10 @@ std::vector<OptionSpec> broad_then_local_options() {
        OptionKind::integer, 0, 1e9, {}},
       {"model_ridge", "1", "ridge penalty of the marginal model (larger = more cautious effects)", OptionKind::real,
        1e-6, 1e6, {}},
+      {"local_batch", "0",
+       "most configs per step of the local phase when a larger batch is asked (0 = the batch asked); smaller steps "
+       "adapt more often within a small budget but give the session fewer configs to compile at once",
+       OptionKind::integer, 0, 1e9, {}},
       {"spec_default", "true", "evaluate the spec's default config first (after any warm-start points)",
        OptionKind::boolean, 0, 1, {}},
       {"model_optimism", "4",

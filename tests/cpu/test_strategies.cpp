@@ -705,6 +705,29 @@ TEST_CASE("broad_then_local: a covering round, then the neighbourhood of the bes
   CHECK_THROWS_AS(make_strategy("broad_then_local", space, 1, {{"elite", "0"}}), UsageError);
 }
 
+TEST_CASE("broad_then_local: local_batch caps the local steps, not the covering round", "[cpu][search]") {
+  const ParameterSpace& space = bowl_space();
+  const Objective f = [&](std::size_t i) { return bowl(space, i); };
+  auto s = make_strategy("broad_then_local", space, 12, {{"local_batch", "4"}, {"spec_default", "false"}});
+  detail::Rng rng(12);
+  const std::size_t round = detail::covering_order(space, rng).round_ends.front();
+  REQUIRE(round > 4);
+  const std::vector<std::size_t> first = s->propose(64);
+  CHECK(first.size() == std::min<std::size_t>(64, round));  // the covering round in one batch
+  std::vector<Observation> obs;
+  for (std::size_t i : first) obs.push_back({i, f(i)});
+  s->observe(obs);
+  for (int step = 0; step < 5; ++step) {
+    const std::vector<std::size_t> next = s->propose(64);
+    CHECK_FALSE(next.empty());
+    CHECK(next.size() <= 4);
+    obs.clear();
+    for (std::size_t i : next) obs.push_back({i, f(i)});
+    s->observe(obs);
+  }
+  CHECK_THROWS_AS(make_strategy("broad_then_local", space, 1, {{"local_batch", "-1"}}), UsageError);
+}
+
 TEST_CASE("broad_then_local: the spec default first, then the round, model picks in the local phase", "[cpu][search]") {
   const ParameterSpace& space = bowl_space();
   const Objective f = [&](std::size_t i) { return bowl(space, i); };
