@@ -4,8 +4,8 @@
 // docs/strategies.md (issue 18: no decision slower than 5 ms at 2,000 evaluations).
 //
 //   build/bench/decision_time DB KERNEL WORKLOAD PROBLEM EVALUATIONS SEEDS BATCH STRATEGY[,STRATEGY...]
-//   build/bench/decision_time tests/data/recorded_h100.db reduction float32/sum n=268435456 2000 5 1 \
-//       bayesian_optimization,genetic_algorithm
+//   build/bench/decision_time tests/data/recorded_h100.db reduction float32/sum n=268435456 2000 5 1
+//       bayesian_optimization,genetic_algorithm   (one command line)
 //
 // Prints per strategy: decisions, mean, 99th percentile, max (CPU time), and the evaluation count at which the
 // slowest decision came.
