@@ -192,6 +192,80 @@ ImportFormat import_format_from_string(const std::string& s) {
 
 // ---- Kernel Tuner cache
 
+namespace {
+
+/// The cache's tune_params_keys (when it lists them) must be exactly the spec's parameters.
+void check_kt_keys(const std::vector<std::string>& keys, const ImportOptions& opt) {
+  if (keys.empty()) return;
+  const std::string& origin = opt.origin;
+  const auto& params = opt.spec->params;
+  for (const auto& name : keys)
+    if (!opt.spec->find_param(name))
+      throw UsageError(origin + ": parameter '" + name + "' of the cache is not a parameter of kernel " +
+                       opt.spec->name + " (its parameters: " + names_of(params) + ")");
+  for (const auto& p : params)
+    if (std::find(keys.begin(), keys.end(), p.name) == keys.end())
+      throw UsageError(origin + ": parameter '" + p.name + "' of kernel " + opt.spec->name +
+                       " is missing from the cache (the cache's parameters: " + [&] {
+                         std::string s;
+                         for (const auto& n : keys) s += (s.empty() ? "" : ", ") + n;
+                         return s;
+                       }() + ")");
+}
+
+/// The configuration of a cache entry: values from the entry, else from the key ("v1,v2,..." in
+/// tune_params_keys order).
+Config kt_config(const std::string& key, const json& entry, const std::vector<std::string>& keys,
+                 const std::vector<Param>& params, const std::string& where) {
+  std::vector<std::string> key_parts;
+  {
+    std::stringstream ss(key);
+    std::string part;
+    while (std::getline(ss, part, ',')) key_parts.push_back(part);
+  }
+  Config c;
+  for (const auto& prm : params) {
+    auto it = entry.find(prm.name);
+    if (it != entry.end()) {
+      c.set(prm.name, to_value(*it, prm, where));
+      continue;
+    }
+    auto pos = std::find(keys.begin(), keys.end(), prm.name);
+    if (pos == keys.end() || keys.size() != key_parts.size())
+      throw UsageError(where + " has no value for parameter " + prm.name);
+    c.set(prm.name, to_value(json(key_parts[pos - keys.begin()]), prm, where));
+  }
+  return c;
+}
+
+/// Status and times of a cache entry: "time" in ms (and "times"), or one of Kernel Tuner's error strings.
+void kt_times(Measurement& m, const json& entry, const std::string& where) {
+  auto time = entry.find("time");
+  if (time == entry.end()) throw UsageError(where + " has no \"time\"");
+  if (time->is_number()) {
+    double ms = time->get<double>();
+    if (!std::isfinite(ms) || ms <= 0) throw UsageError(where + ": \"time\" must be a positive number of ms");
+    m.status = TrialStatus::ok;
+    m.median_ns = ms * 1e6;
+    m.min_ns = m.median_ns;
+    if (entry.contains("times")) fill_from_samples(m, entry["times"], where);
+  } else if (time->is_string()) {
+    const std::string s = time->get<std::string>();
+    if (s == "CompilationFailedConfig") m.status = TrialStatus::compile_error;
+    else if (s == "RuntimeFailedConfig") m.status = TrialStatus::launch_error;
+    else if (s == "InvalidConfig") m.status = TrialStatus::invalid;
+    else
+      throw UsageError(where + ": unknown \"time\" value \"" + s +
+                       "\" (expected a number of ms, InvalidConfig, CompilationFailedConfig or RuntimeFailedConfig)");
+    m.median_ns = 0;
+    m.log = "Kernel Tuner: " + s;
+  } else {
+    throw UsageError(where + ": \"time\" is neither a number nor a Kernel Tuner error string");
+  }
+}
+
+}  // namespace
+
 std::vector<ImportedTrial> parse_kt_cache(const std::string& text, const ImportOptions& opt) {
   check_options(opt);
   const std::string& origin = opt.origin;
@@ -201,20 +275,7 @@ std::vector<ImportedTrial> parse_kt_cache(const std::string& text, const ImportO
 
   // Parameter names: the file's tune_params_keys must be exactly the spec's parameters.
   const std::vector<std::string>& keys = header.keys;
-  if (!keys.empty()) {
-    for (const auto& name : keys)
-      if (!opt.spec->find_param(name))
-        throw UsageError(origin + ": parameter '" + name + "' of the cache is not a parameter of kernel " +
-                         opt.spec->name + " (its parameters: " + names_of(params) + ")");
-    for (const auto& p : params)
-      if (std::find(keys.begin(), keys.end(), p.name) == keys.end())
-        throw UsageError(origin + ": parameter '" + p.name + "' of kernel " + opt.spec->name +
-                         " is missing from the cache (the cache's parameters: " + [&] {
-                           std::string s;
-                           for (const auto& n : keys) s += (s.empty() ? "" : ", ") + n;
-                           return s;
-                         }() + ")");
-  }
+  check_kt_keys(keys, opt);
 
   DeviceInfo dev;
   if (opt.device) dev.name = *opt.device;
@@ -242,51 +303,12 @@ std::vector<ImportedTrial> parse_kt_cache(const std::string& text, const ImportO
   for (const auto& [key, entry] : root["cache"].items()) {
     const std::string where = origin + ": cache entry \"" + key + "\"";
     if (!entry.is_object()) throw UsageError(where + " is not an object");
-    // Values: from the entry, else from the key ("v1,v2,..." in tune_params_keys order).
-    std::vector<std::string> key_parts;
-    {
-      std::stringstream ss(key);
-      std::string part;
-      while (std::getline(ss, part, ',')) key_parts.push_back(part);
-    }
-    Config c;
-    for (const auto& prm : params) {
-      auto it = entry.find(prm.name);
-      if (it != entry.end()) {
-        c.set(prm.name, to_value(*it, prm, where));
-        continue;
-      }
-      auto pos = std::find(keys.begin(), keys.end(), prm.name);
-      if (pos == keys.end() || keys.size() != key_parts.size())
-        throw UsageError(where + " has no value for parameter " + prm.name);
-      c.set(prm.name, to_value(json(key_parts[pos - keys.begin()]), prm, where));
-    }
+    Config c = kt_config(key, entry, keys, params, where);
 
     ImportedTrial t;
     t.device = dev;
     Measurement& m = t.row.m;
-    auto time = entry.find("time");
-    if (time == entry.end()) throw UsageError(where + " has no \"time\"");
-    if (time->is_number()) {
-      double ms = time->get<double>();
-      if (!std::isfinite(ms) || ms <= 0) throw UsageError(where + ": \"time\" must be a positive number of ms");
-      m.status = TrialStatus::ok;
-      m.median_ns = ms * 1e6;
-      m.min_ns = m.median_ns;
-      if (entry.contains("times")) fill_from_samples(m, entry["times"], where);
-    } else if (time->is_string()) {
-      const std::string s = time->get<std::string>();
-      if (s == "CompilationFailedConfig") m.status = TrialStatus::compile_error;
-      else if (s == "RuntimeFailedConfig") m.status = TrialStatus::launch_error;
-      else if (s == "InvalidConfig") m.status = TrialStatus::invalid;
-      else
-        throw UsageError(where + ": unknown \"time\" value \"" + s +
-                         "\" (expected a number of ms, InvalidConfig, CompilationFailedConfig or RuntimeFailedConfig)");
-      m.median_ns = 0;
-      m.log = "Kernel Tuner: " + s;
-    } else {
-      throw UsageError(where + ": \"time\" is neither a number nor a Kernel Tuner error string");
-    }
+    kt_times(m, entry, where);
     m.compile_ms = number_or(entry, "compile_time", 0);
     m.verify_ms = number_or(entry, "verification_time", 0);
     m.protocol = "import:kt-cache;time=kernel_tuner;objective=" + objective;

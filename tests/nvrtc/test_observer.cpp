@@ -54,13 +54,13 @@ Observation observe(Observer& o, int window_ms, std::uint64_t runs) {
 
 }  // namespace
 
-TEST_CASE("nvml: a missing library is no error, only a reason", "[cpu][observer]") {
+TEST_CASE("nvml: a missing library is no error, only a reason", "[nvrtc][observer]") {
   std::string why;
   CHECK(load_nvml("/nonexistent/libnvidia-ml.so.1", &why) == nullptr);
   CHECK_THAT(why, Catch::Contains("cannot be loaded"));
 }
 
-TEST_CASE("nvml: a library that fails to initialise is refused with NVML's reason", "[cpu][observer]") {
+TEST_CASE("nvml: a library that fails to initialise is refused with NVML's reason", "[nvrtc][observer]") {
   control().init_result = 9;  // NVML_ERROR_DRIVER_NOT_LOADED
   std::string why;
   CHECK(load_nvml(FAKE_NVML_LIB, &why) == nullptr);
@@ -68,14 +68,14 @@ TEST_CASE("nvml: a library that fails to initialise is refused with NVML's reaso
   control();
 }
 
-TEST_CASE("nvml: UUIDs in NVML's form", "[cpu][observer]") {
+TEST_CASE("nvml: UUIDs in NVML's form", "[nvrtc][observer]") {
   CHECK(nvml_uuid(kUuidHex) == "GPU-00112233-4455-6677-8899-aabbccddeeff");
   CHECK(nvml_uuid("").empty());
   CHECK(nvml_uuid("xyz").empty());
   CHECK(nvml_uuid(std::string(32, 'g')).empty());
 }
 
-TEST_CASE("observer: the device is found by UUID", "[cpu][observer]") {
+TEST_CASE("observer: the device is found by UUID", "[nvrtc][observer]") {
   control();
   std::string why;
   CHECK(Observer::open(fake_api(), kUuidHex, &why) != nullptr);
@@ -84,7 +84,7 @@ TEST_CASE("observer: the device is found by UUID", "[cpu][observer]") {
   CHECK(Observer::open(fake_api(), "", &why) == nullptr);
 }
 
-TEST_CASE("observer: clocks, power and energy per run from the energy counter", "[cpu][observer]") {
+TEST_CASE("observer: clocks, power and energy per run from the energy counter", "[nvrtc][observer]") {
   auto& c = control();
   c.power_mw = 400000;
   std::string why;
@@ -106,7 +106,7 @@ TEST_CASE("observer: clocks, power and energy per run from the energy counter", 
   CHECK_FALSE(ob.throttled());
 }
 
-TEST_CASE("observer: without the energy counter, energy comes from the sampled power", "[cpu][observer]") {
+TEST_CASE("observer: without the energy counter, energy comes from the sampled power", "[nvrtc][observer]") {
   auto& c = control();
   c.energy_supported = false;
   c.power_mw = 250000;
@@ -120,7 +120,7 @@ TEST_CASE("observer: without the energy counter, energy comes from the sampled p
   control();
 }
 
-TEST_CASE("observer: no energy window, power only", "[cpu][observer]") {
+TEST_CASE("observer: no energy window, power only", "[nvrtc][observer]") {
   control();
   std::string why;
   auto o = Observer::open(fake_api(), kUuidHex, &why);
@@ -132,7 +132,7 @@ TEST_CASE("observer: no energy window, power only", "[cpu][observer]") {
   CHECK_FALSE(ob.has_energy());
 }
 
-TEST_CASE("observer: power and thermal throttle reasons flag the measurement, idle does not", "[cpu][observer]") {
+TEST_CASE("observer: power and thermal throttle reasons flag the measurement, idle does not", "[nvrtc][observer]") {
   std::string why;
   {
     auto& c = control();
@@ -156,7 +156,7 @@ TEST_CASE("observer: power and thermal throttle reasons flag the measurement, id
   CHECK(throttle_reason_names(0x10000) == "0x10000");
 }
 
-TEST_CASE("observer: a summary takes median and minimum clocks over the samples", "[cpu][observer]") {
+TEST_CASE("observer: a summary takes median and minimum clocks over the samples", "[nvrtc][observer]") {
   const double nan = std::nan("");
   std::vector<NvmlSample> s = {
       {1980, 2619, 300, 40, 0, false},

@@ -45,7 +45,7 @@ std::vector<unsigned char> fake_cubin(unsigned char fill, std::size_t n = 256) {
 
 }  // namespace
 
-TEST_CASE("binary store: the file format detects truncation and damage", "[cpu][runtime]") {
+TEST_CASE("binary store: the file format detects truncation and damage", "[nvrtc][runtime]") {
   const auto image = fake_cubin(7);
   const auto file = BinaryStore::encode(image);
   REQUIRE(BinaryStore::decode(file) == image);
@@ -60,7 +60,7 @@ TEST_CASE("binary store: the file format detects truncation and damage", "[cpu][
   CHECK_FALSE(BinaryStore::looks_like_cubin(std::vector<unsigned char>(256, 0)));
 }
 
-TEST_CASE("binary store: reads what tuning stored, writes into a writable database", "[cpu][runtime]") {
+TEST_CASE("binary store: reads what tuning stored, writes into a writable database", "[nvrtc][runtime]") {
   TempDir dir;
   const std::string db_path = (dir.path / "tune.db").string();
   {
@@ -91,7 +91,7 @@ TEST_CASE("binary store: reads what tuning stored, writes into a writable databa
   CHECK_FALSE(fs::exists(db_path + ".cubin"));  // the database took everything
 }
 
-TEST_CASE("binary store: a missing or read-only database uses the cache directory beside it", "[cpu][runtime]") {
+TEST_CASE("binary store: a missing or read-only database uses the cache directory beside it", "[nvrtc][runtime]") {
   TempDir dir;
   SECTION("missing database: never created, binaries in <db>.cubin/") {
     const std::string db_path = (dir.path / "absent.db").string();
@@ -142,7 +142,7 @@ TEST_CASE("binary store: a missing or read-only database uses the cache director
   }
 }
 
-TEST_CASE("launch API: build options follow the backend's order, no driver is a clear error", "[cpu][runtime]") {
+TEST_CASE("launch API: build options follow the backend's order, no driver is a clear error", "[nvrtc][runtime]") {
   const Config c({{"BLOCK_SIZE", 256}, {"VARIANT", 7}});
   const auto o = cuda::build_options({"-DDTYPE_ID=1", "-DOP_ID=0"}, c, {{"EXTRA", ""}, {"T", "float"}});
   const std::vector<std::string> want = {"-DDTYPE_ID=1", "-DOP_ID=0", "-DBLOCK_SIZE=256", "-DVARIANT=7",
