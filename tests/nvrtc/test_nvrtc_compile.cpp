@@ -189,3 +189,15 @@ TEST_CASE("without a driver, list_devices says so", "[nvrtc]") {
     CHECK(std::string(e.what()).find("no NVIDIA driver/GPU found") != std::string::npos);
   }
 }
+
+TEST_CASE("compile hands the kernel headers a source includes to NVRTC by name", "[nvrtc]") {
+  // A user kernel that includes the look-back header of the single-pass kernels: no include path leads there.
+  const std::string src = "#include \"common/lookback.cuh\"\n"
+                          "extern \"C\" __global__ void tag(unsigned* out) { *out = lookback::generation_tag(*out); }\n";
+  const CompileResult r = compile(src, "tag.cu", {}, "sm_90");
+  INFO(r.log);
+  CHECK(r.ok);
+  // Only the known kernel headers are handed over.
+  const std::string unknown = "#include \"common/no_such_header.cuh\"\n" + src.substr(src.find('\n') + 1);
+  CHECK_FALSE(compile(unknown, "tag.cu", {}, "sm_90").ok);
+}
