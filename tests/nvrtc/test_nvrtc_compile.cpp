@@ -96,6 +96,8 @@ TEST_CASE("an unknown option is a result, not an exception", "[nvrtc]") {
   CompileResult r = compile(kAxpy, "axpy.cu", {"--no-such-option-xyz"}, "sm_90");
   CHECK_FALSE(r.ok);
   CHECK_FALSE(r.log.empty());
+  // The failed call and where it was made.
+  CHECK_THAT(r.log, Catch::Contains("nvrtcCompileProgram failed at tuner/cuda/nvrtc_compile.cpp:"));
 }
 
 TEST_CASE("defines reach the source", "[nvrtc]") {

@@ -9,6 +9,7 @@
 
 #include "tuner/core/error.hpp"
 #include "tuner/core/hash.hpp"
+#include "tuner/cuda/driver.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/embedded.hpp"
 
@@ -61,8 +62,10 @@ const std::vector<std::string>& include_options() {
   return options;
 }
 
-std::string nvrtc_error(nvrtcResult r, const char* function) {
-  return std::string(function) + " failed: " + nvrtcGetErrorString(r);
+/// "<function> failed at <file>:<line>: <NVRTC's error string>" (file and line: the caller's).
+std::string nvrtc_error(nvrtcResult r, const char* function, const char* file = __builtin_FILE(),
+                        int line = __builtin_LINE()) {
+  return std::string(function) + " failed at " + detail::call_site(file, line) + ": " + nvrtcGetErrorString(r);
 }
 
 // NVRTC program handle that is always destroyed.
