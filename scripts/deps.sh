@@ -4,7 +4,7 @@
 set -euo pipefail
 # libopenmpi-dev + openmpi-bin: the MPI scale-out of `tune` (-DAUTOTUNE_MPI=ON, tests/cpu/test_mpi.cpp).
 # chromium: the report's headless render check (tests/cpu/test_html_report.cpp); zlib1g-dev: decoding its PNG.
-pkgs=(cmake ninja-build g++ libsqlite3-dev nlohmann-json3-dev catch2 libcli11-dev libeigen3-dev chromium zlib1g-dev
+pkgs=(cmake ninja-build g++ libsqlite3-dev nlohmann-json3-dev catch2 libcli11-dev chromium zlib1g-dev
       libopenmpi-dev openmpi-bin "$@")
 missing=()
 for p in "${pkgs[@]}"; do
