@@ -3,9 +3,10 @@
 # Usage: scripts/deps.sh [more packages]   (e.g. scripts/fuzz.sh adds clang and its runtime libraries)
 set -euo pipefail
 # libopenmpi-dev + openmpi-bin: the MPI scale-out of `tune` (-DAUTOTUNE_MPI=ON, tests/cpu/test_mpi.cpp).
+# clang-tidy: scripts/tidy.sh (the .clang-tidy profile over the product sources).
 # chromium: the report's headless render check (tests/cpu/test_html_report.cpp); libstb-dev: decoding its PNG;
 # libxml2-dev: the XML well-formedness check of the report's SVG/XHTML (tests/xml_check.hpp).
-pkgs=(cmake ninja-build g++ libsqlite3-dev nlohmann-json3-dev catch2 libcli11-dev libeigen3-dev chromium libstb-dev libxml2-dev
+pkgs=(cmake ninja-build g++ libsqlite3-dev nlohmann-json3-dev catch2 libcli11-dev chromium libstb-dev libxml2-dev clang-tidy
       libopenmpi-dev openmpi-bin "$@")
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,6 +1,7 @@
 // Stream compaction (select): copies, in order, the elements whose flag is non-zero ("flagged") or that
 // are greater than a threshold ("if") and writes their number. Compiled at run time by NVRTC;
-// self-contained (no includes), compiles alone at its defaults. See docs/compaction.md.
+// compiles alone at its defaults; its one include, the decoupled look-back (common/lookback.cuh), is a kernel
+// header that the tuner hands to NVRTC by name (no include path needed). See docs/compaction.md.
 //
 // Variants:
 //  * three_phase (VARIANT 0): compact_count counts the selected elements of every tile, the host plan scans
@@ -98,6 +99,8 @@ struct CompactPolicy {
   static constexpr bool select_if = SELECT_IF != 0;
 };
 // ---- end of policy block (no macro is read below this line) -------------------------------------------
+
+#include "common/lookback.cuh"  // reads no macro
 
 template <int D> struct CompactDType;
 template <> struct CompactDType<0> { typedef int type; };
@@ -368,86 +371,19 @@ __device__ __forceinline__ void scatter_blocked(unsigned sel, const value_t (&x)
 }
 
 // ---- decoupled look-back over tile counts ---------------------------------------------------------------
-// state layout (bytes). The buffer is zero when first used and every launch leaves it ready for the next one,
-// so no launch needs a memset before it:
-//   [0, 8) launch word: bits 63..32 the launch generation g, bits 31..0 the next ticket (tile id). Blocks take
-//          tickets with a 64-bit atomicAdd (so each sees g with its ticket); the block that takes the last
-//          ticket stores (g + 1) << 32: every other ticket was handed out before it, so no block of this launch
-//          reads the word again, and the next launch (stream-ordered) starts at ticket 0.
-//   [8, 8 + 8 * tiles) one 64-bit word per tile: tag << 32 | count (published together by one 64-bit store).
-// A tag is (generation tag << 2) | flag with flag 1 = count of the tile available, 2 = inclusive prefix
-// available and generation tag = g mod (2^30 - 1) + 1 (never 0). A word whose generation tag is not the
-// current launch's reads as "nothing yet", so words left by earlier launches need no clearing. (A word is
-// taken for current only if it was last written exactly a multiple of 2^30 - 1 launches earlier and never
-// since.)
+// Tickets, generation tags and the look-back itself: common/lookback.cuh. state layout (bytes) after the
+// launch word [0, 8): [8, 8 + 8 * tiles) one 64-bit word per tile, tag << 32 | count (published together by
+// one 64-bit store; lookback::PackedStatus).
 
-constexpr unsigned kFlagNone = 0, kFlagAggregate = 1, kFlagPrefix = 2;
+using lookback::generation_tag;
+using lookback::take_ticket;
 
-/// The tag bits of generation g (the low two bits, for the flag, are zero).
-__device__ __forceinline__ unsigned generation_tag(unsigned g) { return (g % 0x3fffffffu + 1u) << 2; }
-
-/// Takes this block's ticket; `last` is the launch's last ticket. Sets gen to the launch generation.
-__device__ __forceinline__ unsigned take_ticket(unsigned char* state, unsigned last, unsigned& gen) {
-  unsigned long long* word = reinterpret_cast<unsigned long long*>(state);
-  const unsigned long long w = atomicAdd(word, 1ull);
-  const unsigned ticket = static_cast<unsigned>(w);
-  gen = static_cast<unsigned>(w >> 32);
-  if (ticket == last) atomicExch(word, static_cast<unsigned long long>(gen + 1u) << 32);
-  return ticket;
-}
-
-// The word carries flag and count together and nothing else is communicated through it, so relaxed
-// (strong, gpu-scope) accesses suffice: a reader sees either an old word or the complete new one. (Acquire loads would
-// also invalidate the L1 cache on every spin of the look-back.)
-__device__ __forceinline__ void st_relaxed(unsigned long long* p, unsigned long long v) {
-  asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-__device__ __forceinline__ unsigned long long ld_relaxed(const unsigned long long* p) {
-  unsigned long long v;
-  asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-
-/// Run by the 32 threads of warp 0: publishes the tile's count, sums the predecessors' counts (32 at a
-/// time) back to the nearest inclusive prefix, publishes this tile's inclusive prefix and returns its
-/// exclusive prefix. Progress is guaranteed by the dynamic tile ids: every predecessor started earlier.
-/// tag: generation_tag of this launch.
+/// Run by the 32 threads of warp 0: publishes the tile's count, sums the predecessors' counts back to the
+/// nearest inclusive prefix (lookback::look_back), publishes this tile's inclusive prefix and returns its
+/// exclusive prefix. tag: generation_tag of this launch.
 __device__ unsigned look_back(unsigned long long* words, long long tile, unsigned count, unsigned tag) {
-  const int lane = threadIdx.x;
-  auto word_of = [tag](unsigned flag, unsigned v) { return (static_cast<unsigned long long>(tag | flag) << 32) | v; };
-  if (tile == 0) {
-    if (lane == 0) st_relaxed(words, word_of(kFlagPrefix, count));
-    return 0;
-  }
-  if (lane == 0) st_relaxed(words + tile, word_of(kFlagAggregate, count));
-  unsigned exclusive = 0;
-  long long end = tile - 1;
-  for (;;) {
-    const long long idx = end - (kWarp - 1 - lane);
-    unsigned long long word;
-    unsigned flag;
-    unsigned delay = CompactPolicy::lookback_delay;
-    for (;;) {
-      word = idx >= 0 ? ld_relaxed(words + idx) : word_of(kFlagPrefix, 0);
-      const unsigned t = static_cast<unsigned>(word >> 32);
-      flag = (t & ~3u) == tag ? (t & 3u) : kFlagNone;  // a word of an earlier launch: nothing yet
-      if (!__any_sync(kFullMask, flag == kFlagNone)) break;
-      if constexpr (CompactPolicy::lookback_delay > 0) {  // back off: fewer status reads compete with the data
-        __nanosleep(delay);
-        delay = delay < 16 * CompactPolicy::lookback_delay ? 2 * delay : delay;
-      }
-    }
-    const unsigned prefix_mask = __ballot_sync(kFullMask, flag == kFlagPrefix);
-    const int first = prefix_mask ? kWarp - 1 - __clz(prefix_mask) : 0;
-    unsigned c = lane >= first ? static_cast<unsigned>(word) : 0u;
-#pragma unroll
-    for (int o = kWarp / 2; o > 0; o >>= 1) c += __shfl_xor_sync(kFullMask, c, o);
-    exclusive += c;
-    if (prefix_mask) break;
-    end -= kWarp;
-  }
-  if (lane == 0) st_relaxed(words + tile, word_of(kFlagPrefix, exclusive + count));
-  return exclusive;
+  return lookback::look_back<CompactPolicy::lookback_delay>(lookback::PackedStatus{words, tag}, tile, count, 0u,
+                                                             [](unsigned a, unsigned b) { return a + b; });
 }
 
 }  // namespace compact_detail

@@ -1,5 +1,6 @@
 // Prefix scan (inclusive or exclusive; sum or max) of one array, compiled at run time by NVRTC.
-// Self-contained: no includes, compiles alone at its defaults.
+// Compiles alone at its defaults; its one include, the decoupled look-back of the single-pass variants
+// (common/lookback.cuh), is a kernel header that the tuner hands to NVRTC by name (no include path needed).
 //
 // Two shapes of algorithm share this file (see docs/scan.md):
 //  * hierarchical (VARIANT 0-3): scan_tiles scans each tile of BLOCK_SIZE * ITEMS_PER_THREAD elements
@@ -125,6 +126,8 @@ struct ScanPolicy {
   static constexpr int op = OP_ID;               // 0 sum, 2 max (the numbering of the reduction family)
 };
 // ---- end of policy block (no macro is read below this line) -------------------------------------------
+
+#include "common/lookback.cuh"  // reads no macro
 
 template <int D> struct ScanDType;
 template <> struct ScanDType<0> { typedef int type; };
@@ -571,49 +574,21 @@ __device__ __forceinline__ value_t* block_scan(value_t* s, value_t* s2, value_t*
 }
 
 // ---- tile status for the decoupled look-back ------------------------------------------------------------
-// state layout (bytes). The buffer is zero when first used and every launch leaves it ready for the next one,
-// so no launch needs a memset before it:
-//   [0, 8) launch word: bits 63..32 the launch generation g, bits 31..0 the next ticket (tile id). Blocks take
-//          tickets with a 64-bit atomicAdd (so each sees g with its ticket); the block that takes the last
-//          ticket of the launch stores (g + 1) << 32: every other ticket was handed out before it, so no block
-//          of this launch reads the word again, and the next launch (stream-ordered) starts at ticket 0.
+// Tickets, generation tags and the look-back itself: common/lookback.cuh. state layout (bytes) after the
+// launch word [0, 8):
 //   4-byte T: [8, 8 + 8 * tiles) one 64-bit word per tile: tag << 32 | value bits (tag and value are
-//             published together by one 64-bit store);
+//             published together by one 64-bit store, as in lookback::PackedStatus);
 //   8-byte T: [8, 8 + 4 * tiles) one 32-bit tag per tile, then (8-aligned) tiles aggregates and tiles
 //             inclusive prefixes; a value is written before its tag with release/acquire ordering.
-// A tag is (generation tag << 2) | flag with flag 1 = aggregate available, 2 = inclusive prefix available and
-// generation tag = g mod (2^30 - 1) + 1 (never 0, so a zeroed word is never current). A word whose generation
-// tag is not the current launch's reads as "nothing yet": words left by earlier launches need no clearing.
-// (A word is taken for current only if it was last written exactly a multiple of 2^30 - 1 launches earlier
-// and never since, which needs that many launches with fewer tiles in between.)
 
-constexpr unsigned kFlagNone = 0, kFlagAggregate = 1, kFlagPrefix = 2;
+using lookback::generation_tag;
+using lookback::kFlagAggregate;
+using lookback::kFlagNone;
+using lookback::kFlagPrefix;
+using lookback::ld_relaxed;
+using lookback::st_relaxed;
+using lookback::take_ticket;
 
-/// The tag bits of generation g (the low two bits, for the flag, are zero).
-__device__ __forceinline__ unsigned generation_tag(unsigned g) { return (g % 0x3fffffffu + 1u) << 2; }
-
-/// Takes the next ticket of this launch; `last` is the launch's last ticket (every ticket is taken exactly
-/// once). Sets gen to the launch generation.
-__device__ __forceinline__ unsigned take_ticket(unsigned char* state, unsigned last, unsigned& gen) {
-  unsigned long long* word = reinterpret_cast<unsigned long long*>(state);
-  const unsigned long long w = atomicAdd(word, 1ull);
-  const unsigned ticket = static_cast<unsigned>(w);
-  gen = static_cast<unsigned>(w >> 32);
-  if (ticket == last) atomicExch(word, static_cast<unsigned long long>(gen + 1u) << 32);
-  return ticket;
-}
-
-// A packed 64-bit status word carries tag and value together and nothing else is communicated through
-// it, so relaxed (strong, gpu-scope) accesses suffice: a reader sees either an old word or the complete new one.
-// (Acquire loads would also invalidate the L1 cache on every spin of the look-back.)
-__device__ __forceinline__ void st_relaxed(unsigned long long* p, unsigned long long v) {
-  asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-__device__ __forceinline__ unsigned long long ld_relaxed(const unsigned long long* p) {
-  unsigned long long v;
-  asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
 // A separate 32-bit flag (float64) publishes a value written before it: release store, acquire load.
 __device__ __forceinline__ void st_release(unsigned* p, unsigned v) {
   asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
@@ -675,9 +650,13 @@ struct TileStatus {
     }
   }
 
+  /// tile < 0 (before the first tile) reads as an inclusive prefix of identity().
   template <class V>
   __device__ void read(long long tile, unsigned& flag, V& v) const {
-    if constexpr (sizeof(V) == 4) {
+    if (tile < 0) {
+      flag = kFlagPrefix;
+      v = identity();
+    } else if constexpr (sizeof(V) == 4) {
       const unsigned long long* words = reinterpret_cast<const unsigned long long*>(state + 8);
       const unsigned long long w = ld_relaxed(words + tile);
       flag = flag_of(static_cast<unsigned>(w >> 32));
@@ -693,48 +672,10 @@ struct TileStatus {
   }
 };
 
-/// Run by the 32 threads of warp 0: publishes the tile aggregate, combines the predecessors' aggregates
-/// (32 at a time) back to the nearest inclusive prefix, publishes this tile's inclusive prefix and
-/// returns its exclusive prefix. Progress is guaranteed because tile ids come from an atomic counter:
-/// every predecessor belongs to a block that started earlier.
+/// Run by the 32 threads of warp 0: lookback::look_back over the tile status with the scan's operator.
 __device__ value_t look_back(const TileStatus& st, long long tile, value_t aggregate) {
-  const int lane = threadIdx.x;
-  if (tile == 0) {
-    if (lane == 0) st.publish(0, kFlagPrefix, aggregate);
-    return identity();
-  }
-  if (lane == 0) st.publish(tile, kFlagAggregate, aggregate);
-  value_t exclusive = identity();
-  long long end = tile - 1;  // last predecessor of the current window of 32
-  for (;;) {
-    const long long idx = end - (kWarp - 1 - lane);
-    unsigned flag;
-    value_t v;
-    unsigned delay = ScanPolicy::lookback_delay;
-    for (;;) {
-      if (idx >= 0) {
-        st.read(idx, flag, v);
-      } else {
-        flag = kFlagPrefix;
-        v = identity();
-      }
-      if (!__any_sync(kFullMask, flag == kFlagNone)) break;
-      if constexpr (ScanPolicy::lookback_delay > 0) {  // back off: fewer status reads compete with the data
-        __nanosleep(delay);
-        delay = delay < 16 * ScanPolicy::lookback_delay ? 2 * delay : delay;
-      }
-    }
-    const unsigned prefix_mask = __ballot_sync(kFullMask, flag == kFlagPrefix);
-    const int first = prefix_mask ? kWarp - 1 - __clz(prefix_mask) : 0;  // nearest inclusive prefix
-    value_t c = lane >= first ? v : identity();
-#pragma unroll
-    for (int o = kWarp / 2; o > 0; o >>= 1) c = combine(c, __shfl_xor_sync(kFullMask, c, o));
-    exclusive = combine(c, exclusive);
-    if (prefix_mask) break;
-    end -= kWarp;
-  }
-  if (lane == 0) st.publish(tile, kFlagPrefix, combine(exclusive, aggregate));
-  return exclusive;
+  return lookback::look_back<ScanPolicy::lookback_delay>(st, tile, aggregate, identity(),
+                                                          [](value_t a, value_t b) { return combine(a, b); });
 }
 
 }  // namespace scan_detail

@@ -96,6 +96,8 @@ TEST_CASE("an unknown option is a result, not an exception", "[nvrtc]") {
   CompileResult r = compile(kAxpy, "axpy.cu", {"--no-such-option-xyz"}, "sm_90");
   CHECK_FALSE(r.ok);
   CHECK_FALSE(r.log.empty());
+  // The failed call and where it was made.
+  CHECK_THAT(r.log, Catch::Contains("nvrtcCompileProgram failed at tuner/cuda/nvrtc_compile.cpp:"));
 }
 
 TEST_CASE("defines reach the source", "[nvrtc]") {
@@ -188,4 +190,16 @@ TEST_CASE("without a driver, list_devices says so", "[nvrtc]") {
   } catch (const EnvironmentError& e) {
     CHECK(std::string(e.what()).find("no NVIDIA driver/GPU found") != std::string::npos);
   }
+}
+
+TEST_CASE("compile hands the kernel headers a source includes to NVRTC by name", "[nvrtc]") {
+  // A user kernel that includes the look-back header of the single-pass kernels: no include path leads there.
+  const std::string src = "#include \"common/lookback.cuh\"\n"
+                          "extern \"C\" __global__ void tag(unsigned* out) { *out = lookback::generation_tag(*out); }\n";
+  const CompileResult r = compile(src, "tag.cu", {}, "sm_90");
+  INFO(r.log);
+  CHECK(r.ok);
+  // Only the known kernel headers are handed over.
+  const std::string unknown = "#include \"common/no_such_header.cuh\"\n" + src.substr(src.find('\n') + 1);
+  CHECK_FALSE(compile(unknown, "tag.cu", {}, "sm_90").ok);
 }

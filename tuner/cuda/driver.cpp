@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #include <mutex>
+#include <string_view>
 
 #include "tuner/cuda/runtime.hpp"
 
@@ -182,8 +183,22 @@ std::string error_text(CUresult r) {
   return out;
 }
 
-void throw_call_error(CUresult r, const std::string& function) {
-  throw CudaCallError(r, function, function + " failed: " + error_text(r));
+std::string call_site(const char* file, int line) {
+  std::string_view where = file != nullptr ? file : "";
+#ifdef AUTOTUNE_SOURCE_DIR
+  // Call sites are compiled by their absolute paths: keep the part inside the project.
+  const std::string_view root = AUTOTUNE_SOURCE_DIR "/";
+  if (where.substr(0, root.size()) == root) where.remove_prefix(root.size());
+#endif
+  return std::string(where) + ":" + std::to_string(line);
+}
+
+std::string call_error_text(CUresult r, const std::string& function, const char* file, int line) {
+  return function + " failed at " + call_site(file, line) + ": " + error_text(r);
+}
+
+void throw_call_error(CUresult r, const std::string& function, const char* file, int line) {
+  throw CudaCallError(r, function, call_error_text(r, function, file, line));
 }
 
 bool is_sticky(CUresult r) {

@@ -105,13 +105,23 @@ class CudaCallError : public EnvironmentError {
 /// "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)"; works before/without a driver.
 std::string error_text(CUresult r);
 
-/// Throws CudaCallError "<function> failed: <error_text>". function may carry context, e.g.
-/// "cuModuleGetFunction(reduce)".
-[[noreturn]] void throw_call_error(CUresult r, const std::string& function);
+/// "<file>:<line>" with file relative to the project's source folder (where call sites are compiled by absolute
+/// paths); file and line default to the caller's (GCC and Clang builtins).
+std::string call_site(const char* file = __builtin_FILE(), int line = __builtin_LINE());
 
-/// Throws CudaCallError unless r == CUDA_SUCCESS (no allocation on success).
-inline void check(CUresult r, const char* function) {
-  if (r != CUDA_SUCCESS) throw_call_error(r, function);
+/// "<function> failed at <file>:<line>: <error_text>", file relative to the project's source folder: the text of
+/// a failed driver call. file and line default to the caller's (GCC and Clang builtins), so call sites name only
+/// the function, which may carry context, e.g. "cuModuleGetFunction(reduce)".
+std::string call_error_text(CUresult r, const std::string& function, const char* file = __builtin_FILE(),
+                            int line = __builtin_LINE());
+
+/// Throws CudaCallError with call_error_text (file and line: the caller's).
+[[noreturn]] void throw_call_error(CUresult r, const std::string& function, const char* file = __builtin_FILE(),
+                                   int line = __builtin_LINE());
+
+/// Throws CudaCallError unless r == CUDA_SUCCESS (no allocation on success); file and line: the caller's.
+inline void check(CUresult r, const char* function, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  if (r != CUDA_SUCCESS) throw_call_error(r, function, file, line);
 }
 
 /// True for errors that corrupt the context (illegal address, misaligned address, launch failed, trap,

@@ -109,7 +109,7 @@ std::shared_ptr<const Module> Launcher::load(const std::vector<unsigned char>& i
   CUmodule m = nullptr;
   const CUresult r = d.module_load_data(&m, image.data());
   if (r != CUDA_SUCCESS)
-    throw ModuleLoadError(static_cast<int>(r), "cuModuleLoadData failed: " + detail::error_text(r));
+    throw ModuleLoadError(static_cast<int>(r), detail::call_error_text(r, "cuModuleLoadData"));
   // The module keeps the primary context alive on its own (it may outlive this Launcher).
   CUcontext ctx = nullptr;
   const CUresult rr = d.primary_ctx_retain(&ctx, static_cast<CUdevice>(device_));

@@ -9,7 +9,9 @@
 
 #include "tuner/core/error.hpp"
 #include "tuner/core/hash.hpp"
+#include "tuner/cuda/driver.hpp"
 #include "tuner/cuda/runtime.hpp"
+#include "tuner/kernels/embedded.hpp"
 
 #ifndef AUTOTUNE_CUDA_INCLUDE_DIR
 #define AUTOTUNE_CUDA_INCLUDE_DIR "/usr/local/cuda/include"
@@ -60,8 +62,10 @@ const std::vector<std::string>& include_options() {
   return options;
 }
 
-std::string nvrtc_error(nvrtcResult r, const char* function) {
-  return std::string(function) + " failed: " + nvrtcGetErrorString(r);
+/// "<function> failed at <file>:<line>: <NVRTC's error string>" (file and line: the caller's).
+std::string nvrtc_error(nvrtcResult r, const char* function, const char* file = __builtin_FILE(),
+                        int line = __builtin_LINE()) {
+  return std::string(function) + " failed at " + detail::call_site(file, line) + ": " + nvrtcGetErrorString(r);
 }
 
 // NVRTC program handle that is always destroyed.
@@ -120,9 +124,16 @@ CompileResult compile(const std::string& source, const std::string& program_name
   argv.reserve(all.size());
   for (const auto& o : all) argv.push_back(o.c_str());
 
+  // The kernel headers it includes (kernels_src/**/*.cuh), by name: no include path leads to them.
+  std::vector<const char*> header_texts, header_names;
+  for (const embedded::File* h : embedded::headers_for(source)) {
+    header_texts.push_back(h->data);  // NUL-terminated (cmake/Embed.cmake)
+    header_names.push_back(h->path);
+  }
   Program prog;
   const std::string name = program_name.empty() ? "kernel.cu" : program_name;
-  nvrtcResult r = nvrtcCreateProgram(&prog.handle, source.c_str(), name.c_str(), 0, nullptr, nullptr);
+  nvrtcResult r = nvrtcCreateProgram(&prog.handle, source.c_str(), name.c_str(), static_cast<int>(header_texts.size()),
+                                     header_texts.data(), header_names.data());
   if (r != NVRTC_SUCCESS) throw EnvironmentError("NVRTC is unusable: " + nvrtc_error(r, "nvrtcCreateProgram"));
   for (const auto& e : name_expressions) {
     r = nvrtcAddNameExpression(prog.handle, e.c_str());
@@ -203,6 +214,14 @@ std::string binary_key(const std::string& source, const std::vector<std::string>
   }
   text += '\0';
   text += source;
+  // The kernel headers compile() hands to NVRTC with this source (none: the key of a source without any).
+  for (const embedded::File* h : embedded::headers_for(source)) {
+    text += '\0';
+    text += "header=";
+    text += h->path;
+    text += '\0';
+    text.append(h->data, h->size);
+  }
   return content_hash(text);
 }
 

@@ -47,7 +47,7 @@ int max_active_blocks_per_sm(const CompileResult& binary, const std::string& ker
     CUresult r = d.module_load_data(&module, binary.cubin.data());
     if (r != CUDA_SUCCESS) {
       module = nullptr;
-      throw UsageError("occupancy of " + kernel + ": cuModuleLoadData failed: " + error_text(r));
+      throw UsageError("occupancy of " + kernel + ": " + call_error_text(r, "cuModuleLoadData"));
     }
     CUfunction fn = nullptr;
     r = d.module_get_function(&fn, module, kernel.c_str());

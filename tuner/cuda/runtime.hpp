@@ -33,6 +33,8 @@ using BinaryCache = autotune::BinaryCache;
 /// The include path is the toolkit's include directory fixed at build time plus its cccl/ subfolder (CUB,
 /// libcu++), or the ':'-separated directories of the environment variable AUTOTUNE_CUDA_INCLUDE_DIR.
 /// An -std= option in options replaces the default -std=c++17.
+/// The kernel headers of kernels_src/ that the source includes by name (#include "common/lookback.cuh") are
+/// handed to NVRTC as named headers (embedded::headers_for), so sources that use them need no include path.
 CompileResult compile(const std::string& source, const std::string& program_name,
                       const std::vector<std::string>& options, const std::string& arch);
 
@@ -66,7 +68,8 @@ bool entry_point_matches(const std::string& expression, const std::string& deman
 /// "-DNAME=value" for every parameter of the config, plus "-DAUTOTUNE_STRICT=1".
 std::vector<std::string> config_defines(const Config& c);
 
-/// Hash of source + options + NVRTC version + arch: the key of a cached binary.
+/// Hash of source + options + NVRTC version + arch + the kernel headers the source includes: the key of a
+/// cached binary.
 std::string binary_key(const std::string& source, const std::vector<std::string>& options,
                        const std::string& arch);
 

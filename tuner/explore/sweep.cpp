@@ -261,12 +261,12 @@ Geometry geometry(const SweepPoint& pt, const Occupancy& occ, int sm_count) {
   g.grid_in_sms = static_cast<double>(pt.grid_blocks) / sm_count;
   if (occ.source != Occupancy::Source::unknown && occ.blocks_per_sm > 0) {
     const std::int64_t wave = static_cast<std::int64_t>(occ.blocks_per_sm) * sm_count;
-    g.waves = static_cast<double>(pt.grid_blocks) / wave;
+    g.waves = static_cast<double>(pt.grid_blocks) / static_cast<double>(wave);
     g.whole_waves = pt.grid_blocks % wave == 0;
-    g.resident_threads_per_sm =
-        static_cast<double>(std::min<std::int64_t>(pt.grid_blocks, wave)) / sm_count * pt.block_threads;
+    g.resident_threads_per_sm = static_cast<double>(std::min<std::int64_t>(pt.grid_blocks, wave)) / sm_count *
+                                static_cast<double>(pt.block_threads);
   } else {
-    g.resident_threads_per_sm = g.grid_in_sms * pt.block_threads;
+    g.resident_threads_per_sm = g.grid_in_sms * static_cast<double>(pt.block_threads);
   }
   return g;
 }

@@ -61,7 +61,7 @@ class UserAdapter : public KernelAdapter {
         else {
           // random, non-zero: floats in [0.5, 1.5) with a random sign, integers in [1, 1000]
           std::uint64_t r = rng();
-          if (is_float(a.dtype)) v = (0.5 + (r >> 11) * (1.0 / 9007199254740992.0)) * ((r & 1) ? -1 : 1);
+          if (is_float(a.dtype)) v = (0.5 + static_cast<double>(r >> 11) * (1.0 / 9007199254740992.0)) * ((r & 1) ? -1 : 1);
           else v = static_cast<double>(1 + r % 1000);
         }
         put(bytes.data() + i * es, a.dtype, v);
