@@ -104,7 +104,8 @@ OptionReader::OptionReader(const std::string& strategy, const std::vector<Option
                            const Options& given)
     : strategy_(strategy) {
   for (const auto& [key, text] : given) {
-    auto it = std::find_if(specs.begin(), specs.end(), [&](const OptionSpec& s) { return s.name == key; });
+    const std::string& name = key;  // a structured binding cannot be captured by a lambda in C++17
+    auto it = std::find_if(specs.begin(), specs.end(), [&name](const OptionSpec& s) { return s.name == name; });
     if (it == specs.end()) {
       std::string valid;
       for (const auto& s : specs) valid += (valid.empty() ? "" : ", ") + s.name;
@@ -217,14 +218,15 @@ void NearestValid::descend(Search& s, std::size_t column, std::size_t lo, std::s
   auto column_less = [&](std::size_t row, long v) { return space_.block_value(s.block, row, column) < v; };
   while (left >= 0 || right < count) {
     long v;
-    if (left < 0) v = right++;
-    else if (right >= count) v = left--;
-    else if (t - static_cast<double>(left) <= static_cast<double>(right) - t) v = left--;
-    else v = right++;
+    // The right side when the left is used up, or when both remain and the right value is nearer.
+    const bool take_right =
+        left < 0 || (right < count && t - static_cast<double>(left) > static_cast<double>(right) - t);
+    if (take_right) v = right++;
+    else v = left--;
     const double dv = (static_cast<double>(v) - t) * (static_cast<double>(v) - t) * scale2;
     if (partial + dv > s.best_d + 1e-12) {
       // Every value further out in this direction is worse; finish the other direction only.
-      if (v <= t) left = -1;
+      if (static_cast<double>(v) <= t) left = -1;
       else right = count;
       continue;
     }

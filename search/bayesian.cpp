@@ -221,9 +221,28 @@ class BayesianOptimization final : public StrategyBase {
   std::vector<std::size_t> choose(const std::vector<std::size_t>& seen, std::size_t count) {
     const std::vector<std::size_t> train = training_set(seen);
     const std::size_t n = train.size();
-    const std::size_t d = span_.size();
+    const std::vector<double> y = standardised_outputs(train);
+    const std::vector<std::uint16_t> tx = index_rows(train);
+    const Distances dist = training_distances(tx, n);
+    if (length_ <= 0 || n * 5 >= fitted_n_ * 6 + 5) {
+      fit_length(dist, y, n);
+      fitted_n_ = n;
+    }
+    Scoring sc;
+    if (!factor(dist, n, length_, sc.l, &jitter_)) return random_unknowns(1);
+    std::vector<double> alpha = y;
+    forward(sc.l, n, alpha);
+    backward(sc.l, n, alpha);
+    sc.n = n;
+    sc.y_best = kInf;
+    for (double v : y) sc.y_best = std::min(sc.y_best, v);
+    bound_scores(sc, tx, alpha);
+    return pick(sc, count);
+  }
 
-    // Outputs: log for positive data, standardised; failures at the worst success plus a margin.
+  /// Outputs of the training set: log for positive data, standardised; failures at the worst success plus a margin.
+  std::vector<double> standardised_outputs(const std::vector<std::size_t>& train) const {
+    const std::size_t n = train.size();
     bool positive = true;
     double lo = kInf, hi = -kInf;
     for (std::size_t i : train)
@@ -248,14 +267,24 @@ class BayesianOptimization final : public StrategyBase {
     for (double v : y) var += (v - mean) * (v - mean);
     const double sd = n > 1 && var > 0 ? std::sqrt(var / static_cast<double>(n - 1)) : 1.0;
     for (double& v : y) v = (v - mean) / sd;
+    return y;
+  }
 
-    std::vector<std::uint16_t> tx(n * d);
-    for (std::size_t k = 0; k < n; ++k) {
-      const std::vector<std::uint16_t> v = space_.indices(train[k]);
-      std::copy(v.begin(), v.end(), tx.begin() + static_cast<std::ptrdiff_t>(k * d));
+  /// The value indices of configs, one row of span_.size() per config.
+  std::vector<std::uint16_t> index_rows(const std::vector<std::size_t>& configs) const {
+    const std::size_t d = span_.size();
+    std::vector<std::uint16_t> rows(configs.size() * d);
+    for (std::size_t k = 0; k < configs.size(); ++k) {
+      const std::vector<std::uint16_t> v = space_.indices(configs[k]);
+      std::copy(v.begin(), v.end(), rows.begin() + static_cast<std::ptrdiff_t>(k * d));
     }
-    // Pairwise distances of the training set, as codes into their distinct values (few: pairs with the same index
-    // differences share one), so that a factorisation evaluates the kernel once per distinct distance.
+    return rows;
+  }
+
+  /// Pairwise distances of the training set, as codes into their distinct values (few: pairs with the same index
+  /// differences share one), so that a factorisation evaluates the kernel once per distinct distance.
+  Distances training_distances(const std::vector<std::uint16_t>& tx, std::size_t n) {
+    const std::size_t d = span_.size();
     Distances dist;
     dist.code.assign(n * n, 0);
     std::vector<std::size_t> touched;
@@ -274,107 +303,124 @@ class BayesianOptimization final : public StrategyBase {
         dist.code[a * n + b] = slot;
       }
     for (std::size_t key : touched) slot_[key] = kNoSlot;
+    return dist;
+  }
 
-    if (length_ <= 0 || n * 5 >= fitted_n_ * 6 + 5) {
-      fit_length(dist, y, n);
-      fitted_n_ = n;
-    }
-    std::vector<double> l, alpha;
-    if (!factor(dist, n, length_, l, &jitter_)) return random_unknowns(1);
-    alpha = y;
-    forward(l, n, alpha);
-    backward(l, n, alpha);
+  /// The state of one choice: the factor, the candidates, their kernel rows against the training set, posterior
+  /// means, scores (bounds until exact), and what has been picked.
+  struct Scoring {
+    std::vector<double> l;  // Cholesky factor of the training kernel matrix
+    std::size_t n = 0;      // training points
+    double y_best = 0;
+    std::vector<std::size_t> cands;
+    std::vector<std::uint16_t> cx;  // index rows of cands
+    std::vector<double> kall, mean_of, score;
+    std::vector<std::uint8_t> exact, taken;
+    std::vector<std::size_t> picked;  // candidate positions, in order
+    std::vector<double> ks;           // scratch of exact_scores
+  };
 
-    double y_best = kInf;
-    for (double v : y) y_best = std::min(y_best, v);
+  // Expected improvement of the candidates. The posterior mean costs O(n) per candidate, the variance
+  // O(n^2) (L^-1 k*), so the variance is computed only where it can matter: the variance is at most
+  // 1 - k_j^2 / K_jj for every training point j (the quadratic form k*^T K^-1 k* is at least its value on
+  // one coordinate), and expected improvement grows with the variance, so that bound gives an upper bound of
+  // each candidate's score. Exact scores are computed (kChunk candidates side by side, each summed in the
+  // order of a single solve) in the order of decreasing bounds until no bound reaches the best exact score:
+  // the picks are the same as with every score computed, at a fraction of the cost late in a run.
 
-    // Expected improvement of the candidates. The posterior mean costs O(n) per candidate, the variance
-    // O(n^2) (L^-1 k*), so the variance is computed only where it can matter: the variance is at most
-    // 1 - k_j^2 / K_jj for every training point j (the quadratic form k*^T K^-1 k* is at least its value on
-    // one coordinate), and expected improvement grows with the variance, so that bound gives an upper bound of
-    // each candidate's score. Exact scores are computed (kChunk candidates side by side, each summed in the
-    // order of a single solve) in the order of decreasing bounds until no bound reaches the best exact score:
-    // the picks are the same as with every score computed, at a fraction of the cost late in a run.
-    const std::vector<std::size_t> cands = candidates();
-    const std::size_t m = cands.size();
+  /// The candidates, their posterior means and the upper bounds of their scores.
+  void bound_scores(Scoring& sc, const std::vector<std::uint16_t>& tx, const std::vector<double>& alpha) {
+    const std::size_t n = sc.n, d = span_.size();
+    sc.cands = candidates();
+    const std::size_t m = sc.cands.size();
     reset_table();
-    std::vector<std::uint16_t> cx(m * d);
+    sc.cx = index_rows(sc.cands);
+    sc.kall.assign(m * n, 0.0);
+    sc.mean_of.assign(m, 0.0);
+    sc.score.assign(m, 0.0);
     for (std::size_t ci = 0; ci < m; ++ci) {
-      const std::vector<std::uint16_t> v = space_.indices(cands[ci]);
-      std::copy(v.begin(), v.end(), cx.begin() + static_cast<std::ptrdiff_t>(ci * d));
-    }
-    std::vector<double> kall(m * n), mean_of(m), score(m);
-    for (std::size_t ci = 0; ci < m; ++ci) {
-      const std::uint16_t* e = &cx[ci * d];
-      double* kr = &kall[ci * n];
+      const std::uint16_t* e = &sc.cx[ci * d];
+      double* kr = &sc.kall[ci * n];
       double mu = 0, top = 0;
       for (std::size_t k = 0; k < n; ++k) {
         kr[k] = kernel(e, &tx[k * d]);
         mu += kr[k] * alpha[k];
         top = std::max(top, kr[k] * kr[k]);
       }
-      mean_of[ci] = mu;
+      sc.mean_of[ci] = mu;
       const double s_up = std::sqrt(std::max(1.0 - top / (1.0 + jitter_), 1e-12)) * (1 + 1e-6) + 1e-7;
-      score[ci] = expected_improvement(y_best - mu - xi_, s_up, true);
+      sc.score[ci] = expected_improvement(sc.y_best - mu - xi_, s_up, true);
     }
-    std::vector<std::uint8_t> exact(m, 0), taken(m, 0);
-    std::vector<std::size_t> picks, picked;  // picked: candidate positions, in order
-    std::vector<double> ks(n * kChunk);
-    auto evaluate = [&](const std::vector<std::size_t>& which) {  // at most kChunk candidates
-      std::fill(ks.begin(), ks.end(), 0.0);
-      for (std::size_t c = 0; c < which.size(); ++c)
-        for (std::size_t k = 0; k < n; ++k) ks[k * kChunk + c] = kall[which[c] * n + k];
-      for (std::size_t i = 0; i < n; ++i) {  // L V = K*, kChunk right-hand sides
-        double acc[kChunk];
-        for (std::size_t c = 0; c < kChunk; ++c) acc[c] = ks[i * kChunk + c];
-        const double* ri = &l[i * n];
-        for (std::size_t k = 0; k < i; ++k) {
-          const double lik = ri[k];
-          const double* vk = &ks[k * kChunk];
-          for (std::size_t c = 0; c < kChunk; ++c) acc[c] -= lik * vk[c];
-        }
-        for (std::size_t c = 0; c < kChunk; ++c) ks[i * kChunk + c] = acc[c] / ri[i];
+    sc.exact.assign(m, 0);
+    sc.taken.assign(m, 0);
+    sc.ks.assign(n * kChunk, 0.0);
+  }
+
+  /// Exact scores of at most kChunk candidates (positions `which`): L V = K* with kChunk right-hand sides, then
+  /// the variance, the expected improvement and its damping by the picks so far.
+  void exact_scores(Scoring& sc, const std::vector<std::size_t>& which) {
+    const std::size_t n = sc.n, d = span_.size();
+    std::vector<double>& ks = sc.ks;
+    std::fill(ks.begin(), ks.end(), 0.0);
+    for (std::size_t c = 0; c < which.size(); ++c)
+      for (std::size_t k = 0; k < n; ++k) ks[k * kChunk + c] = sc.kall[which[c] * n + k];
+    for (std::size_t i = 0; i < n; ++i) {
+      double acc[kChunk];
+      for (std::size_t c = 0; c < kChunk; ++c) acc[c] = ks[i * kChunk + c];
+      const double* ri = &sc.l[i * n];
+      for (std::size_t k = 0; k < i; ++k) {
+        const double lik = ri[k];
+        const double* vk = &ks[k * kChunk];
+        for (std::size_t c = 0; c < kChunk; ++c) acc[c] -= lik * vk[c];
       }
-      for (std::size_t c = 0; c < which.size(); ++c) {
-        const std::size_t ci = which[c];
-        double s2 = 1.0;
-        for (std::size_t k = 0; k < n; ++k) s2 -= ks[k * kChunk + c] * ks[k * kChunk + c];
-        double v = expected_improvement(y_best - mean_of[ci] - xi_, std::sqrt(std::max(s2, 1e-12)));
-        for (std::size_t p : picked) v *= 1.0 - kernel(&cx[p * d], &cx[ci * d]);
-        score[ci] = v;
-        exact[ci] = 1;
-      }
-    };
-    std::vector<std::size_t> which;
+      for (std::size_t c = 0; c < kChunk; ++c) ks[i * kChunk + c] = acc[c] / ri[i];
+    }
+    for (std::size_t c = 0; c < which.size(); ++c) {
+      const std::size_t ci = which[c];
+      double s2 = 1.0;
+      for (std::size_t k = 0; k < n; ++k) s2 -= ks[k * kChunk + c] * ks[k * kChunk + c];
+      double v = expected_improvement(sc.y_best - sc.mean_of[ci] - xi_, std::sqrt(std::max(s2, 1e-12)));
+      for (std::size_t p : sc.picked) v *= 1.0 - kernel(&sc.cx[p * d], &sc.cx[ci * d]);
+      sc.score[ci] = v;
+      sc.exact[ci] = 1;
+    }
+  }
+
+  /// Picks up to count candidates: the best exact score once no bound of an unscored candidate reaches it
+  /// (ties: the lower mean, then the earlier candidate); each pick damps the others by (1 - correlation).
+  std::vector<std::size_t> pick(Scoring& sc, std::size_t count) {
+    const std::size_t m = sc.cands.size(), d = span_.size();
+    std::vector<std::size_t> picks, which;
+    const std::vector<double>& score = sc.score;
     while (picks.size() < count && picks.size() < m) {
-      // The best exact score (ties: the lower mean, then the earlier candidate), and the candidates whose bound
-      // reaches it, largest bounds first.
-      std::size_t pick = kNone;
+      std::size_t best = kNone;
       for (std::size_t ci = 0; ci < m; ++ci) {
-        if (taken[ci] || !exact[ci]) continue;
-        if (pick == kNone || score[ci] > score[pick] || (score[ci] == score[pick] && mean_of[ci] < mean_of[pick]))
-          pick = ci;
+        if (sc.taken[ci] || !sc.exact[ci]) continue;
+        if (best == kNone || score[ci] > score[best] ||
+            (score[ci] == score[best] && sc.mean_of[ci] < sc.mean_of[best]))
+          best = ci;
       }
       which.clear();
       for (std::size_t ci = 0; ci < m; ++ci)
-        if (!taken[ci] && !exact[ci] && (pick == kNone || score[ci] >= score[pick])) which.push_back(ci);
+        if (!sc.taken[ci] && !sc.exact[ci] && (best == kNone || score[ci] >= score[best])) which.push_back(ci);
       if (!which.empty()) {
         if (which.size() > kChunk) {
-          std::partial_sort(which.begin(), which.begin() + kChunk, which.end(),
-                            [&](std::size_t a, std::size_t b) { return score[a] > score[b] || (score[a] == score[b] && a < b); });
+          std::partial_sort(which.begin(), which.begin() + kChunk, which.end(), [&](std::size_t a, std::size_t b) {
+            return score[a] > score[b] || (score[a] == score[b] && a < b);
+          });
           which.resize(kChunk);
         }
-        evaluate(which);
+        exact_scores(sc, which);
         continue;
       }
-      taken[pick] = 1;
-      picks.push_back(cands[pick]);
-      picked.push_back(pick);
+      sc.taken[best] = 1;
+      picks.push_back(sc.cands[best]);
+      sc.picked.push_back(best);
       if (picks.size() == count) break;
-      const std::uint16_t* e = &cx[pick * d];
+      const std::uint16_t* e = &sc.cx[best * d];
       for (std::size_t ci = 0; ci < m; ++ci) {
-        if (taken[ci]) continue;
-        score[ci] *= 1.0 - kernel(e, &cx[ci * d]);  // exact scores and bounds alike
+        if (sc.taken[ci]) continue;
+        sc.score[ci] *= 1.0 - kernel(e, &sc.cx[ci * d]);  // exact scores and bounds alike
       }
     }
     return picks;

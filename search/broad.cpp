@@ -152,6 +152,7 @@ class BroadThenLocal final : public StrategyBase {
       candidates = random_unknowns(kModelCandidates);
     }
     std::vector<std::pair<double, std::size_t>> scored;
+    scored.reserve(candidates.size());
     for (std::size_t i : candidates) scored.push_back({model_.predict(i), i});
     if (optimism_ > 0) {  // optimistic picks among the kOptimistic best predictions
       const std::size_t m = std::min(kOptimistic, scored.size());

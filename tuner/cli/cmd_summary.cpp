@@ -75,6 +75,7 @@ std::vector<const db::TrialRow*> best_per_value(const std::vector<db::TrialRow>&
     if (!best_by.count(v)) best_by[v] = &t;
   }
   std::vector<const db::TrialRow*> order;
+  order.reserve(best_by.size());
   for (const auto& [v, t] : best_by) order.push_back(t);
   std::sort(order.begin(), order.end(), [&](const db::TrialRow* a, const db::TrialRow* b) {
     return db::ranks_before(*a, *b, objective, true);

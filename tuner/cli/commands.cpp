@@ -22,7 +22,7 @@ constexpr const char* kKernelHelp = "built-in kernel name or path to a .json spe
 
 /// The sub-command runs `run` once the whole command line is parsed: a global option given after it (--db)
 /// has been read by then.
-void run_when_chosen(CLI::App* c, Globals& g, std::function<int()> run) {
+void run_when_chosen(CLI::App* c, Globals& g, const std::function<int()>& run) {
   c->callback([&g, run] { g.run = run; });
 }
 

@@ -41,7 +41,7 @@ void print_progress(const session::Progress& p, bool tty, const std::string& tag
   if (!tty && !final && now - last < std::chrono::seconds(5)) return;
   last = now;
   const int width = 30;
-  int filled = p.total ? static_cast<int>(width * static_cast<double>(p.done) / p.total) : width;
+  int filled = p.total ? static_cast<int>(width * static_cast<double>(p.done) / static_cast<double>(p.total)) : width;
   std::string bar(filled, '#');
   bar += std::string(width - filled, '.');
   std::string line = tag + "[" + bar + "] " + std::to_string(p.done) + "/" + std::to_string(p.total);

@@ -24,6 +24,6 @@ struct SamplingRule {
 /// Width of the distribution-free 95% confidence interval of the median (order statistics: ranks
 /// n/2 -+ 0.98 sqrt(n)) relative to the median; for n <= 9 this is the whole range. +infinity for fewer
 /// than 2 samples or a median <= 0.
-double median_ci_width(std::vector<double> samples);
+double median_ci_width(std::vector<double> v);
 
 }  // namespace autotune

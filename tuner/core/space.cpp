@@ -336,8 +336,8 @@ std::vector<std::size_t> ParameterSpace::moves(std::size_t i, Pick pick) const {
 
 std::vector<std::size_t> ParameterSpace::neighbours(std::size_t i) const {
   return moves(i, [this](std::size_t p, std::uint16_t orig, const auto& visit) {
-    for (std::uint16_t k = 0; k < params_[p].values.size(); ++k)
-      if (k != orig) visit(k);
+    for (std::size_t k = 0; k < params_[p].values.size(); ++k)
+      if (k != orig) visit(static_cast<std::uint16_t>(k));
   });
 }
 

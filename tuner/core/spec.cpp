@@ -476,6 +476,7 @@ TuningSpec TuningSpec::from_file(const std::string& path) {
 std::string TuningSpec::source_hash() const {
   if (is_stub()) return kImportedSourceHash;  // the rows an import stored for it
   std::string all = source_text;
+  for (const auto& [name, text] : headers) all += "\n//header " + name + "\n" + text;
   if (reference) all += "\n//reference\n" + reference->source_text;
   return content_hash(all);
 }

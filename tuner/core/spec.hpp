@@ -76,6 +76,8 @@ struct TuningSpec {
   std::string family;       // built-in adapter name ("reduction", ...) or "user"
   std::string source_path;  // as given in the spec
   std::string source_text;  // loaded source (embedded for built-ins)
+  std::map<std::string, std::string> headers;  // kernel headers the source includes (include name -> text),
+                                              // part of source_hash(); the kernel registry fills it
   std::vector<std::string> kernels;
   std::vector<Param> params;
   std::vector<Expr> constraints;

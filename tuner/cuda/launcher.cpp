@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <utility>
 
 #include "tuner/cuda/driver.hpp"
 #include "tuner/cuda/plan_binding.hpp"
@@ -133,9 +134,9 @@ std::shared_ptr<const PreparedPlan> Launcher::prepare(std::shared_ptr<const Modu
   ScopedContext scope(ctx_);
   std::shared_ptr<PreparedPlan> out(new PreparedPlan());
   out->plan_ = plan;
-  out->module_ = module;
+  out->module_ = std::move(module);
   out->bound_ = std::make_unique<PreparedPlan::Bound>();
-  out->bound_->plan = detail::bind_plan(d, static_cast<CUmodule>(module->handle()), plan);
+  out->bound_->plan = detail::bind_plan(d, static_cast<CUmodule>(out->module_->handle()), plan);
   return out;
 }
 

@@ -9,7 +9,7 @@ namespace autotune::cuda {
 namespace {
 
 // Above this, dynamic shared memory must be enabled per function (as the executor does before launching).
-constexpr std::size_t kDefaultSharedLimit = 48 * 1024;
+constexpr std::size_t kDefaultSharedLimit = std::size_t{48} * 1024;
 
 // Serialises the context switch + module load of concurrent callers (the driver is thread-safe, but the
 // current context is per thread and the primary context is shared).

@@ -152,6 +152,7 @@ WorkerProcess spawn_helper(const char* env_var, const char* what, const std::str
   }
   env_store.push_back(prefix + std::to_string(kWorkerFd));
   std::vector<char*> envp;
+  envp.reserve(env_store.size() + 1);
   for (auto& s : env_store) envp.push_back(s.data());
   envp.push_back(nullptr);
   char arg0[] = "autotune-cuda-worker";

@@ -207,14 +207,14 @@ std::optional<SmLimits> sm_limits(int cc) {
   // max resident threads per SM, max resident blocks per SM, shared memory per SM, and the 1 KB of shared
   // memory the system reserves per block from compute capability 8.0 on.
   switch (cc) {
-    case 70: return SmLimits{2048, 32, 96 * 1024, 0};
+    case 70:
     case 72: return SmLimits{2048, 32, 96 * 1024, 0};
     case 75: return SmLimits{1024, 16, 64 * 1024, 0};
     case 80: return SmLimits{2048, 32, 164 * 1024, 1024};
     case 86: return SmLimits{1536, 16, 100 * 1024, 1024};
     case 87: return SmLimits{1536, 16, 164 * 1024, 1024};
     case 89: return SmLimits{1536, 24, 100 * 1024, 1024};
-    case 90: return SmLimits{2048, 32, 228 * 1024, 1024};
+    case 90:
     case 100: return SmLimits{2048, 32, 228 * 1024, 1024};
     case 120: return SmLimits{1536, 32, 100 * 1024, 1024};
     default: return std::nullopt;

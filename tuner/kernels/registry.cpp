@@ -14,6 +14,11 @@ std::string dir_of(const std::string& path) {
   return slash == std::string::npos ? "" : path.substr(0, slash);
 }
 
+/// The embedded kernel headers the spec's source includes, so that a header's text is part of its source hash.
+void add_headers(TuningSpec& s) {
+  for (const embedded::File* h : embedded::headers_for(s.source_text)) s.headers[h->path] = std::string(h->data, h->size);
+}
+
 TuningSpec load_embedded(const std::string& spec_path) {
   auto text = embedded::find(spec_path);
   if (!text) throw UsageError("embedded spec '" + spec_path + "' is missing");
@@ -27,6 +32,7 @@ TuningSpec load_embedded(const std::string& spec_path) {
   auto src = embedded::find(src_path);
   if (!src) throw SpecError("/source", "kernels_src/" + src_path + " is not embedded");
   s.source_text = std::string(*src);
+  add_headers(s);
   return s;
 }
 
@@ -68,7 +74,11 @@ TuningSpec load_spec(const std::string& name_or_path, const StoredSpecs& stored)
   auto ends_with = [&](const std::string& suf) {
     return name_or_path.size() >= suf.size() && name_or_path.compare(name_or_path.size() - suf.size(), suf.size(), suf) == 0;
   };
-  if (ends_with(".json") || name_or_path.find('/') != std::string::npos) return TuningSpec::from_file(name_or_path);
+  if (ends_with(".json") || name_or_path.find('/') != std::string::npos) {
+    TuningSpec s = TuningSpec::from_file(name_or_path);
+    add_headers(s);
+    return s;
+  }
   if (stored && !is_builtin(name_or_path))
     if (auto text = stored(name_or_path)) {
       try {

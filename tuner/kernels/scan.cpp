@@ -112,7 +112,7 @@ class ScanAdapter : public KernelAdapter {
       // for its next launch (generation-tagged status words), so the plan has no memset step.
       const auto tiles = static_cast<std::size_t>(tiles_of(n));
       const std::size_t flag_bytes = es == 4 ? 8 * tiles : align_up(4 * tiles, 8);
-      const std::size_t value_bytes = es == 4 ? 0 : 2 * 8 * tiles;
+      const std::size_t value_bytes = es == 4 ? 0 : std::size_t{2} * 8 * tiles;
       plan.buffers.push_back({"tile_state", 8 + flag_bytes + value_bytes, BufferRole::state});
       if (c.get("CLEAR_STATE").value_or(0) != 0) {
         // CLEAR_STATE = 1: a memset of the launch word and the tags before every launch anyway (one more step

@@ -279,6 +279,7 @@ void write_distribution(std::ostream& o, const std::vector<const db::TrialRow*>&
     return;
   }
   std::vector<double> us;
+  us.reserve(ok.size());
   for (const auto* t : ok) us.push_back(t->m.median_ns / 1e3);
   HistogramSpec h;
   h.id = "time-histogram";
@@ -330,7 +331,7 @@ BarChartSpec parameter_chart(const std::string& name, const Param* sp, const std
   }
   std::size_t longest = 0;
   for (const auto& g : b.groups) longest = std::max(longest, g.label.size());
-  if (longest * 7.0 > 900.0 / std::max<std::size_t>(b.groups.size(), 1)) b.height = 380;  // rotated labels
+  if (static_cast<double>(longest) * 7.0 > 900.0 / static_cast<double>(std::max<std::size_t>(b.groups.size(), 1))) b.height = 380;  // rotated labels
   if (copy > 0) b.hlines.push_back({copy, "device copy " + fixed(copy, 0) + " GB/s", "#b91c1c", "device copy", false});
   return b;
 }
@@ -405,7 +406,7 @@ void write_device(std::ostream& o, const ReportData& d) {
   row("device", di.name + " (" + di.normalised_name() + ")");
   row("compute capability", std::to_string(di.cc / 10) + "." + std::to_string(di.cc % 10));
   row("SMs", std::to_string(di.sm_count));
-  row("memory", fixed(di.total_memory / 1073741824.0, 1) + " GiB, bus " + std::to_string(di.memory_bus_width) +
+  row("memory", fixed(static_cast<double>(di.total_memory) / 1073741824.0, 1) + " GiB, bus " + std::to_string(di.memory_bus_width) +
                     " bit, memory clock " + fixed(di.memory_clock_khz / 1000.0, 0) + " MHz");
   row("L2", fixed(di.l2_bytes / 1048576.0, 0) + " MiB");
   row("SM clock", fixed(di.clock_khz / 1000.0, 0) + " MHz");

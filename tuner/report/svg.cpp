@@ -175,7 +175,7 @@ LineScale line_scale(const LineChartSpec& spec, const Frame& fr) {
   for (double t : spec.x_ticks) take_x(t);
   for (const auto& h : spec.hlines) y_hi = max_or(y_hi, h.y);
   if (!std::isfinite(x_lo)) {
-    x_lo = spec.log2_x ? 0 : 0;
+    x_lo = 0;  // an empty chart spans [0, 1] (log2: 2^0 to 2^1)
     x_hi = 1;
   }
   if (x_hi == x_lo) {
@@ -275,14 +275,14 @@ void line_legend(std::ostringstream& o, const LineChartSpec& spec, const Frame& 
   o << "<g class=\"legend\">\n";
   for (std::size_t i = 0; i < spec.series.size(); ++i) {
     const std::string color = spec.series[i].color.empty() ? palette(i) : spec.series[i].color;
-    double y = ly + 20.0 * i;
+    double y = ly + 20.0 * static_cast<double>(i);
     o << "<line x1=\"" << f1(lx) << "\" y1=\"" << f1(y) << "\" x2=\"" << f1(lx + 22) << "\" y2=\"" << f1(y)
       << "\" stroke=\"" << xml_escape(color) << "\" stroke-width=\"2.2\"/>";
     o << "<circle cx=\"" << f1(lx + 11) << "\" cy=\"" << f1(y) << "\" r=\"3.6\" fill=\"" << xml_escape(color) << "\"/>";
     o << "<text x=\"" << f1(lx + 30) << "\" y=\"" << f1(y + 4) << "\" fill=\"" << kInk << "\">"
       << xml_escape(spec.series[i].name) << "</text>\n";
   }
-  double y = ly + 20.0 * spec.series.size() + 6;
+  double y = ly + 20.0 * static_cast<double>(spec.series.size()) + 6;
   if (!spec.highlight_legend.empty()) {
     o << "<circle cx=\"" << f1(lx + 11) << "\" cy=\"" << f1(y) << "\" r=\"7\" fill=\"none\" stroke=\"" << kInk
       << "\" stroke-width=\"2\"/><text x=\"" << f1(lx + 30) << "\" y=\"" << f1(y + 4) << "\" fill=\"" << kInk << "\">"
@@ -332,9 +332,9 @@ std::string bar_chart(const BarChartSpec& spec) {
   fr.left = 72;
   fr.top = top + (spec.series.size() > 1 ? 14 : 0);
   fr.right = spec.width - 24.0;
-  const double band = spec.groups.empty() ? 1 : (fr.right - fr.left) / spec.groups.size();
-  const bool rotate = longest * 7.0 > band;
-  fr.bottom = spec.height - (rotate ? std::min(110.0, 30 + longest * 5.0) : 44.0);
+  const double band = spec.groups.empty() ? 1 : (fr.right - fr.left) / static_cast<double>(spec.groups.size());
+  const bool rotate = static_cast<double>(longest) * 7.0 > band;
+  fr.bottom = spec.height - (rotate ? std::min(110.0, 30 + static_cast<double>(longest) * 5.0) : 44.0);
 
   double y_hi = 0;
   for (const auto& g : spec.groups)
@@ -350,7 +350,7 @@ std::string bar_chart(const BarChartSpec& spec) {
     double lx = fr.right;
     o << "<g class=\"legend\">\n";
     for (std::size_t i = spec.series.size(); i-- > 0;) {
-      double w = 26 + 7.0 * spec.series[i].size();
+      double w = 26 + 7.0 * static_cast<double>(spec.series[i].size());
       lx -= w;
       o << "<rect x=\"" << f1(lx) << "\" y=\"" << f1(top - 8) << "\" width=\"12\" height=\"12\" fill=\"" << palette(i)
         << "\"/><text x=\"" << f1(lx + 16) << "\" y=\"" << f1(top + 2) << "\" fill=\"" << kInk << "\">"
@@ -360,10 +360,10 @@ std::string bar_chart(const BarChartSpec& spec) {
   }
 
   const double group_w = band * 0.78;
-  const double bar_w = group_w / ns;
+  const double bar_w = group_w / static_cast<double>(ns);
   for (std::size_t gi = 0; gi < spec.groups.size(); ++gi) {
     const auto& g = spec.groups[gi];
-    double gx = fr.left + band * gi + (band - group_w) / 2;
+    double gx = fr.left + band * static_cast<double>(gi) + (band - group_w) / 2;
     o << "<g class=\"bar-group\" data-label=\"" << xml_escape(g.label) << "\">\n";
     for (std::size_t k = 0; k < g.values.size() && k < ns; ++k) {
       double v = g.values[k];
@@ -372,11 +372,11 @@ std::string bar_chart(const BarChartSpec& spec) {
       std::string tip = k < g.tooltips.size() && !g.tooltips[k].empty()
                             ? g.tooltips[k]
                             : g.label + (spec.series.size() > k ? " " + spec.series[k] : "") + ": " + format_number(v, 1);
-      o << "<rect x=\"" << f1(gx + bar_w * k + 1) << "\" y=\"" << f1(y) << "\" width=\"" << f1(std::max(bar_w - 2, 1.0))
+      o << "<rect x=\"" << f1(gx + bar_w * static_cast<double>(k) + 1) << "\" y=\"" << f1(y) << "\" width=\"" << f1(std::max(bar_w - 2, 1.0))
         << "\" height=\"" << f1(fr.bottom - y) << "\" fill=\"" << palette(k) << "\"><title>" << xml_escape(tip)
         << "</title></rect>\n";
     }
-    double cx = fr.left + band * gi + band / 2;
+    double cx = fr.left + band * static_cast<double>(gi) + band / 2;
     if (rotate)
       o << "<text x=\"" << f1(cx) << "\" y=\"" << f1(fr.bottom + 14) << "\" text-anchor=\"end\" fill=\"" << kMuted
         << "\" transform=\"rotate(-35 " << f1(cx) << " " << f1(fr.bottom + 14) << ")\">" << xml_escape(g.label)
@@ -438,7 +438,7 @@ std::string histogram(const HistogramSpec& spec) {
   std::vector<Bin> bins = histogram_bins(spec.values, spec.bins, spec.log_x);
   std::size_t max_count = 1;
   for (const auto& b : bins) max_count = std::max(max_count, b.count);
-  std::vector<double> yt = nice_ticks(0, max_count * 1.06, 5);
+  std::vector<double> yt = nice_ticks(0, static_cast<double>(max_count) * 1.06, 5);
   const double y_top = yt.back();
   auto py = [&](double y) { return fr.bottom - y / y_top * fr.h(); };
   y_axis(o, fr, yt, 0, y_top, "trials");

@@ -316,6 +316,7 @@ CompareRow summarise(const std::vector<double>& bests, const RecordedSpace& rec,
   const auto n = static_cast<double>(bests.size());
   row.repeats = bests.size();
   std::vector<double> s;
+  s.reserve(bests.size());
   for (double best : bests) s.push_back(std::isfinite(best) && best > 0 ? rec.optimum / best : 0.0);
   double sum = 0, sum2 = 0;
   for (double v : s) {

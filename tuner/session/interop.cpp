@@ -163,10 +163,10 @@ const char* t4_invalidity(TrialStatus s) {
   switch (s) {
     case TrialStatus::ok: return "correct";
     case TrialStatus::compile_error: return "compile";
-    case TrialStatus::launch_error: return "runtime";
-    case TrialStatus::invalid_resources: return "runtime";
-    case TrialStatus::wrong_result: return "correctness";
+    case TrialStatus::launch_error:
+    case TrialStatus::invalid_resources:
     case TrialStatus::runtime_fault: return "runtime";
+    case TrialStatus::wrong_result: return "correctness";
     case TrialStatus::timeout: return "timeout";
     case TrialStatus::invalid: return "constraints";
   }

@@ -218,13 +218,14 @@ std::string kt_stub_spec(const json& root, const std::string& name, const std::s
     const json old = json::parse(*existing);
     std::vector<StubParam> have;
     for (const auto& pj : old.at("parameters")) have.push_back(stored_param(pj));
-    std::vector<std::string> have_names, new_names = names;
+    std::vector<std::string> have_names;
+    have_names.reserve(have.size());
     for (const auto& p : have) have_names.push_back(p.name);
-    std::vector<std::string> a = have_names, b = new_names;
+    std::vector<std::string> a = have_names, b = names;
     std::sort(a.begin(), a.end());
     std::sort(b.begin(), b.end());
     if (a != b)
-      throw UsageError(origin + ": the parameters of the cache (" + joined(new_names) + ") differ from those of the " +
+      throw UsageError(origin + ": the parameters of the cache (" + joined(names) + ") differ from those of the " +
                        "kernel '" + name + "' imported before (" + joined(have_names) + "); import it under another "
                        "name with --as NAME");
     for (auto& p : have)

@@ -101,6 +101,7 @@ CompilePipeline::Item SyntheticBackend::compile_item(const Config& c) {
 void SyntheticBackend::prefetch(const std::vector<Config>& configs) {
   if (!pipeline_ || !prepared_) return;
   std::vector<CompilePipeline::Item> items;
+  items.reserve(configs.size());
   for (const Config& c : configs) items.push_back(compile_item(c));
   pipeline_->prefetch(std::move(items));
 }
@@ -174,6 +175,7 @@ std::vector<Measurement> SyntheticBackend::evaluate(const std::vector<Config>& c
     return out;
   }
   std::vector<CompilePipeline::Item> items;
+  items.reserve(configs.size());
   for (const Config& c : configs) items.push_back(compile_item(c));
   pipeline_->consume_in_order(std::move(items), [&](std::size_t i, const CompileResult& binary) {
     out.push_back(measure(configs[i], &binary));
