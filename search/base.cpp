@@ -379,9 +379,10 @@ std::vector<std::size_t> StrategyBase::upcoming(std::size_t n) const {
     if (c < size() && !known_[c] && !pending_[c] && std::find(out.begin(), out.end(), c) == out.end())
       out.push_back(c);
   }
-  if (out.size() < n && independent_steps()) {
-    for (std::size_t c : peek(n - out.size()))
-      if (!known_[c] && !pending_[c] && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  if (out.size() < n) {
+    for (std::size_t c : independent_steps() ? peek(n - out.size()) : guess(n - out.size()))
+      if (c < size() && !known_[c] && !pending_[c] && std::find(out.begin(), out.end(), c) == out.end())
+        out.push_back(c);
   }
   return out;
 }

@@ -104,11 +104,13 @@ class StrategyBase : public Strategy {
   std::vector<std::size_t> propose(std::size_t n) final;
   void observe(const std::vector<Observation>& results) final;
   /// What propose() would hand out next from candidates already generated (the rest of a generation), then,
-  /// for independent steps, what peek() names.
+  /// for independent steps, what peek() names, otherwise what guess() names.
   std::vector<std::size_t> upcoming(std::size_t n) const final;
   /// Queues the valid, distinct indices ahead of anything step() suggests (see Strategy::warm_start); the
   /// algorithm reads them with warm_points(). A later call adds its points in front of the queue.
   void warm_start(const std::vector<std::size_t>& indices) final;
+  /// Remembers the budget; the algorithm reads it with budget().
+  void set_budget(std::size_t evaluations) final { budget_ = evaluations; }
 
  protected:
   static constexpr int kMaxIdleSteps = 200;
@@ -129,12 +131,22 @@ class StrategyBase : public Strategy {
     return {};
   }
 
+  /// Up to n fresh candidates that later dependent steps will probably propose, without changing any state:
+  /// a compile-ahead hint that may turn out wrong (used by upcoming() when the steps are not independent).
+  /// Default: none.
+  virtual std::vector<std::size_t> guess(std::size_t n) const {
+    (void)n;
+    return {};
+  }
+
   bool known(std::size_t i) const { return known_[i] != 0; }
   bool pending(std::size_t i) const { return pending_[i] != 0; }
   /// Observed value of i (+inf = failure); +inf also when unknown, so unknown ranks as worst.
   double value(std::size_t i) const { return known_[i] ? values_[i] : kInf; }
   /// Number of valid configs not yet observed.
   std::size_t unknown_count() const { return pool_.size(); }
+  /// Proposals handed out and not yet observed, oldest first.
+  const std::vector<std::size_t>& outstanding() const { return outstanding_; }
   /// A uniformly random config that is neither observed nor outstanding, or kNone.
   std::size_t random_unknown();
   /// Up to k distinct random configs that are neither observed nor outstanding.
@@ -148,6 +160,8 @@ class StrategyBase : public Strategy {
   std::size_t size() const { return space_.size(); }
   /// Warm-start points in the order given (valid, no repeats); empty without a warm start.
   const std::vector<std::size_t>& warm_points() const { return warm_; }
+  /// The budget given by set_budget() (0 = not known).
+  std::size_t budget() const { return budget_; }
   /// The warm-start point with the best value observed so far (the first given one among equals, so an
   /// unknown one only when none ran), or kNone without a warm start.
   std::size_t best_warm_point() const;
@@ -171,6 +185,7 @@ class StrategyBase : public Strategy {
   std::vector<std::uint8_t> known_;
   std::vector<std::uint8_t> pending_;
   std::vector<std::size_t> outstanding_;
+  std::size_t budget_ = 0;
   std::vector<std::size_t> pool_;      // unobserved indices (swap-remove)
   std::vector<std::size_t> pool_pos_;  // position of each index in pool_, kNone if observed
   std::vector<std::size_t> observed_;

@@ -31,16 +31,25 @@ class BroadThenLocal final : public StrategyBase {
         explore_(static_cast<std::size_t>(o.integer("explore"))),
         model_every_(static_cast<std::size_t>(o.integer("model"))),
         local_batch_(static_cast<std::size_t>(o.integer("local_batch"))),
+        nearest_first_(o.choice("local_order") == "near"),
+        climb_below_(o.real("climb_below")),
         cover_(covering_order(space, rng_)),
         model_(space, o.real("model_ridge")),
         optimism_(o.real("model_optimism")) {
     const std::ptrdiff_t d = space.default_index();
-    if (o.boolean("spec_default") && d >= 0) start_ = static_cast<std::size_t>(d);
+    if (o.boolean("spec_default") && d >= 0) start_ = default_ = static_cast<std::size_t>(d);
   }
 
  protected:
   /// The broad phase hands out independent configs (a batch may span several steps); expansions need results.
   bool independent_steps() const override { return cover_pos_ < broad_end(); }
+
+  /// A budget too small for a covering round and a local phase after it (under `climb_below` first rounds, no
+  /// warm start): the whole budget goes to a climb from the spec default, nearest moves first, no model picks.
+  bool climb_only() const {
+    return budget() > 0 && default_ != kNone && warm_points().empty() && !cover_.round_ends.empty() &&
+           static_cast<double>(budget()) < climb_below_ * static_cast<double>(cover_.round_ends.front());
+  }
 
   std::vector<std::size_t> peek(std::size_t n) const override {
     std::vector<std::size_t> out;
@@ -63,12 +72,16 @@ class BroadThenLocal final : public StrategyBase {
       explore_end_ = round_end_ahead(explore_);
     }
     const std::size_t end = std::max(broad_end(), explore_end_);
-    if (cover_pos_ < end) {
+    if (cover_pos_ < end && !climb_only()) {
       std::vector<std::size_t> chunk = next_covering(hint, end);
       if (!chunk.empty()) return chunk;
     }
-    if (local_batch_ > 0) hint = std::min(hint, local_batch_);  // smaller local steps: more chances to adapt
-    if (model_every_ > 0 && ++local_steps_ % model_every_ == 0) {
+    // Smaller local steps adapt more often. Under a budget each evaluation is what is scarce: one per step (the
+    // session compiles the guessed next ones ahead). Under a time limit (no budget) wall time is: whole batches
+    // keep the compile threads and the GPU busy.
+    const std::size_t cap = local_batch_ > 0 ? local_batch_ : (budget() > 0 ? 1 : hint);
+    hint = std::min(hint, cap);
+    if (model_every_ > 0 && !climb_only() && ++local_steps_ % model_every_ == 0) {
       std::vector<std::size_t> picks = model_picks(std::max<std::size_t>(1, hint / model_every_));
       if (!picks.empty()) return picks;
     }
@@ -81,7 +94,7 @@ class BroadThenLocal final : public StrategyBase {
   /// End (position in the covering order) of the broad phase: the first covering round that reaches `broad`
   /// of the space; only the first round after a warm start (the warm points already say where to look).
   std::size_t broad_end() const {
-    if (cover_.round_ends.empty()) return 0;
+    if (cover_.round_ends.empty() || climb_only()) return 0;
     const double target = warm_points().empty() ? broad_ * static_cast<double>(size()) : 0.0;
     for (std::size_t e : cover_.round_ends)
       if (static_cast<double>(e) >= target) return e;
@@ -119,6 +132,7 @@ class BroadThenLocal final : public StrategyBase {
     for (auto it = ranked_.begin(); it != ranked_.end() && out.size() < k;) {
       std::vector<std::size_t> nb = space_.neighbours(it->second);
       rng_.shuffle(nb);
+      if (nearest_first_) nearest_first(it->second, nb);
       bool open = false;
       for (std::size_t c : nb) {
         if (known(c)) continue;
@@ -136,21 +150,107 @@ class BroadThenLocal final : public StrategyBase {
     return out;
   }
 
+  /// Orders the neighbours of `base` by the size of their move (stable, so random among equals): a move of one
+  /// position in the value list of a numeric parameter first, then two, ...; a categorical move counts as one.
+  /// Numeric parameters are mostly smooth in their (log-scale) positions, so the next value up or down is the
+  /// likeliest improvement.
+  void nearest_first(std::size_t base, std::vector<std::size_t>& nb) const {
+    const std::vector<Param>& ps = space_.params();
+    std::vector<std::pair<int, std::size_t>> moves;
+    moves.reserve(nb.size());
+    for (std::size_t c : nb) {
+      int size = 1;
+      for (std::size_t p = 0; p < ps.size(); ++p) {
+        const int from = space_.value_at(base, p), to = space_.value_at(c, p);
+        if (from != to && ps[p].labels.empty() && ps[p].values.size() >= 3) size = std::abs(from - to);
+      }
+      moves.emplace_back(size, c);
+    }
+    std::stable_sort(moves.begin(), moves.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (std::size_t j = 0; j < nb.size(); ++j) nb[j] = moves[j].second;
+  }
+
+  /// What the next local steps will probably evaluate, likeliest first: the model's picks under its last fit when
+  /// the next local step is a model step, the unevaluated neighbours of the best config that ran (what the next
+  /// expansion takes, nearest moves first), the other of the two, then the nearest neighbours of the configs being
+  /// measured (one of them may become the best) and of the next best configs. A compile-ahead hint only.
+  std::vector<std::size_t> guess(std::size_t n) const override {
+    std::vector<std::size_t> out;
+    auto add = [&](const std::vector<std::size_t>& cs) {
+      for (std::size_t c : cs)
+        if (out.size() < n && !known(c) && !pending(c) && std::find(out.begin(), out.end(), c) == out.end())
+          out.push_back(c);
+    };
+    const std::vector<std::pair<double, std::size_t>> bases = best_ran(kGuessBases);
+    const bool model_next = model_every_ > 0 && (local_steps_ + 1) % model_every_ == 0;
+    std::vector<std::size_t> picks;
+    if (model_every_ > 0 && !bases.empty() && !climb_only()) {  // in the local phase: picks under the newest fit
+      refit();
+      picks = ranked_by_model(first_candidates(), kGuessModel);
+    }
+    if (model_next) add(picks);
+    if (!bases.empty()) add(nearest_of(bases.front().second, false));
+    add(picks);
+    for (std::size_t c : outstanding()) add(nearest_of(c, true));
+    for (std::size_t b = 1; b < bases.size(); ++b) add(nearest_of(bases[b].second, false));
+    return out;
+  }
+
+  /// The k best configs that ran (value, index), best first, including results not ranked yet.
+  std::vector<std::pair<double, std::size_t>> best_ran(std::size_t k) const {
+    std::vector<std::pair<double, std::size_t>> bases(ranked_.begin(), ranked_.end());
+    const std::vector<std::size_t>& seen = observed();
+    for (std::size_t j = ranked_up_to_; j < seen.size(); ++j)
+      if (std::isfinite(value(seen[j]))) bases.emplace_back(value(seen[j]), seen[j]);
+    k = std::min(k, bases.size());
+    std::partial_sort(bases.begin(), bases.begin() + static_cast<std::ptrdiff_t>(k), bases.end());
+    bases.resize(k);
+    return bases;
+  }
+
+  /// The neighbours of c in the order an expansion would try them (without the random order among equals);
+  /// only the moves of one position (and categorical moves) when `closest`.
+  std::vector<std::size_t> nearest_of(std::size_t c, bool closest) const {
+    std::vector<std::size_t> nb = closest ? space_.adjacent(c) : space_.neighbours(c);
+    if (nearest_first_ && !closest) nearest_first(c, nb);
+    return nb;
+  }
+
   /// Up to k unevaluated configs, neither observed nor outstanding, with the best times the marginal model
   /// predicts (refitted to every observation first). Candidates: every unevaluated config, or kModelCandidates
   /// random ones in larger spaces.
   std::vector<std::size_t> model_picks(std::size_t k) {
+    refit();
+    return ranked_by_model(model_candidates(true), k);
+  }
+
+  /// Brings the model up to date with every observation (const: the fit is a function of the observations only,
+  /// so a guess may refit without changing what the strategy does).
+  void refit() const {
     const std::vector<std::size_t>& seen = observed();
     for (; modelled_up_to_ < seen.size(); ++modelled_up_to_)
       model_.add(seen[modelled_up_to_], value(seen[modelled_up_to_]));
     model_.fit();
-    std::vector<std::size_t> candidates;
-    if (unknown_count() <= kModelCandidates) {
-      for (std::size_t i : unknown_pool())
-        if (!pending(i)) candidates.push_back(i);
-    } else {
-      candidates = random_unknowns(kModelCandidates);
+  }
+
+  /// Every config neither observed nor outstanding, or kModelCandidates of them in larger spaces: random ones
+  /// when `draw`, else the first ones of the pool (a guess must not draw random numbers).
+  std::vector<std::size_t> model_candidates(bool draw) {
+    if (unknown_count() > kModelCandidates && draw) return random_unknowns(kModelCandidates);
+    return first_candidates();
+  }
+  std::vector<std::size_t> first_candidates() const {
+    std::vector<std::size_t> out;
+    for (std::size_t i : unknown_pool()) {
+      if (out.size() >= kModelCandidates) break;
+      if (!pending(i)) out.push_back(i);
     }
+    return out;
+  }
+
+  /// Up to k of the candidates, best first by the model's current fit: the lowest predicted log time minus
+  /// `model_optimism` standard deviations, among the kOptimistic best predictions.
+  std::vector<std::size_t> ranked_by_model(const std::vector<std::size_t>& candidates, std::size_t k) const {
     std::vector<std::pair<double, std::size_t>> scored;
     scored.reserve(candidates.size());
     for (std::size_t i : candidates) scored.push_back({model_.predict(i), i});
@@ -169,15 +269,20 @@ class BroadThenLocal final : public StrategyBase {
 
   static constexpr std::size_t kModelCandidates = 4096;
   static constexpr std::size_t kOptimistic = 64;
+  static constexpr std::size_t kGuessBases = 3;  // neighbourhoods named by guess()
+  static constexpr std::size_t kGuessModel = 4;  // model predictions named by guess()
 
   const double broad_;
   const std::size_t elite_, explore_, model_every_, local_batch_;
+  const bool nearest_first_;
+  const double climb_below_;
   const CoveringOrder cover_;
-  MarginalModel model_;
+  mutable MarginalModel model_;  // a function of the observations: refit() may bring it up to date at any time
   const double optimism_;
-  std::size_t modelled_up_to_ = 0;  // observed() entries already given to the model
+  mutable std::size_t modelled_up_to_ = 0;  // observed() entries already given to the model
   std::size_t local_steps_ = 0;
   std::size_t start_ = kNone;  // the spec default, until it has been handed out
+  std::size_t default_ = kNone;  // the spec default (when option spec_default is on)
   std::size_t cover_pos_ = 0;
   std::size_t explore_end_ = 0;  // covering position where the current exploration phase ends
   std::set<std::pair<double, std::size_t>> ranked_;  // configs that ran with unevaluated neighbours, best first
@@ -204,9 +309,18 @@ std::vector<OptionSpec> broad_then_local_options() {
       {"model_ridge", "1", "ridge penalty of the marginal model (larger = more cautious effects)", OptionKind::real,
        1e-6, 1e6, {}},
       {"local_batch", "0",
-       "most configs per step of the local phase when a larger batch is asked (0 = the batch asked); smaller steps "
-       "adapt more often within a small budget but give the session fewer configs to compile at once",
+       "most configs per step of the local phase when a larger batch is asked (0 = one with a budget, e.g. tune "
+       "--budget, the batch asked without one, e.g. under a time limit); small steps adapt after every result, "
+       "and the session compiles the likely next configs ahead",
        OptionKind::integer, 0, 1e9, {}},
+      {"local_order", "near",
+       "order in which a neighbourhood is tried: near (moves of one value position first, random among equals) "
+       "or random",
+       OptionKind::choice, 0, 0, {"near", "random"}},
+      {"climb_below", "2",
+       "with a budget (tune --budget) under this many first covering rounds, climb from the spec default instead "
+       "(0 = never)",
+       OptionKind::real, 0, 1e6, {}},
       {"spec_default", "true", "evaluate the spec's default config first (after any warm-start points)",
        OptionKind::boolean, 0, 1, {}},
       {"model_optimism", "4",

@@ -45,6 +45,9 @@ class Strategy {
   /// bayesian_optimization counts them among its initial samples, broad_then_local shortens its broad phase
   /// and climbs from them. Default: ignored.
   virtual void warm_start(const std::vector<std::size_t>& indices) { (void)indices; }
+  /// The most evaluations this run will make (a `tune --budget`; 0 = not known, e.g. under a time limit). A hint
+  /// for strategies that plan differently under small budgets; call before the first propose(). Default: ignored.
+  virtual void set_budget(std::size_t evaluations) { (void)evaluations; }
 };
 
 struct OptionInfo {

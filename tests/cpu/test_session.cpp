@@ -141,3 +141,33 @@ TEST_CASE("random sampling with a budget stays within it and is reproducible", "
   REQUIRE(t1.size() == t2.size());
   for (std::size_t i = 0; i < t1.size(); ++i) CHECK(t1[i].config_hash == t2[i].config_hash);
 }
+
+TEST_CASE("a session tells the strategy its budget: a small one climbs from the spec default", "[cpu][session]") {
+  Fixture f;
+  sim::SyntheticBackend be;
+  session::Options opt;
+  opt.strategy = "broad_then_local";
+  opt.budget = 5;  // under two covering rounds of this space (its first round holds at least the 6 block sizes)
+  session::Result r = session::run(f.spec, be, *f.db, f.w, f.p, opt);
+  REQUIRE(r.evaluated == 5);
+  const std::vector<db::TrialRow> rows = f.trials(r.session_id);
+  REQUIRE(rows.size() == 5);
+  const ParameterSpace space = f.spec.space(f.p, sim::SyntheticBackend::fake_device(), f.w);
+  std::vector<std::size_t> ran;
+  for (const db::TrialRow& t : rows) {  // in the order they were recorded
+    const std::ptrdiff_t i = space.find(Config::from_json(t.config_json));
+    REQUIRE(i >= 0);
+    const auto c = static_cast<std::size_t>(i);
+    if (ran.empty()) {
+      CHECK(c == static_cast<std::size_t>(space.default_index()));
+    } else {  // each a move of one parameter from a configuration measured before it
+      bool neighbour = false;
+      for (std::size_t b : ran) {
+        const std::vector<std::size_t> nb = space.neighbours(b);
+        neighbour = neighbour || std::find(nb.begin(), nb.end(), c) != nb.end();
+      }
+      CHECK(neighbour);
+    }
+    ran.push_back(c);
+  }
+}

@@ -250,6 +250,7 @@ std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpac
                                  std::size_t batch, const std::vector<std::size_t>& warm_start,
                                  std::vector<double>* step_ns) {
   auto s = search::make_strategy(strategy, space, seed, options);
+  s->set_budget(max_evaluations);  // as `tune --budget` does
   return simulate_run(space, rec, *s, max_evaluations, batch, warm_start, step_ns);
 }
 
@@ -402,7 +403,6 @@ CompareResult compare_strategies(const ParameterSpace& space, const RecordedSpac
     std::size_t n = b.resolve(space.size());
     if (std::find(res.budgets.begin(), res.budgets.end(), n) == res.budgets.end()) res.budgets.push_back(n);
   }
-  const std::size_t max_budget = *std::max_element(res.budgets.begin(), res.budgets.end());
 
   for (const auto& name : names) {
     const search::Options& so = options[name];
@@ -412,12 +412,10 @@ CompareResult compare_strategies(const ParameterSpace& space, const RecordedSpac
     std::vector<double> step_ns;
     for (std::size_t r = 0; r < opt.repeats; ++r) {
       const std::uint64_t seed = opt.seed + r;
-      std::vector<double> trace;
-      if (opt.batch <= 1) trace = simulate_run(space, rec, name, so, seed, max_budget, 1, opt.warm_start, &step_ns);
       for (std::size_t b = 0; b < res.budgets.size(); ++b) {
-        const std::size_t budget = res.budgets[b];
-        if (opt.batch > 1)
-          trace = simulate_run(space, rec, name, so, seed, budget, opt.batch, opt.warm_start, &step_ns);
+        const std::size_t budget = res.budgets[b];  // a run of its own: the strategy is told its budget
+        const std::vector<double> trace =
+            simulate_run(space, rec, name, so, seed, budget, opt.batch, opt.warm_start, &step_ns);
         const std::size_t used = std::min(budget, trace.size());
         const double best = used ? trace[used - 1] : kInf;
         spent[b] += static_cast<double>(used);

@@ -161,7 +161,8 @@ struct CompareResult {
 /// is the best after k + 1 evaluations; the vector is shorter than max_evaluations when the strategy stops
 /// proposing. Mirrors session::run: a proposal that was already evaluated (a revisit) is answered from
 /// memory and never counts against the budget; failures are +infinity. `warm_start` (space indices, best first)
-/// is handed to the strategy before its first proposal. Deterministic for a seed. When `step_ns` is given, the
+/// is handed to the strategy before its first proposal, and max_evaluations as its budget (Strategy::set_budget, as
+/// `tune --budget` does). Deterministic for a seed. When `step_ns` is given, the
 /// duration of every step (propose() plus observe(), ns; see DecisionTime) is appended to it.
 /// Throws UsageError for an unknown strategy or option.
 std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpace& rec, const std::string& strategy,
@@ -175,8 +176,8 @@ std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpac
                                  std::vector<double>* step_ns = nullptr);
 
 /// Runs the benchmark. Every strategy runs with search::limited_options() (each run is cut short by a budget),
-/// so brute_force walks the covering order unless its options say order=enumeration. Cost: repeats x strategies runs of the largest budget when batch == 1 (budgets are
-/// read off one trace), one run per budget otherwise. Throws UsageError for an empty space, no budgets,
+/// so brute_force walks the covering order unless its options say order=enumeration. Cost: repeats x strategies x
+/// budgets runs, one per budget (each strategy is told its budget, as `tune --budget` tells it). Throws UsageError for an empty space, no budgets,
 /// repeats == 0, a negative `within`, an unknown strategy or option. Not thread-safe (no shared state; one call
 /// per thread).
 CompareResult compare_strategies(const ParameterSpace& space, const RecordedSpace& rec, const CompareOptions& opt);

@@ -177,6 +177,7 @@ void Session::make_strategy() {
       limited ? search::limited_options(opt_.strategy, opt_.strategy_options) : opt_.strategy_options;
   strategy_ = opt_.configs.empty() ? search::make_strategy(opt_.strategy, space_, opt_.seed, strategy_options)
                                    : list_strategy(space_, opt_.configs, spec_);
+  if (opt_.budget > 0) strategy_->set_budget(opt_.budget);
   if (!opt_.configs.empty() || opt_.warm_start.empty()) return;
   std::vector<std::size_t> warm;
   for (const Config& c : opt_.warm_start) {
