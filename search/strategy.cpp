@@ -59,8 +59,9 @@ const std::vector<Entry>& registry() {
       {"broad_then_local",
        "the default under a budget or time limit: the warm-start points, then a stratified sample holding every "
        "value of every parameter (covering rounds), then a best-first search over neighbourhoods (hill climbs "
-       "from the best configs found so far), with a further covering round after every few exhausted "
-       "neighbourhoods until the whole space is visited",
+       "from the best configs found so far; one config per step under a budget, nearest moves first), with a "
+       "further covering round after every few exhausted neighbourhoods until the whole space is visited; a "
+       "budget under two covering rounds climbs from the spec default",
        detail::broad_then_local_options, detail::make_broad_then_local},
   };
   return entries;
