@@ -151,18 +151,19 @@ class BroadThenLocal final : public StrategyBase {
   }
 
   /// Orders the neighbours of `base` by the size of their move (stable, so random among equals): a move of one
-  /// position in the value list of a numeric parameter first, then two, ...; a categorical move counts as one.
-  /// Numeric parameters are mostly smooth in their (log-scale) positions, so the next value up or down is the
+  /// position in the value list of a numeric parameter (three or more values) first, then a categorical or
+  /// two-valued switch (a variant, a flag: another code path) as one and a half positions, then two positions,
+  /// ... Numeric parameters are mostly smooth in their (log-scale) positions, so the next value up or down is the
   /// likeliest improvement.
   void nearest_first(std::size_t base, std::vector<std::size_t>& nb) const {
     const std::vector<Param>& ps = space_.params();
     std::vector<std::pair<int, std::size_t>> moves;
     moves.reserve(nb.size());
     for (std::size_t c : nb) {
-      int size = 1;
+      int size = 3;  // in half positions: a switch counts as 1.5
       for (std::size_t p = 0; p < ps.size(); ++p) {
         const int from = space_.value_at(base, p), to = space_.value_at(c, p);
-        if (from != to && ps[p].labels.empty() && ps[p].values.size() >= 3) size = std::abs(from - to);
+        if (from != to && ps[p].labels.empty() && ps[p].values.size() >= 3) size = 2 * std::abs(from - to);
       }
       moves.emplace_back(size, c);
     }
@@ -314,8 +315,8 @@ std::vector<OptionSpec> broad_then_local_options() {
        "and the session compiles the likely next configs ahead",
        OptionKind::integer, 0, 1e9, {}},
       {"local_order", "near",
-       "order in which a neighbourhood is tried: near (moves of one value position first, random among equals) "
-       "or random",
+       "order in which a neighbourhood is tried: near (a numeric parameter's next value up or down first, then a "
+       "switch of a variant or flag, then larger moves; random among equals) or random",
        OptionKind::choice, 0, 0, {"near", "random"}},
       {"climb_below", "2",
        "with a budget (tune --budget) under this many first covering rounds, climb from the spec default instead "

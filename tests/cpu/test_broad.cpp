@@ -151,6 +151,38 @@ TEST_CASE("broad_then_local: under a budget one config per local step, nearest m
   CHECK_THROWS_AS(make_strategy("broad_then_local", space, 1, {{"local_order", "sideways"}}), UsageError);
 }
 
+TEST_CASE("broad_then_local: a step of a numeric parameter comes before a switch of a variant or a flag", "[cpu][search]") {
+  Param variant = make_param("VARIANT", range(3));
+  variant.labels = {{0, "a"}, {1, "b"}, {2, "c"}};
+  const ParameterSpace space =
+      make_space({variant, make_param("FLAG", range(2)), make_param("X", range(6)), make_param("Y", range(4))}, {});
+  const Objective f = [&](std::size_t i) { return 1.0 + static_cast<double>((i * 7919) % 1009) / 1009.0; };  // distinct
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    INFO("seed " << seed);
+    auto s = make_strategy("broad_then_local", space, seed, {{"spec_default", "false"}, {"model", "0"}});
+    s->set_budget(space.size());
+    std::vector<Observation> obs;
+    std::size_t best = detail::kNone;
+    for (std::size_t i : s->propose(64)) {  // the covering round
+      obs.push_back({i, f(i)});
+      if (best == detail::kNone || f(i) < f(best)) best = i;
+    }
+    s->observe(obs);
+    // The best config's first two expansions: X and Y one position away (each has at least one such value)
+    // before any switch of VARIANT or FLAG.
+    for (int step = 0; step < 2; ++step) {
+      const std::vector<std::size_t> next = s->propose(64);
+      REQUIRE(next.size() == 1);
+      const std::vector<std::uint16_t> a = space.indices(best), b = space.indices(next.front());
+      CHECK(a[0] == b[0]);
+      CHECK(a[1] == b[1]);
+      CHECK(std::abs(a[2] - b[2]) + std::abs(a[3] - b[3]) == 1);
+      if (f(next.front()) < f(best)) break;  // a better config: the next step expands that one
+      s->observe({{next.front(), f(next.front())}});
+    }
+  }
+}
+
 TEST_CASE("broad_then_local: a budget under two covering rounds climbs from the spec default", "[cpu][search]") {
   const ParameterSpace& space = bowl_space();
   const Objective f = [&](std::size_t i) { return bowl(space, i); };
