@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "search/base.hpp"
@@ -31,7 +33,8 @@ class BroadThenLocal final : public StrategyBase {
         explore_(static_cast<std::size_t>(o.integer("explore"))),
         model_every_(static_cast<std::size_t>(o.integer("model"))),
         local_batch_(static_cast<std::size_t>(o.integer("local_batch"))),
-        nearest_first_(o.choice("local_order") == "near"),
+        nearest_first_(o.choice("local_order") != "random"),
+        learned_order_(o.choice("local_order") == "learned"),
         climb_below_(o.real("climb_below")),
         cover_(covering_order(space, rng_)),
         model_(space, o.real("model_ridge")),
@@ -137,7 +140,10 @@ class BroadThenLocal final : public StrategyBase {
       for (std::size_t c : nb) {
         if (known(c)) continue;
         open = true;
-        if (out.size() < k && !pending(c) && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+        if (out.size() < k && !pending(c) && std::find(out.begin(), out.end(), c) == out.end()) {
+          out.push_back(c);
+          parent_.emplace(c, it->second);
+        }
       }
       if (open) {
         if (!out.empty()) break;  // one config's neighbours per step
@@ -154,21 +160,84 @@ class BroadThenLocal final : public StrategyBase {
   /// position in the value list of a numeric parameter (three or more values) first, then a categorical or
   /// two-valued switch (a variant, a flag: another code path) as one and a half positions, then two positions,
   /// ... Numeric parameters are mostly smooth in their (log-scale) positions, so the next value up or down is the
-  /// likeliest improvement.
+  /// likeliest improvement. With local_order `learned`, among moves of one size: first those that made configs
+  /// faster where the same change was measured elsewhere, last those that made them slower (move_evidence); then
+  /// moves of other parameters before a further move of the parameter whose change led to `base` (the others'
+  /// best values may have shifted with it).
   void nearest_first(std::size_t base, std::vector<std::size_t>& nb) const {
     const std::vector<Param>& ps = space_.params();
-    std::vector<std::pair<int, std::size_t>> moves;
+    if (learned_order_) learn_moves();
+    const std::size_t came_along = learned_order_ ? arrived_by(base) : kNone;
+    struct Move {
+      int size;         // in half positions: a switch counts as 1.5
+      double evidence;  // mean log time ratio of the same move elsewhere (0 = none measured)
+      bool along;       // changes the parameter that led to base
+      std::size_t c;
+    };
+    std::vector<Move> moves;
     moves.reserve(nb.size());
     for (std::size_t c : nb) {
-      int size = 3;  // in half positions: a switch counts as 1.5
+      Move m{3, 0.0, false, c};
       for (std::size_t p = 0; p < ps.size(); ++p) {
         const int from = space_.value_at(base, p), to = space_.value_at(c, p);
-        if (from != to && ps[p].labels.empty() && ps[p].values.size() >= 3) size = 2 * std::abs(from - to);
+        if (from == to) continue;
+        if (ps[p].labels.empty() && ps[p].values.size() >= 3) m.size = 2 * std::abs(from - to);
+        if (learned_order_) m.evidence = move_evidence(p, from, to);
+        m.along = p == came_along;
       }
-      moves.emplace_back(size, c);
+      moves.push_back(m);
     }
-    std::stable_sort(moves.begin(), moves.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (std::size_t j = 0; j < nb.size(); ++j) nb[j] = moves[j].second;
+    std::stable_sort(moves.begin(), moves.end(), [](const Move& a, const Move& b) {
+      if (a.size != b.size) return a.size < b.size;
+      if (a.evidence != b.evidence) return a.evidence < b.evidence;
+      return !a.along && b.along;
+    });
+    for (std::size_t j = 0; j < nb.size(); ++j) nb[j] = moves[j].c;
+  }
+
+  /// The parameter whose change led to config c (c was proposed as a neighbour of a config differing from it in
+  /// that parameter only), or kNone when c came from elsewhere (covering order, model, warm start).
+  std::size_t arrived_by(std::size_t c) const {
+    const auto it = parent_.find(c);
+    if (it == parent_.end()) return kNone;
+    for (std::size_t p = 0; p < space_.params().size(); ++p)
+      if (space_.value_at(c, p) != space_.value_at(it->second, p)) return p;
+    return kNone;
+  }
+
+  /// Records every pair of successfully evaluated configs that differ in one parameter, once: the log time
+  /// ratio of the move (parameter, from value, to value) and of its reverse. Incremental over observed().
+  void learn_moves() const {
+    const std::vector<std::size_t>& seen = observed();
+    for (; moves_up_to_ < seen.size(); ++moves_up_to_) {
+      const std::size_t x = seen[moves_up_to_];
+      if (!std::isfinite(value(x)) || !paired_.insert(x).second) continue;
+      for (std::size_t y : space_.neighbours(x)) {
+        if (paired_.count(y) == 0) continue;  // not evaluated, failed, or paired when it comes
+        for (std::size_t p = 0; p < space_.params().size(); ++p) {
+          const int a = space_.value_at(x, p), b = space_.value_at(y, p);
+          if (a == b) continue;
+          const double r = std::log(value(y) / value(x));
+          MoveSum& fwd = move_sums_[move_key(p, a, b)];
+          fwd.log_ratio += r;
+          ++fwd.pairs;
+          MoveSum& back = move_sums_[move_key(p, b, a)];
+          back.log_ratio -= r;
+          ++back.pairs;
+        }
+      }
+    }
+  }
+  /// How much the move of parameter p from value position `from` to `to` changed the log time where both ends
+  /// were evaluated (the mean over those pairs, shrunk towards 0 by one pseudo-pair): negative = it helped.
+  double move_evidence(std::size_t p, int from, int to) const {
+    const auto it = move_sums_.find(move_key(p, from, to));
+    if (it == move_sums_.end()) return 0;
+    return it->second.log_ratio / (it->second.pairs + 1.0);
+  }
+  static std::uint64_t move_key(std::size_t p, int from, int to) {
+    return (static_cast<std::uint64_t>(p) << 32) | (static_cast<std::uint64_t>(from) << 16) |
+           static_cast<std::uint64_t>(to);
   }
 
   /// What the next local steps will probably evaluate, likeliest first: the model's picks under its last fit when
@@ -222,7 +291,7 @@ class BroadThenLocal final : public StrategyBase {
   /// random ones in larger spaces.
   std::vector<std::size_t> model_picks(std::size_t k) {
     refit();
-    return ranked_by_model(model_candidates(true), k);
+    return ranked_by_model(model_candidates(), k);
   }
 
   /// Brings the model up to date with every observation (const: the fit is a function of the observations only,
@@ -234,12 +303,13 @@ class BroadThenLocal final : public StrategyBase {
     model_.fit();
   }
 
-  /// Every config neither observed nor outstanding, or kModelCandidates of them in larger spaces: random ones
-  /// when `draw`, else the first ones of the pool (a guess must not draw random numbers).
-  std::vector<std::size_t> model_candidates(bool draw) {
-    if (unknown_count() > kModelCandidates && draw) return random_unknowns(kModelCandidates);
+  /// Every config neither observed nor outstanding, or kModelCandidates random ones of them in larger spaces.
+  std::vector<std::size_t> model_candidates() {
+    if (unknown_count() > kModelCandidates) return random_unknowns(kModelCandidates);
     return first_candidates();
   }
+  /// The first kModelCandidates configs of the unknown pool that are not outstanding (a guess must not draw
+  /// random numbers).
   std::vector<std::size_t> first_candidates() const {
     std::vector<std::size_t> out;
     for (std::size_t i : unknown_pool()) {
@@ -276,6 +346,7 @@ class BroadThenLocal final : public StrategyBase {
   const double broad_;
   const std::size_t elite_, explore_, model_every_, local_batch_;
   const bool nearest_first_;
+  const bool learned_order_;  // local_order learned: move evidence and the arriving parameter order equal moves
   const double climb_below_;
   const CoveringOrder cover_;
   mutable MarginalModel model_;  // a function of the observations: refit() may bring it up to date at any time
@@ -289,6 +360,14 @@ class BroadThenLocal final : public StrategyBase {
   std::set<std::pair<double, std::size_t>> ranked_;  // configs that ran with unevaluated neighbours, best first
   std::size_t ranked_up_to_ = 0;                     // observed() entries already ranked
   std::size_t exhausted_ = 0;  // neighbourhoods completed since the last exploration phase
+  struct MoveSum {
+    double log_ratio = 0;
+    int pairs = 0;
+  };
+  mutable std::unordered_map<std::uint64_t, MoveSum> move_sums_;  // by move_key: what each move did
+  mutable std::unordered_set<std::size_t> paired_;  // successful configs whose pairs are in move_sums_
+  mutable std::size_t moves_up_to_ = 0;             // observed() entries already paired
+  std::unordered_map<std::size_t, std::size_t> parent_;  // proposed neighbour -> the config it neighbours
 };
 
 }  // namespace
@@ -314,10 +393,12 @@ std::vector<OptionSpec> broad_then_local_options() {
        "--budget, the batch asked without one, e.g. under a time limit); small steps adapt after every result, "
        "and the session compiles the likely next configs ahead",
        OptionKind::integer, 0, 1e9, {}},
-      {"local_order", "near",
+      {"local_order", "learned",
        "order in which a neighbourhood is tried: near (a numeric parameter's next value up or down first, then a "
-       "switch of a variant or flag, then larger moves; random among equals) or random",
-       OptionKind::choice, 0, 0, {"near", "random"}},
+       "switch of a variant or flag, then larger moves; random among equals), learned (near, and among equal moves "
+       "first those that made configs faster elsewhere, last those that made them slower, then other parameters "
+       "before the one just changed) or random",
+       OptionKind::choice, 0, 0, {"learned", "near", "random"}},
       {"climb_below", "2",
        "with a budget (tune --budget) under this many first covering rounds, climb from the spec default instead "
        "(0 = never)",
