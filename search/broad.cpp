@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -24,6 +25,12 @@ namespace {
 /// exhausted neighbourhoods, `explore` more covering rounds are evaluated, and the covering order is where new
 /// configs come from when no config has unevaluated neighbours: every valid config is proposed once before the
 /// strategy runs dry.
+/// Option local_order: how a neighbourhood is ordered (nearest_first()).
+enum class Order { random, near, learned };
+Order local_order(const std::string& name) {
+  return name == "learned" ? Order::learned : name == "near" ? Order::near : Order::random;
+}
+
 class BroadThenLocal final : public StrategyBase {
  public:
   BroadThenLocal(const ParameterSpace& space, std::uint64_t seed, const OptionReader& o)
@@ -33,8 +40,7 @@ class BroadThenLocal final : public StrategyBase {
         explore_(static_cast<std::size_t>(o.integer("explore"))),
         model_every_(static_cast<std::size_t>(o.integer("model"))),
         local_batch_(static_cast<std::size_t>(o.integer("local_batch"))),
-        nearest_first_(o.choice("local_order") != "random"),
-        learned_order_(o.choice("local_order") == "learned"),
+        order_(local_order(o.choice("local_order"))),
         climb_below_(o.real("climb_below")),
         cover_(covering_order(space, rng_)),
         model_(space, o.real("model_ridge")),
@@ -135,7 +141,7 @@ class BroadThenLocal final : public StrategyBase {
     for (auto it = ranked_.begin(); it != ranked_.end() && out.size() < k;) {
       std::vector<std::size_t> nb = space_.neighbours(it->second);
       rng_.shuffle(nb);
-      if (nearest_first_) nearest_first(it->second, nb);
+      if (order_ != Order::random) nearest_first(it->second, nb);
       bool open = false;
       for (std::size_t c : nb) {
         if (known(c)) continue;
@@ -166,8 +172,9 @@ class BroadThenLocal final : public StrategyBase {
   /// best values may have shifted with it).
   void nearest_first(std::size_t base, std::vector<std::size_t>& nb) const {
     const std::vector<Param>& ps = space_.params();
-    if (learned_order_) learn_moves();
-    const std::size_t came_along = learned_order_ ? arrived_by(base) : kNone;
+    const bool learned = order_ == Order::learned;
+    if (learned) learn_moves();
+    const std::size_t came_along = learned ? arrived_by(base) : kNone;
     struct Move {
       int size;         // in half positions: a switch counts as 1.5
       double evidence;  // mean log time ratio of the same move elsewhere (0 = none measured)
@@ -182,7 +189,7 @@ class BroadThenLocal final : public StrategyBase {
         const int from = space_.value_at(base, p), to = space_.value_at(c, p);
         if (from == to) continue;
         if (ps[p].labels.empty() && ps[p].values.size() >= 3) m.size = 2 * std::abs(from - to);
-        if (learned_order_) m.evidence = move_evidence(p, from, to);
+        if (learned) m.evidence = move_evidence(p, from, to);
         m.along = p == came_along;
       }
       moves.push_back(m);
@@ -282,7 +289,7 @@ class BroadThenLocal final : public StrategyBase {
   /// only the moves of one position (and categorical moves) when `closest`.
   std::vector<std::size_t> nearest_of(std::size_t c, bool closest) const {
     std::vector<std::size_t> nb = closest ? space_.adjacent(c) : space_.neighbours(c);
-    if (nearest_first_ && !closest) nearest_first(c, nb);
+    if (order_ != Order::random && !closest) nearest_first(c, nb);
     return nb;
   }
 
@@ -345,8 +352,7 @@ class BroadThenLocal final : public StrategyBase {
 
   const double broad_;
   const std::size_t elite_, explore_, model_every_, local_batch_;
-  const bool nearest_first_;
-  const bool learned_order_;  // local_order learned: move evidence and the arriving parameter order equal moves
+  const Order order_;
   const double climb_below_;
   const CoveringOrder cover_;
   mutable MarginalModel model_;  // a function of the observations: refit() may bring it up to date at any time

@@ -161,9 +161,9 @@ struct CompareResult {
 /// is the best after k + 1 evaluations; the vector is shorter than max_evaluations when the strategy stops
 /// proposing. Mirrors session::run: a proposal that was already evaluated (a revisit) is answered from
 /// memory and never counts against the budget; failures are +infinity. `warm_start` (space indices, best first)
-/// is handed to the strategy before its first proposal, and max_evaluations as its budget (Strategy::set_budget, as
-/// `tune --budget` does). Deterministic for a seed. When `step_ns` is given, the
-/// duration of every step (propose() plus observe(), ns; see DecisionTime) is appended to it.
+/// is handed to the strategy before its first proposal, and max_evaluations as its budget (Strategy::set_budget,
+/// as `tune --budget` does). Deterministic for a seed. When `step_ns` is given, the duration of every step
+/// (propose() plus observe(), ns; see DecisionTime) is appended to it.
 /// Throws UsageError for an unknown strategy or option.
 std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpace& rec, const std::string& strategy,
                                  const search::Options& options, std::uint64_t seed, std::size_t max_evaluations,
@@ -177,9 +177,9 @@ std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpac
 
 /// Runs the benchmark. Every strategy runs with search::limited_options() (each run is cut short by a budget),
 /// so brute_force walks the covering order unless its options say order=enumeration. Cost: repeats x strategies x
-/// budgets runs, one per budget (each strategy is told its budget, as `tune --budget` tells it). Throws UsageError for an empty space, no budgets,
-/// repeats == 0, a negative `within`, an unknown strategy or option. Not thread-safe (no shared state; one call
-/// per thread).
+/// budgets runs, one per budget (each strategy is told its budget, as `tune --budget` tells it). Throws
+/// UsageError for an empty space, no budgets, repeats == 0, a negative `within`, an unknown strategy or option.
+/// Not thread-safe (no shared state; one call per thread).
 CompareResult compare_strategies(const ParameterSpace& space, const RecordedSpace& rec, const CompareOptions& opt);
 
 /// CSV with a header line; one line per row (with standard errors, the shares within each threshold as
