@@ -22,7 +22,8 @@
 #include "db/database.hpp"
 #include "tuner/core/keys.hpp"
 #include "tuner/kernels/registry.hpp"
-#include "tuner/session/compare.hpp"
+#include "tuner/specs/specs.hpp"
+#include "tuner/compare/compare.hpp"
 
 namespace {
 
@@ -78,9 +79,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   auto db = db::Database::open(argv[1], db::Database::Mode::read_only);
-  const TuningSpec spec = kernels::builtin_spec(argv[2]);
-  const session::Recording rec =
-      session::load_recording(*db, spec, Workload::parse(argv[3]), ProblemKey::parse(argv[4]));
+  const TuningSpec spec = specs::builtin_spec(argv[2]);
+  const compare::Recording rec =
+      compare::load_recording(*db, spec, Workload::parse(argv[3]), ProblemKey::parse(argv[4]));
   const std::size_t evaluations = std::strtoull(argv[5], nullptr, 10);
   const std::size_t seeds = std::strtoull(argv[6], nullptr, 10);
   const std::size_t batch = std::strtoull(argv[7], nullptr, 10);
@@ -96,7 +97,7 @@ int main(int argc, char** argv) {
     std::size_t worst_at = 0;
     for (std::size_t seed = 1; seed <= seeds; ++seed) {
       Timed t(search::make_strategy(name, *rec.space, seed, search::limited_options(name, {})));
-      session::simulate_run(*rec.space, rec.recorded, t, evaluations, batch);
+      compare::simulate_run(*rec.space, rec.recorded, t, evaluations, batch);
       for (std::size_t k = 0; k < t.ns.size(); ++k) {
         all.push_back(t.ns[k]);
         if (t.ns[k] > worst) {

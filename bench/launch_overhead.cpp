@@ -28,6 +28,7 @@
 #include "tuner/cuda/launcher.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 #include "tuner/runtime/launch.hpp"
 
 extern char** environ;
@@ -159,14 +160,14 @@ int main(int argc, char** argv) {
     // The same plan by direct cuLaunchKernel: compile the same configuration, pack the arguments once.
     const auto& d = cuda::detail::driver();
     cuda::Launcher launcher;
-    const TuningSpec spec = kernels::builtin_spec("reduction");
+    const TuningSpec spec = specs::builtin_spec("reduction");
     auto adapter = kernels::make_adapter(spec);
     const Workload w{"float32", "sum"};
     ProblemKey p;
     p.dims["n"] = n;
     const LaunchPlan plan = adapter->plan(choice.answer.config, w, p, launcher.device());
     const auto options = cuda::build_options(adapter->compile_options(w), choice.answer.config, spec.defines);
-    const cuda::CompileResult cr = cuda::compile(spec.source_text, "reduction.cu", options, launcher.arch());
+    const cuda::CompileResult cr = cuda::compile(spec.source_text, spec.headers, "reduction.cu", options, launcher.arch());
     if (!cr.ok) throw EnvironmentError("compile failed:\n" + cr.log);
     CUmodule module = nullptr;
     cuda::detail::check(d.module_load_data(&module, cr.cubin.data()), "cuModuleLoadData");

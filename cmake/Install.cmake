@@ -11,10 +11,11 @@ set_target_properties(autotune_core PROPERTIES EXPORT_NAME core)
 set_target_properties(autotune_db PROPERTIES EXPORT_NAME db)
 set_target_properties(autotune_embedded PROPERTIES EXPORT_NAME embedded)
 set_target_properties(autotune_kernels PROPERTIES EXPORT_NAME kernels)
+set_target_properties(autotune_specs PROPERTIES EXPORT_NAME specs)
 set_target_properties(autotune_cuda PROPERTIES EXPORT_NAME cuda)
 # autotune_lookup and autotune_runtime name themselves lookup and runtime (their CMakeLists.txt).
 
-install(TARGETS autotune_core autotune_db autotune_embedded autotune_kernels autotune_lookup autotune_cuda
+install(TARGETS autotune_core autotune_db autotune_embedded autotune_specs autotune_kernels autotune_lookup autotune_cuda
                 autotune_runtime
         EXPORT autotuneTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -26,8 +27,9 @@ install(TARGETS autotune_core autotune_db autotune_embedded autotune_kernels aut
 file(GLOB AUTOTUNE_CORE_HEADERS ${PROJECT_SOURCE_DIR}/tuner/core/*.hpp)
 install(FILES ${AUTOTUNE_CORE_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tuner/core)
 install(FILES ${PROJECT_SOURCE_DIR}/db/database.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/db)
-install(FILES ${PROJECT_SOURCE_DIR}/tuner/kernels/registry.hpp ${PROJECT_SOURCE_DIR}/tuner/kernels/embedded.hpp
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tuner/kernels)
+install(FILES ${PROJECT_SOURCE_DIR}/tuner/kernels/registry.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tuner/kernels)
+install(FILES ${PROJECT_SOURCE_DIR}/tuner/specs/specs.hpp ${PROJECT_SOURCE_DIR}/tuner/specs/embedded.hpp
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tuner/specs)
 install(FILES ${PROJECT_SOURCE_DIR}/tuner/lookup/lookup.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tuner/lookup)
 install(FILES ${PROJECT_SOURCE_DIR}/tuner/runtime/launch.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tuner/runtime)
 

@@ -76,6 +76,13 @@ if ldd "$work/lookup_only/lookup_only" | grep -Eq 'nvrtc|libcuda|cudart'; then
   exit 1
 fi
 echo "ok: lookup_only links no CUDA library"
+# An application that only looks configurations up carries no family adapter (they stay in autotune_kernels).
+if nm -C "$work/lookup_only/lookup_only" | grep -Eq 'autotune::kernels::|Adapter'; then
+  echo "lookup_only contains family-adapter code:" >&2
+  nm -C "$work/lookup_only/lookup_only" | grep -E 'autotune::kernels::|Adapter' | head >&2
+  exit 1
+fi
+echo "ok: lookup_only contains no family-adapter code"
 "$prefix/bin/autotune" --db "$root/tests/data/recorded_h200.db" best reduction --json | grep -q '"match": "exact"'
 echo "ok: installed CLI answers"
 

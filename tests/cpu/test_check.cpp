@@ -10,6 +10,7 @@
 #include "tuner/core/check.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 
@@ -169,7 +170,7 @@ TEST_CASE("every family's checks accept and reject exactly what its verify() doe
       {"transpose", Workload::parse("float64"), ProblemKey::parse("cols=64,rows=65")},
   };
   for (const Case& k : cases) {
-    const TuningSpec spec = kernels::builtin_spec(k.kernel);
+    const TuningSpec spec = specs::builtin_spec(k.kernel);
     const auto adapter = kernels::make_adapter(spec);
     const HostBuffers inputs = adapter->make_inputs(k.w, k.p, 7);
     const HostBuffers expected = *adapter->reference(inputs, k.w, k.p);

@@ -11,6 +11,7 @@
 
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 #include "tuner/sim/synthetic.hpp"
 #include "plan_emulation.hpp"
 
@@ -32,7 +33,7 @@ Config config(Value variant, Value block, Value items, Value stage = 0) {
 }
 
 std::shared_ptr<const KernelAdapter> adapter() {
-  return kernels::make_compaction_adapter(kernels::builtin_spec("compaction"));
+  return kernels::make_compaction_adapter(specs::builtin_spec("compaction"));
 }
 
 template <typename V>
@@ -205,7 +206,7 @@ std::size_t steps_named(const LaunchPlan& plan, const std::string& kernel) {
 }  // namespace
 
 TEST_CASE("compaction spec is embedded and its spaces have a few hundred configurations", "[cpu][compaction]") {
-  const TuningSpec s = kernels::builtin_spec("compaction");
+  const TuningSpec s = specs::builtin_spec("compaction");
   CHECK(s.family == "compaction");
   CHECK_FALSE(s.source_text.empty());
   CHECK(s.problem_dims == std::vector<std::string>{"n", "select_pct"});

@@ -1,4 +1,4 @@
-// The strategy benchmark (tuner/session/compare.*) and its CLI command compare-strategies: budgets, mapping
+// The strategy benchmark (tuner/compare/compare.*) and its CLI command compare-strategies: budgets, mapping
 // a recording onto the space, the simulated run (revisits are free, failures are +inf), statistics on a
 // synthetic space with a known optimum, and every strategy on the shipped H200 recordings.
 #include <catch2/catch.hpp>
@@ -18,12 +18,13 @@
 #include "tests/cli_support.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/registry.hpp"
-#include "tuner/session/compare.hpp"
+#include "tuner/specs/specs.hpp"
+#include "tuner/compare/compare.hpp"
 #include "tuner/session/session.hpp"
 #include "tuner/sim/synthetic.hpp"
 
 using namespace autotune;
-using session::BudgetSpec;
+using compare::BudgetSpec;
 
 namespace {
 
@@ -99,7 +100,7 @@ void check_usage_error(const std::string& args, const std::string& text) {
 }  // namespace
 
 TEST_CASE("budgets: counts and percentages of the space", "[cpu][compare]") {
-  auto b = session::parse_budgets("10, 20,5%,2.5%");
+  auto b = compare::parse_budgets("10, 20,5%,2.5%");
   REQUIRE(b.size() == 4);
   CHECK(b[0].resolve(1000) == 10);
   CHECK_FALSE(b[0].percent);
@@ -112,17 +113,17 @@ TEST_CASE("budgets: counts and percentages of the space", "[cpu][compare]") {
   CHECK(BudgetSpec{1, true}.resolve(10) == 1);   // 0.1: at least one evaluation
   CHECK(BudgetSpec{500, false}.resolve(90) == 90);  // capped at the space
   CHECK(BudgetSpec{100, true}.resolve(90) == 90);
-  CHECK(session::parse_budgets("10,").size() == 1);
+  CHECK(compare::parse_budgets("10,").size() == 1);
   for (const char* bad : {"", "0", "-5", "abc", "1.5", "150%", "10,,20", "5%%", "%"})
-    CHECK_THROWS_AS(session::parse_budgets(bad), UsageError);
-  CHECK_THROWS_WITH(session::parse_budgets("10,x"), Catch::Contains("'x'"));
+    CHECK_THROWS_AS(compare::parse_budgets(bad), UsageError);
+  CHECK_THROWS_WITH(compare::parse_budgets("10,x"), Catch::Contains("'x'"));
 }
 
 TEST_CASE("a recording maps onto the valid space, gaps and strangers are errors naming them", "[cpu][compare]") {
   Bowl bowl;
   auto rows = bowl.rows();
   REQUIRE(rows.size() == bowl.space->size());
-  session::RecordedSpace rec = session::map_recording(*bowl.space, rows);
+  compare::RecordedSpace rec = compare::map_recording(*bowl.space, rows);
   CHECK(rec.optimum == Approx(1000.0));
   CHECK(bowl.space->config(rec.optimum_index) == Config({{"A", 8}, {"B", 2}, {"C", 1}}));
   CHECK(rec.failures == 3 * 3);  // A=32 with B in {1, 2, 4}, C in {0, 1, 2}
@@ -133,47 +134,47 @@ TEST_CASE("a recording maps onto the valid space, gaps and strangers are errors 
   auto missing = rows;
   std::string gone = missing.back().config_json;
   missing.pop_back();
-  CHECK_THROWS_WITH(session::map_recording(*bowl.space, missing), Catch::Contains(gone) && Catch::Contains("no recorded trial"));
+  CHECK_THROWS_WITH(compare::map_recording(*bowl.space, missing), Catch::Contains(gone) && Catch::Contains("no recorded trial"));
 
   // A recorded config outside the valid space; an "invalid" one (never run) is ignored instead.
   auto stranger = rows;
   stranger.push_back(rows.front());
   stranger.back().config_json = Config({{"A", 32}, {"B", 16}, {"C", 0}}).to_json();
-  CHECK_THROWS_WITH(session::map_recording(*bowl.space, stranger),
+  CHECK_THROWS_WITH(compare::map_recording(*bowl.space, stranger),
                     Catch::Contains("{\"A\":32,\"B\":16,\"C\":0}") && Catch::Contains("not in the valid space"));
   stranger.back().m.status = TrialStatus::invalid;
-  CHECK(session::map_recording(*bowl.space, stranger).ignored == 1);
+  CHECK(compare::map_recording(*bowl.space, stranger).ignored == 1);
 }
 
 TEST_CASE("load_recording reads one kernel, device and problem from a database", "[cpu][compare]") {
   Bowl bowl;
-  session::Recording r = session::load_recording(*bowl.db, bowl.spec, bowl.w, bowl.p);
+  compare::Recording r = compare::load_recording(*bowl.db, bowl.spec, bowl.w, bowl.p);
   CHECK(r.device.info.name == "Synthetic GPU");
   CHECK(r.space->size() == bowl.space->size());
   CHECK(r.recorded.optimum == Approx(1000.0));
   CHECK(r.note.empty());
   CHECK(r.source_hash == bowl.spec.source_hash());
-  CHECK_THROWS_WITH(session::load_recording(*bowl.db, bowl.spec, bowl.w, bowl.p, "Other GPU"),
+  CHECK_THROWS_WITH(compare::load_recording(*bowl.db, bowl.spec, bowl.w, bowl.p, "Other GPU"),
                     Catch::Contains("Synthetic GPU"));
-  CHECK_THROWS_WITH(session::load_recording(*bowl.db, bowl.spec, bowl.w, ProblemKey::parse("n=5")),
+  CHECK_THROWS_WITH(compare::load_recording(*bowl.db, bowl.spec, bowl.w, ProblemKey::parse("n=5")),
                     Catch::Contains("no recorded trials"));
   TuningSpec other = bowl.spec;
   other.name = "nothing";
-  CHECK_THROWS_AS(session::load_recording(*bowl.db, other, bowl.w, bowl.p), UsageError);
+  CHECK_THROWS_AS(compare::load_recording(*bowl.db, other, bowl.w, bowl.p), UsageError);
   // A changed kernel source: the old recording is still used, with a note.
   TuningSpec changed = bowl.spec;
   changed.source_text = "// new";
-  CHECK_FALSE(session::load_recording(*bowl.db, changed, bowl.w, bowl.p).note.empty());
+  CHECK_FALSE(compare::load_recording(*bowl.db, changed, bowl.w, bowl.p).note.empty());
 }
 
 TEST_CASE("simulated runs: revisits are free, failures are +inf, brute force follows the enumeration",
           "[cpu][compare]") {
   Bowl bowl;
-  session::RecordedSpace rec = session::map_recording(*bowl.space, bowl.rows());
+  compare::RecordedSpace rec = compare::map_recording(*bowl.space, bowl.rows());
   const auto& v = rec.values;
 
   Scripted s({{0}, {0}, {0, 1}, {1}, {1, 0}, {2}, {3}});
-  auto trace = session::simulate_run(*bowl.space, rec, s, 3);
+  auto trace = compare::simulate_run(*bowl.space, rec, s, 3);
   REQUIRE(trace.size() == 3);  // 0, 1, 2 evaluated; the four revisits cost nothing
   CHECK(trace[0] == v[0]);
   CHECK(trace[2] == std::min({v[0], v[1], v[2]}));
@@ -182,7 +183,7 @@ TEST_CASE("simulated runs: revisits are free, failures are +inf, brute force fol
   for (const auto& o : s.told) zeros += o.index == 0 ? 1 : 0;
   CHECK(zeros == 4);
 
-  auto bf = session::simulate_run(*bowl.space, rec, "brute_force", {}, 1, bowl.space->size());
+  auto bf = compare::simulate_run(*bowl.space, rec, "brute_force", {}, 1, bowl.space->size());
   REQUIRE(bf.size() == bowl.space->size());
   double best = kInf;
   for (std::size_t i = 0; i < bf.size(); ++i) {
@@ -190,27 +191,27 @@ TEST_CASE("simulated runs: revisits are free, failures are +inf, brute force fol
     CHECK(bf[i] == best);
   }
   // The strategy runs dry at the size of the space.
-  CHECK(session::simulate_run(*bowl.space, rec, "random_sample", {}, 1, 10 * bowl.space->size()).size() ==
+  CHECK(compare::simulate_run(*bowl.space, rec, "random_sample", {}, 1, 10 * bowl.space->size()).size() ==
         bowl.space->size());
   // Deterministic per seed; batches keep the budget.
-  CHECK(session::simulate_run(*bowl.space, rec, "genetic_algorithm", {}, 7, 40) ==
-        session::simulate_run(*bowl.space, rec, "genetic_algorithm", {}, 7, 40));
-  CHECK(session::simulate_run(*bowl.space, rec, "greedy_local_search", {}, 7, 25, 8).size() == 25);
-  CHECK_THROWS_AS(session::simulate_run(*bowl.space, rec, "no_such_strategy", {}, 1, 5), UsageError);
+  CHECK(compare::simulate_run(*bowl.space, rec, "genetic_algorithm", {}, 7, 40) ==
+        compare::simulate_run(*bowl.space, rec, "genetic_algorithm", {}, 7, 40));
+  CHECK(compare::simulate_run(*bowl.space, rec, "greedy_local_search", {}, 7, 25, 8).size() == 25);
+  CHECK_THROWS_AS(compare::simulate_run(*bowl.space, rec, "no_such_strategy", {}, 1, 5), UsageError);
 }
 
 TEST_CASE("compare on a synthetic space with a known optimum", "[cpu][compare]") {
   Bowl bowl;
-  session::RecordedSpace rec = session::map_recording(*bowl.space, bowl.rows());
+  compare::RecordedSpace rec = compare::map_recording(*bowl.space, bowl.rows());
   const std::size_t n = bowl.space->size();
-  session::CompareOptions opt;
+  compare::CompareOptions opt;
   opt.strategies = {"brute_force", "greedy_local_search", "bayesian_optimization"};
   opt.strategy_options["brute_force"] = {{"order", "enumeration"}};  // compare's default is the covering order
-  opt.budgets = session::parse_budgets("1,20%,100%");
+  opt.budgets = compare::parse_budgets("1,20%,100%");
   opt.repeats = 8;
   std::vector<std::string> done;
   opt.on_strategy_done = [&](const std::string& s, double) { done.push_back(s); };
-  session::CompareResult r = session::compare_strategies(*bowl.space, rec, opt);
+  compare::CompareResult r = compare::compare_strategies(*bowl.space, rec, opt);
   CHECK(r.space_size == n);
   CHECK(r.optimum_ns == Approx(1000.0));
   REQUIRE(r.budgets == std::vector<std::size_t>{1, static_cast<std::size_t>(std::lround(0.2 * n)), n});
@@ -237,11 +238,11 @@ TEST_CASE("compare on a synthetic space with a known optimum", "[cpu][compare]")
   }
   // Deterministic.
   opt.on_strategy_done = nullptr;
-  session::CompareResult again = session::compare_strategies(*bowl.space, rec, opt);
+  compare::CompareResult again = compare::compare_strategies(*bowl.space, rec, opt);
   for (std::size_t i = 0; i < r.rows.size(); ++i) CHECK(again.rows[i].median == r.rows[i].median);
 
   // Output.
-  std::string csv = session::compare_csv(r, {{"kernel", "bowl"}});
+  std::string csv = compare::compare_csv(r, {{"kernel", "bowl"}});
   std::istringstream lines(csv);
   std::string header, line;
   std::getline(lines, header);
@@ -252,28 +253,28 @@ TEST_CASE("compare on a synthetic space with a known optimum", "[cpu][compare]")
     CHECK(line.rfind("bowl,", 0) == 0);
   }
   CHECK(count == r.rows.size());
-  std::string table = session::compare_table(r);
+  std::string table = compare::compare_table(r);
   CHECK_THAT(table, Catch::Contains("random_sample") && Catch::Contains("bayesian_optimization") &&
                         Catch::Contains("within 5%") && Catch::Contains("baseline"));
-  CHECK_THAT(session::compare_table(r, true), Catch::Contains("| strategy |") && Catch::Contains("(baseline)"));
+  CHECK_THAT(compare::compare_table(r, true), Catch::Contains("| strategy |") && Catch::Contains("(baseline)"));
 
   // Bad input.
-  session::CompareOptions bad = opt;
+  compare::CompareOptions bad = opt;
   bad.strategies = {"nope"};
   bad.strategy_options.clear();
-  CHECK_THROWS_WITH(session::compare_strategies(*bowl.space, rec, bad), Catch::Contains("nope"));
+  CHECK_THROWS_WITH(compare::compare_strategies(*bowl.space, rec, bad), Catch::Contains("nope"));
   bad = opt;
   bad.strategy_options["greedy_local_search"] = {{"improvement", "sideways"}};
-  CHECK_THROWS_AS(session::compare_strategies(*bowl.space, rec, bad), UsageError);
+  CHECK_THROWS_AS(compare::compare_strategies(*bowl.space, rec, bad), UsageError);
   bad = opt;
   bad.strategy_options["particle_swarm"] = {{"swarm", "10"}};  // not among the compared strategies
-  CHECK_THROWS_WITH(session::compare_strategies(*bowl.space, rec, bad), Catch::Contains("particle_swarm"));
+  CHECK_THROWS_WITH(compare::compare_strategies(*bowl.space, rec, bad), Catch::Contains("particle_swarm"));
   bad = opt;
   bad.repeats = 0;
-  CHECK_THROWS_AS(session::compare_strategies(*bowl.space, rec, bad), UsageError);
+  CHECK_THROWS_AS(compare::compare_strategies(*bowl.space, rec, bad), UsageError);
   bad = opt;
   bad.budgets.clear();
-  CHECK_THROWS_AS(session::compare_strategies(*bowl.space, rec, bad), UsageError);
+  CHECK_THROWS_AS(compare::compare_strategies(*bowl.space, rec, bad), UsageError);
 }
 
 namespace {
@@ -289,15 +290,15 @@ std::vector<std::string> csv_cells(const std::string& line) {
 
 TEST_CASE("compare: standard errors, thresholds, per-run rows and the comparison with random", "[cpu][compare]") {
   Bowl bowl;
-  session::RecordedSpace rec = session::map_recording(*bowl.space, bowl.rows());
-  session::CompareOptions opt;
+  compare::RecordedSpace rec = compare::map_recording(*bowl.space, bowl.rows());
+  compare::CompareOptions opt;
   opt.strategies = {"brute_force", "broad_then_local"};
   opt.strategy_options["brute_force"] = {{"order", "enumeration"}};  // index 0 first: a poor start
-  opt.budgets = session::parse_budgets("3,12");
+  opt.budgets = compare::parse_budgets("3,12");
   opt.repeats = 40;
   opt.within = 0.1;
   opt.keep_runs = true;
-  session::CompareResult r = session::compare_strategies(*bowl.space, rec, opt);
+  compare::CompareResult r = compare::compare_strategies(*bowl.space, rec, opt);
   CHECK(r.thresholds == std::vector<double>{0.01, 0.02, 0.05, 0.1});
   REQUIRE(r.rows.size() == 3 * 2);
   REQUIRE(r.runs.size() == 3 * 2 * 40);
@@ -346,7 +347,7 @@ TEST_CASE("compare: standard errors, thresholds, per-run rows and the comparison
   if (base3.within >= 2 * base3.within_se && base3.within > 0) CHECK(bf3.vs_random == -1);
 
   // CSV: standard errors, every threshold, and the decision times.
-  const std::string csv = session::compare_csv(r, {{"kernel", "bowl"}});
+  const std::string csv = compare::compare_csv(r, {{"kernel", "bowl"}});
   std::istringstream lines(csv);
   std::string header, line;
   std::getline(lines, header);
@@ -367,16 +368,16 @@ TEST_CASE("compare: standard errors, thresholds, per-run rows and the comparison
     CHECK(std::stoi(cells[col("vs_random")]) == r.rows[k].vs_random);
   }
   // Per-run CSV: one line per strategy, budget and seed.
-  const std::string runs = session::compare_runs_csv(r);
+  const std::string runs = compare::compare_runs_csv(r);
   CHECK(runs.rfind("strategy,budget,seed,best_ns,score,evaluations\n", 0) == 0);
   CHECK(static_cast<std::size_t>(std::count(runs.begin(), runs.end(), '\n')) == 1 + r.runs.size());
   // Table: the headline threshold, the thresholds' columns and the decision times.
-  const std::string table = session::compare_table(r);
+  const std::string table = compare::compare_table(r);
   CHECK_THAT(table, Catch::Contains("within 10% +- se") && Catch::Contains("<1%") && Catch::Contains("<2%") &&
                         Catch::Contains("decision time per step"));
-  CHECK_THAT(session::compare_table(r, true), Catch::Contains("decision mean / p99 / max") && Catch::Contains("±"));
+  CHECK_THAT(compare::compare_table(r, true), Catch::Contains("decision mean / p99 / max") && Catch::Contains("±"));
   opt.within = -0.1;
-  CHECK_THROWS_AS(session::compare_strategies(*bowl.space, rec, opt), UsageError);
+  CHECK_THROWS_AS(compare::compare_strategies(*bowl.space, rec, opt), UsageError);
 }
 
 TEST_CASE("every strategy runs in simulation on the shipped H200 recordings", "[cpu][compare]") {
@@ -384,15 +385,15 @@ TEST_CASE("every strategy runs in simulation on the shipped H200 recordings", "[
   const std::size_t n_strategies = search::list_strategies().size();
 
   SECTION("transpose: 90 configurations") {
-    TuningSpec spec = kernels::builtin_spec("transpose");
-    session::Recording rec =
-        session::load_recording(*db, spec, Workload::parse("float32"), ProblemKey::parse("rows=8192,cols=8192"));
+    TuningSpec spec = specs::builtin_spec("transpose");
+    compare::Recording rec =
+        compare::load_recording(*db, spec, Workload::parse("float32"), ProblemKey::parse("rows=8192,cols=8192"));
     REQUIRE(rec.space->size() == 90);
     CHECK(rec.device.info.name == "NVIDIA H200");
-    session::CompareOptions opt;
-    opt.budgets = session::parse_budgets("5%,10%,100%");
+    compare::CompareOptions opt;
+    opt.budgets = compare::parse_budgets("5%,10%,100%");
     opt.repeats = 10;
-    session::CompareResult r = session::compare_strategies(*rec.space, rec.recorded, opt);
+    compare::CompareResult r = compare::compare_strategies(*rec.space, rec.recorded, opt);
     REQUIRE(r.rows.size() == n_strategies * 3);
     std::set<std::string> names;
     for (const auto& row : r.rows) {
@@ -405,15 +406,15 @@ TEST_CASE("every strategy runs in simulation on the shipped H200 recordings", "[
   }
 
   SECTION("reduction: 2436 configurations") {
-    TuningSpec spec = kernels::builtin_spec("reduction");
-    session::Recording rec =
-        session::load_recording(*db, spec, Workload::parse("float32/sum"), ProblemKey::parse("n=67108864"));
+    TuningSpec spec = specs::builtin_spec("reduction");
+    compare::Recording rec =
+        compare::load_recording(*db, spec, Workload::parse("float32/sum"), ProblemKey::parse("n=67108864"));
     REQUIRE(rec.space->size() == 2436);
     CHECK(rec.recorded.failures == 0);
-    session::CompareOptions opt;
-    opt.budgets = session::parse_budgets("1%,5%");
+    compare::CompareOptions opt;
+    opt.budgets = compare::parse_budgets("1%,5%");
     opt.repeats = 4;
-    session::CompareResult r = session::compare_strategies(*rec.space, rec.recorded, opt);
+    compare::CompareResult r = compare::compare_strategies(*rec.space, rec.recorded, opt);
     REQUIRE(r.rows.size() == n_strategies * 2);
     for (const auto& row : r.rows) {
       CHECK(row.median > 0);
@@ -448,13 +449,13 @@ TEST_CASE("autotune compare-strategies: table, CSV and errors", "[cpu][compare][
 
 namespace {
 
-std::unique_ptr<session::Recording> reduction_recording() {
+std::unique_ptr<compare::Recording> reduction_recording() {
   auto db = db::Database::open(recorded_db(), db::Database::Mode::read_only);
-  return std::make_unique<session::Recording>(session::load_recording(
-      *db, kernels::builtin_spec("reduction"), Workload::parse("float32/sum"), ProblemKey::parse("n=67108864")));
+  return std::make_unique<compare::Recording>(compare::load_recording(
+      *db, specs::builtin_spec("reduction"), Workload::parse("float32/sum"), ProblemKey::parse("n=67108864")));
 }
 
-const session::CompareRow& row_of(const session::CompareResult& r, const std::string& strategy, std::size_t budget) {
+const compare::CompareRow& row_of(const compare::CompareResult& r, const std::string& strategy, std::size_t budget) {
   for (const auto& row : r.rows)
     if (row.strategy == strategy && row.budget == budget) return row;
   FAIL("no row for " << strategy << " at " << budget);
@@ -495,13 +496,13 @@ TEST_CASE("limited runs on the H200 reduction recording: covering brute force, b
   }
 
   SECTION("compare-strategies uses the covering brute force unless told otherwise") {
-    session::CompareOptions opt;
+    compare::CompareOptions opt;
     opt.strategies = {"brute_force"};
     opt.budgets = {BudgetSpec{32, false}};
     opt.repeats = 20;
-    const session::CompareResult covering = session::compare_strategies(space, rec->recorded, opt);
+    const compare::CompareResult covering = compare::compare_strategies(space, rec->recorded, opt);
     opt.strategy_options["brute_force"] = {{"order", "enumeration"}};
-    const session::CompareResult enumeration = session::compare_strategies(space, rec->recorded, opt);
+    const compare::CompareResult enumeration = compare::compare_strategies(space, rec->recorded, opt);
     const auto& c = row_of(covering, "brute_force", 32);
     const auto& e = row_of(enumeration, "brute_force", 32);
     INFO("covering " << c.median << ", enumeration " << e.median);
@@ -512,11 +513,11 @@ TEST_CASE("limited runs on the H200 reduction recording: covering brute force, b
   }
 
   SECTION("broad_then_local beats random sampling and the covering brute force at 5% and 10%") {
-    session::CompareOptions opt;
+    compare::CompareOptions opt;
     opt.strategies = {"brute_force", "broad_then_local"};
-    opt.budgets = session::parse_budgets("5%,10%");
+    opt.budgets = compare::parse_budgets("5%,10%");
     opt.repeats = 200;
-    const session::CompareResult r = session::compare_strategies(space, rec->recorded, opt);
+    const compare::CompareResult r = compare::compare_strategies(space, rec->recorded, opt);
     for (std::size_t budget : r.budgets) {
       const auto& btl = row_of(r, "broad_then_local", budget);
       const auto& random = row_of(r, "random_sample", budget);
@@ -542,39 +543,39 @@ TEST_CASE("warm starts from another recorded problem", "[cpu][compare]") {
     return 500.0 * (1 + 0.05 * a * a + 0.08 * b * b + 0.1 * cc * cc);
   });
   session::run(bowl.spec, be, *bowl.db, bowl.w, other, {});
-  session::Recording rec = session::load_recording(*bowl.db, bowl.spec, bowl.w, bowl.p);
+  compare::Recording rec = compare::load_recording(*bowl.db, bowl.spec, bowl.w, bowl.p);
   CHECK(rec.problem == bowl.p.key());
 
-  session::RecordedWarmStart ws = session::load_warm_start(*bowl.db, rec, bowl.spec, bowl.w, other);
+  compare::RecordedWarmStart ws = compare::load_warm_start(*bowl.db, rec, bowl.spec, bowl.w, other);
   CHECK(ws.problem == "n=8192");
   REQUIRE(ws.indices.size() == 5);
   CHECK(ws.skipped == 0);
   CHECK(std::is_sorted(ws.source_ns.begin(), ws.source_ns.end()));
   CHECK(rec.space->config(ws.indices[0]) == Config({{"A", 16}, {"B", 2}, {"C", 1}}));
   CHECK(rec.space->config(ws.indices[1]) == Config({{"A", 8}, {"B", 2}, {"C", 1}}));  // the optimum here
-  CHECK(session::load_warm_start(*bowl.db, rec, bowl.spec, bowl.w, other, 2).indices.size() == 2);
-  CHECK_THROWS_WITH(session::load_warm_start(*bowl.db, rec, bowl.spec, bowl.w, bowl.p),
+  CHECK(compare::load_warm_start(*bowl.db, rec, bowl.spec, bowl.w, other, 2).indices.size() == 2);
+  CHECK_THROWS_WITH(compare::load_warm_start(*bowl.db, rec, bowl.spec, bowl.w, bowl.p),
                     Catch::Contains("another problem"));
-  CHECK_THROWS_WITH(session::load_warm_start(*bowl.db, rec, bowl.spec, bowl.w, ProblemKey::parse("n=5")),
+  CHECK_THROWS_WITH(compare::load_warm_start(*bowl.db, rec, bowl.spec, bowl.w, ProblemKey::parse("n=5")),
                     Catch::Contains("no successful recorded trials"));
 
   // Every strategy evaluates the warm points first: the second evaluation is the optimum.
   const auto& v = rec.recorded.values;
   for (const auto& info : search::list_strategies()) {
     INFO(info.name);
-    auto trace = session::simulate_run(*rec.space, rec.recorded, info.name, {}, 4, 6, 1, ws.indices);
+    auto trace = compare::simulate_run(*rec.space, rec.recorded, info.name, {}, 4, 6, 1, ws.indices);
     REQUIRE(trace.size() == 6);
     CHECK(trace[0] == v[ws.indices[0]]);
     CHECK(trace[1] == rec.recorded.optimum);
-    auto batched = session::simulate_run(*rec.space, rec.recorded, info.name, {}, 4, 2, 8, ws.indices);
+    auto batched = compare::simulate_run(*rec.space, rec.recorded, info.name, {}, 4, 2, 8, ws.indices);
     CHECK(batched.back() == rec.recorded.optimum);
   }
-  session::CompareOptions opt;
+  compare::CompareOptions opt;
   opt.strategies = {"brute_force", "broad_then_local", "greedy_local_search"};
   opt.budgets = {BudgetSpec{1, false}, BudgetSpec{2, false}};
   opt.repeats = 5;
   opt.warm_start = ws.indices;
-  const session::CompareResult r = session::compare_strategies(*rec.space, rec.recorded, opt);
+  const compare::CompareResult r = compare::compare_strategies(*rec.space, rec.recorded, opt);
   for (const auto& row : r.rows) {
     INFO(row.strategy << " at " << row.budget);
     CHECK(row.median == Approx(row.budget == 1 ? rec.recorded.optimum / v[ws.indices[0]] : 1.0));
@@ -636,12 +637,12 @@ TEST_CASE("the shipped H100 recordings: every family at two sizes, warm starts a
   };
   auto db = db::Database::open(autotune_test::data_dir() + "/recorded_h100.db", db::Database::Mode::read_only);
   for (const Case& c : cases) {
-    const TuningSpec spec = kernels::builtin_spec(c.kernel);
+    const TuningSpec spec = specs::builtin_spec(c.kernel);
     const Workload w = Workload::parse(c.workload);
     for (int direction = 0; direction < 2; ++direction) {
       const ProblemKey target = ProblemKey::parse(direction == 0 ? c.large : c.small);
       const ProblemKey source = ProblemKey::parse(direction == 0 ? c.small : c.large);
-      const session::Recording rec = session::load_recording(*db, spec, w, target);
+      const compare::Recording rec = compare::load_recording(*db, spec, w, target);
       INFO(c.kernel << " " << target.key() << ", warm start from " << source.key());
       CHECK(rec.recorded.failures == 0);
       const ParameterSpace& space = *rec.space;
@@ -663,14 +664,14 @@ TEST_CASE("the shipped H100 recordings: every family at two sizes, warm starts a
 
       // The default under a limit, warm-started from the other size with a budget of 5% of the space (batches of
       // 32 as in `tune`): within 5% of the optimum in at least 99% of 1000 seeded runs.
-      const session::RecordedWarmStart ws = session::load_warm_start(*db, rec, spec, w, source);
-      session::CompareOptions opt;
+      const compare::RecordedWarmStart ws = compare::load_warm_start(*db, rec, spec, w, source);
+      compare::CompareOptions opt;
       opt.strategies = {search::kLimitedDefaultStrategy};
-      opt.budgets = session::parse_budgets("5%");
+      opt.budgets = compare::parse_budgets("5%");
       opt.repeats = 1000;
       opt.batch = 32;
       opt.warm_start = ws.indices;
-      const session::CompareResult r = session::compare_strategies(space, rec.recorded, opt);
+      const compare::CompareResult r = compare::compare_strategies(space, rec.recorded, opt);
       const auto& row = row_of(r, search::kLimitedDefaultStrategy, r.budgets.front());
       INFO("within 5%: " << row.within << ", optimum found: " << row.found << ", budget " << row.budget);
       CHECK(row.within >= 0.99);

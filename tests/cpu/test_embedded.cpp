@@ -1,9 +1,9 @@
-// The embedded kernel sources, specs and headers (tuner/kernels/embedded_lookup.cc).
+// The embedded kernel sources, specs and headers (tuner/specs/embedded_lookup.cc).
 #include <catch2/catch.hpp>
 
 #include <string>
 
-#include "tuner/kernels/embedded.hpp"
+#include "tuner/specs/embedded.hpp"
 
 using namespace autotune;
 

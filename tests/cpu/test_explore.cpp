@@ -9,6 +9,7 @@
 #include "tuner/core/error.hpp"
 #include "tuner/explore/explore.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 #include "tuner/sim/replay.hpp"
 #include "tuner/sim/synthetic.hpp"
 
@@ -33,7 +34,7 @@ const PointResult& at(const ExploreResult& r, Value bs, Value g) {
 }
 
 struct Setup {
-  TuningSpec spec = kernels::builtin_spec("reduction");
+  TuningSpec spec = specs::builtin_spec("reduction");
   std::shared_ptr<const KernelAdapter> adapter = kernels::make_adapter(spec);
   Workload w = Workload::parse("float32/sum");
   ProblemKey p = ProblemKey::parse("n=67108864");

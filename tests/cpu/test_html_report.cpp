@@ -19,6 +19,7 @@
 #include "tests/xml_check.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 #include "tuner/report/html_report.hpp"
 
 using namespace autotune;
@@ -75,7 +76,7 @@ std::int64_t make_fixture(db::Database& db) {
 }
 
 ReportData fixture_report(db::Database& db) {
-  TuningSpec spec = kernels::builtin_spec("reduction");
+  TuningSpec spec = specs::builtin_spec("reduction");
   ReportQuery q;
   q.kernel = "reduction";
   q.workload = "float32/sum";

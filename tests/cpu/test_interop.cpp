@@ -1,4 +1,4 @@
-// Import of Kernel Tuner cache files and T4 results, export as T4 (tuner/session/interop.*), and the CLI
+// Import of Kernel Tuner cache files and T4 results, export as T4 (tuner/interop/interop.*), and the CLI
 // commands import/export: status and unit mapping, parameter checks, open caches, round trips, and a
 // simulation on imported data.
 #include <catch2/catch.hpp>
@@ -16,14 +16,15 @@
 #include "tests/cli_support.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/registry.hpp"
-#include "tuner/session/compare.hpp"
-#include "tuner/session/interop.hpp"
+#include "tuner/specs/specs.hpp"
+#include "tuner/compare/compare.hpp"
+#include "tuner/interop/interop.hpp"
 #include "tuner/session/session.hpp"
 #include "tuner/sim/synthetic.hpp"
 
 using namespace autotune;
-using session::ImportedTrial;
-using session::ImportOptions;
+using interop::ImportedTrial;
+using interop::ImportOptions;
 
 namespace {
 
@@ -89,8 +90,8 @@ void check_same_trial(const db::TrialRow& a, const db::TrialRow& b) {
 }  // namespace
 
 TEST_CASE("Kernel Tuner cache: values, units and error strings", "[cpu][interop]") {
-  TuningSpec spec = kernels::builtin_spec("transpose");
-  auto trials = session::parse_kt_cache(slurp(fixture("kt_transpose.json")), options_for(spec));
+  TuningSpec spec = specs::builtin_spec("transpose");
+  auto trials = interop::parse_kt_cache(slurp(fixture("kt_transpose.json")), options_for(spec));
   REQUIRE(trials.size() == 6);
   auto m = by_config(trials);
   REQUIRE(m.count(kTiled32));
@@ -125,7 +126,7 @@ TEST_CASE("Kernel Tuner cache: values, units and error strings", "[cpu][interop]
   o.workload = Workload::parse("float64");
   o.problem = ProblemKey::parse("rows=4000,cols=4000");
   o.bytes_moved = [](const Workload&, const ProblemKey&) { return 1e6; };
-  auto over_trials = session::parse_kt_cache(slurp(fixture("kt_transpose.json")), o);
+  auto over_trials = interop::parse_kt_cache(slurp(fixture("kt_transpose.json")), o);
   auto over = by_config(over_trials);
   const auto* diag = over.at(R"({"BLOCK_ROWS":8,"DIAGONAL":1,"PADDING":1,"TILE_DIM":32,"VARIANT":1})");
   CHECK(diag->device.name == "My GPU");
@@ -134,13 +135,13 @@ TEST_CASE("Kernel Tuner cache: values, units and error strings", "[cpu][interop]
   CHECK(diag->row.problem == "cols=4000,rows=4000");
   CHECK(diag->row.gbps == Approx(1e6 / 498000.0));
   o.workload = Workload::parse("int8");
-  CHECK_THROWS_AS(session::parse_kt_cache(slurp(fixture("kt_transpose.json")), o), UsageError);
+  CHECK_THROWS_AS(interop::parse_kt_cache(slurp(fixture("kt_transpose.json")), o), UsageError);
 }
 
 TEST_CASE("Kernel Tuner cache left open by an interrupted run reads the same", "[cpu][interop]") {
-  TuningSpec spec = kernels::builtin_spec("transpose");
-  auto closed = session::parse_kt_cache(slurp(fixture("kt_transpose.json")), options_for(spec));
-  auto open = session::parse_kt_cache(slurp(fixture("kt_transpose_open.json")), options_for(spec));
+  TuningSpec spec = specs::builtin_spec("transpose");
+  auto closed = interop::parse_kt_cache(slurp(fixture("kt_transpose.json")), options_for(spec));
+  auto open = interop::parse_kt_cache(slurp(fixture("kt_transpose_open.json")), options_for(spec));
   REQUIRE(open.size() == closed.size());
   for (std::size_t i = 0; i < open.size(); ++i) check_same_trial(open[i].row, closed[i].row);
   // A header only (no line appended yet) is an empty cache.
@@ -149,46 +150,46 @@ TEST_CASE("Kernel Tuner cache left open by an interrupted run reads the same", "
 "kernel_name": "transpose",
 "tune_params_keys": ["VARIANT", "TILE_DIM", "BLOCK_ROWS", "PADDING", "DIAGONAL"],
 "cache": {)";
-  CHECK(session::parse_kt_cache(header, options_for(spec)).empty());
-  CHECK_THROWS_WITH(session::parse_kt_cache("{\"cache\": {\"1\": [", options_for(spec)), Catch::Contains("fixture"));
+  CHECK(interop::parse_kt_cache(header, options_for(spec)).empty());
+  CHECK_THROWS_WITH(interop::parse_kt_cache("{\"cache\": {\"1\": [", options_for(spec)), Catch::Contains("fixture"));
 }
 
 TEST_CASE("Kernel Tuner cache: parameters must match the spec, values must be integers or labels", "[cpu][interop]") {
-  TuningSpec spec = kernels::builtin_spec("transpose");
-  CHECK_THROWS_WITH(session::parse_kt_cache(slurp(fixture("kt_extra_param.json")), options_for(spec)),
+  TuningSpec spec = specs::builtin_spec("transpose");
+  CHECK_THROWS_WITH(interop::parse_kt_cache(slurp(fixture("kt_extra_param.json")), options_for(spec)),
                     Catch::Contains("block_size_x") && Catch::Contains("not a parameter of kernel transpose"));
   std::string missing = R"({"device_name": "X", "tune_params_keys": ["VARIANT", "TILE_DIM", "BLOCK_ROWS", "PADDING"],
     "cache": {"1,32,8,1": {"VARIANT": 1, "TILE_DIM": 32, "BLOCK_ROWS": 8, "PADDING": 1, "time": 0.5}}})";
-  CHECK_THROWS_WITH(session::parse_kt_cache(missing, options_for(spec)),
+  CHECK_THROWS_WITH(interop::parse_kt_cache(missing, options_for(spec)),
                     Catch::Contains("DIAGONAL") && Catch::Contains("missing"));
   std::string label = R"({"device_name": "X", "tune_params_keys": ["VARIANT", "TILE_DIM", "BLOCK_ROWS", "PADDING", "DIAGONAL"],
     "cache": {"fancy,32,8,1,0": {"VARIANT": "fancy", "TILE_DIM": 32, "BLOCK_ROWS": 8, "PADDING": 1, "DIAGONAL": 0, "time": 0.5}}})";
-  CHECK_THROWS_WITH(session::parse_kt_cache(label, options_for(spec)),
+  CHECK_THROWS_WITH(interop::parse_kt_cache(label, options_for(spec)),
                     Catch::Contains("\"fancy\"") && Catch::Contains("naive, tiled"));
   std::string fractional = R"({"device_name": "X", "tune_params_keys": ["VARIANT", "TILE_DIM", "BLOCK_ROWS", "PADDING", "DIAGONAL"],
     "cache": {"1,32.5,8,1,0": {"VARIANT": 1, "TILE_DIM": 32.5, "BLOCK_ROWS": 8, "PADDING": 1, "DIAGONAL": 0, "time": 0.5}}})";
-  CHECK_THROWS_WITH(session::parse_kt_cache(fractional, options_for(spec)), Catch::Contains("TILE_DIM"));
+  CHECK_THROWS_WITH(interop::parse_kt_cache(fractional, options_for(spec)), Catch::Contains("TILE_DIM"));
   // Values only in the key (older caches), floats with integral values and "1"-style strings are fine.
   std::string key_only = R"({"device_name": "X", "problem_size": [8192, 8192], "tune_params_keys": ["VARIANT", "TILE_DIM", "BLOCK_ROWS", "PADDING", "DIAGONAL"],
     "cache": {"tiled,32,8,1,0": {"TILE_DIM": 32.0, "PADDING": "1", "time": 0.5}}})";
-  auto t = session::parse_kt_cache(key_only, options_for(spec));
+  auto t = interop::parse_kt_cache(key_only, options_for(spec));
   REQUIRE(t.size() == 1);
   CHECK(t[0].row.config_json == kTiled32);
   std::string bad_time = R"({"device_name": "X", "tune_params_keys": ["VARIANT", "TILE_DIM", "BLOCK_ROWS", "PADDING", "DIAGONAL"],
     "cache": {"1,32,8,1,0": {"VARIANT": 1, "TILE_DIM": 32, "BLOCK_ROWS": 8, "PADDING": 1, "DIAGONAL": 0, "time": "Oops"}}})";
-  CHECK_THROWS_WITH(session::parse_kt_cache(bad_time, options_for(spec)), Catch::Contains("Oops"));
+  CHECK_THROWS_WITH(interop::parse_kt_cache(bad_time, options_for(spec)), Catch::Contains("Oops"));
   std::string no_device = R"({"cache": {}})";
-  CHECK_THROWS_WITH(session::parse_kt_cache(no_device, options_for(spec)), Catch::Contains("--device"));
-  CHECK_THROWS_WITH(session::parse_kt_cache("[1, 2]", options_for(spec)), Catch::Contains("no \"cache\""));
+  CHECK_THROWS_WITH(interop::parse_kt_cache(no_device, options_for(spec)), Catch::Contains("--device"));
+  CHECK_THROWS_WITH(interop::parse_kt_cache("[1, 2]", options_for(spec)), Catch::Contains("no \"cache\""));
 }
 
 TEST_CASE("T4 results written by Kernel Tuner", "[cpu][interop]") {
-  TuningSpec spec = kernels::builtin_spec("transpose");
+  TuningSpec spec = specs::builtin_spec("transpose");
   const std::string text = slurp(fixture("t4_transpose_kt.json"));
-  CHECK_THROWS_WITH(session::parse_t4(text, options_for(spec)), Catch::Contains("--device"));
+  CHECK_THROWS_WITH(interop::parse_t4(text, options_for(spec)), Catch::Contains("--device"));
   ImportOptions o = options_for(spec);
   o.device = "NVIDIA A100-PCIE-40GB";
-  auto trials = session::parse_t4(text, o);
+  auto trials = interop::parse_t4(text, o);
   REQUIRE(trials.size() == 6);
   auto m = by_config(trials);
   const auto& ok = *m.at(kTiled32);
@@ -210,28 +211,28 @@ TEST_CASE("T4 results written by Kernel Tuner", "[cpu][interop]") {
         TrialStatus::runtime_fault);
 
   // Kernel Tuner cache and T4 of the same run give the same times.
-  auto kt_trials = session::parse_kt_cache(slurp(fixture("kt_transpose.json")), options_for(spec));
+  auto kt_trials = interop::parse_kt_cache(slurp(fixture("kt_transpose.json")), options_for(spec));
   auto kt = by_config(kt_trials);
   CHECK(kt.at(kTiled32)->row.m.spread == Approx(ok.row.m.spread));
 
-  CHECK_THROWS_WITH(session::parse_t4(R"({"results": [{"configuration": {"VARIANT": 1}}]})", o),
+  CHECK_THROWS_WITH(interop::parse_t4(R"({"results": [{"configuration": {"VARIANT": 1}}]})", o),
                     Catch::Contains("TILE_DIM") && Catch::Contains("missing"));
-  CHECK_THROWS_WITH(session::parse_t4(R"({"results": [{"configuration": {"VARIANT": 1, "TILE_DIM": 32, "BLOCK_ROWS": 8,
+  CHECK_THROWS_WITH(interop::parse_t4(R"({"results": [{"configuration": {"VARIANT": 1, "TILE_DIM": 32, "BLOCK_ROWS": 8,
       "PADDING": 1, "DIAGONAL": 0, "WARP": 2}}]})", o), Catch::Contains("WARP"));
-  CHECK_THROWS_WITH(session::parse_t4(R"({"results": [{"configuration": {"VARIANT": 1, "TILE_DIM": 32, "BLOCK_ROWS": 8,
+  CHECK_THROWS_WITH(interop::parse_t4(R"({"results": [{"configuration": {"VARIANT": 1, "TILE_DIM": 32, "BLOCK_ROWS": 8,
       "PADDING": 1, "DIAGONAL": 0}, "invalidity": "correct", "measurements": []}]})", o),
                     Catch::Contains("no positive time"));
-  CHECK_THROWS_WITH(session::parse_t4(R"({"results": [{"configuration": {"VARIANT": 1, "TILE_DIM": 32, "BLOCK_ROWS": 8,
+  CHECK_THROWS_WITH(interop::parse_t4(R"({"results": [{"configuration": {"VARIANT": 1, "TILE_DIM": 32, "BLOCK_ROWS": 8,
       "PADDING": 1, "DIAGONAL": 0}, "invalidity": "cosmic_ray"}]})", o), Catch::Contains("cosmic_ray"));
-  CHECK_THROWS_WITH(session::parse_t4("{\"results\": 3}", o), Catch::Contains("no \"results\""));
-  CHECK_THROWS_WITH(session::parse_t4("not json", o), Catch::Contains("not valid JSON"));
+  CHECK_THROWS_WITH(interop::parse_t4("{\"results\": 3}", o), Catch::Contains("no \"results\""));
+  CHECK_THROWS_WITH(interop::parse_t4("not json", o), Catch::Contains("not valid JSON"));
 }
 
 TEST_CASE("storing imported trials: devices, duplicates, report", "[cpu][interop]") {
-  TuningSpec spec = kernels::builtin_spec("transpose");
+  TuningSpec spec = specs::builtin_spec("transpose");
   auto db = db::Database::open(":memory:");
-  auto trials = session::parse_kt_cache(slurp(fixture("kt_transpose.json")), options_for(spec));
-  session::ImportReport r = session::store_trials(*db, trials, &spec);
+  auto trials = interop::parse_kt_cache(slurp(fixture("kt_transpose.json")), options_for(spec));
+  interop::ImportReport r = interop::store_trials(*db, trials, &spec);
   CHECK(r.read == 6);
   CHECK(r.inserted == 6);
   CHECK(r.duplicates == 0);
@@ -248,24 +249,24 @@ TEST_CASE("storing imported trials: devices, duplicates, report", "[cpu][interop
   for (const auto& row : rows) CHECK(row.session_id == 0);
 
   // Again: nothing new; the device is reused by its (normalised) name.
-  session::ImportReport again = session::store_trials(*db, trials, &spec);
+  interop::ImportReport again = interop::store_trials(*db, trials, &spec);
   CHECK(again.inserted == 0);
   CHECK(again.duplicates == 6);
   ImportOptions o = options_for(spec);
   o.device = "nvidia_a100_pcie_40gb";
-  session::store_trials(*db, session::parse_kt_cache(slurp(fixture("kt_transpose.json")), o), &spec);
+  interop::store_trials(*db, interop::parse_kt_cache(slurp(fixture("kt_transpose.json")), o), &spec);
   CHECK(db->devices().size() == 1);
 
   // A value outside the spec's value lists is stored and reported.
   std::string odd = R"({"device_name": "NVIDIA A100-PCIE-40GB", "problem_size": [8192, 8192], "tune_params_keys": ["VARIANT", "TILE_DIM", "BLOCK_ROWS", "PADDING", "DIAGONAL"],
     "cache": {"1,48,8,1,0": {"VARIANT": 1, "TILE_DIM": 48, "BLOCK_ROWS": 8, "PADDING": 1, "DIAGONAL": 0, "time": 0.5}}})";
-  CHECK(session::store_trials(*db, session::parse_kt_cache(odd, options_for(spec)), &spec).outside_spec == 1);
+  CHECK(interop::store_trials(*db, interop::parse_kt_cache(odd, options_for(spec)), &spec).outside_spec == 1);
 }
 
 TEST_CASE("T4 export then import restores the recorded H200 trials", "[cpu][interop]") {
   auto rec = db::Database::open(autotune_test::data_dir() + "/recorded_h200.db", db::Database::Mode::read_only);
   std::size_t count = 0;
-  const std::string text = session::export_t4(*rec, {}, &count);
+  const std::string text = interop::export_t4(*rec, {}, &count);
   CHECK(count == 2436 + 90);
   auto j = nlohmann::json::parse(text);
   CHECK(j["schema_version"] == "1.0.0");
@@ -276,11 +277,11 @@ TEST_CASE("T4 export then import restores the recorded H200 trials", "[cpu][inte
 
   auto out = db::Database::open(":memory:");
   for (const char* kernel : {"reduction", "transpose"}) {
-    TuningSpec spec = kernels::builtin_spec(kernel);
+    TuningSpec spec = specs::builtin_spec(kernel);
     std::size_t skipped = 0;
-    auto trials = session::parse_t4(text, options_for(spec), &skipped);
+    auto trials = interop::parse_t4(text, options_for(spec), &skipped);
     CHECK(skipped == count - trials.size());
-    session::store_trials(*out, trials, &spec);
+    interop::store_trials(*out, trials, &spec);
     db::TrialFilter f;
     f.kernel = kernel;
     auto a = rec->trials(f);
@@ -302,13 +303,13 @@ TEST_CASE("T4 export then import restores the recorded H200 trials", "[cpu][inte
   CHECK(d_out.copy_gbps == Approx(d_in.copy_gbps));
 
   // Filters.
-  session::ExportFilter only;
+  interop::ExportFilter only;
   only.kernel = "transpose";
   only.device = "nvidia_h200";
-  session::export_t4(*rec, only, &count);
+  interop::export_t4(*rec, only, &count);
   CHECK(count == 90);
   only.device = "NVIDIA A100";
-  CHECK_THROWS_WITH(session::export_t4(*rec, only), Catch::Contains("NVIDIA H200"));
+  CHECK_THROWS_WITH(interop::export_t4(*rec, only), Catch::Contains("NVIDIA H200"));
 }
 
 TEST_CASE("T4 round trip keeps every failure status", "[cpu][interop]") {
@@ -327,10 +328,10 @@ TEST_CASE("T4 round trip keeps every failure status", "[cpu][interop]") {
     a *= 2;
   }
   session::run(spec, be, *db, spec.workloads.front(), spec.problem_sizes.front(), {});
-  std::string text = session::export_t4(*db, {});
+  std::string text = interop::export_t4(*db, {});
   auto back = db::Database::open(":memory:");
   ImportOptions o = options_for(spec);
-  session::store_trials(*back, session::parse_t4(text, o), &spec);
+  interop::store_trials(*back, interop::parse_t4(text, o), &spec);
   auto a_rows = db->trials({});
   auto b_rows = back->trials({});
   REQUIRE(a_rows.size() == 14);
@@ -344,7 +345,7 @@ TEST_CASE("T4 round trip keeps every failure status", "[cpu][interop]") {
   // Without our extension the T4 invalidity decides: launch_error was written as "runtime".
   auto j = nlohmann::json::parse(text);
   for (auto& r : j["results"]) r.erase("autotune");
-  auto plain = session::parse_t4(j.dump(), [&] {
+  auto plain = interop::parse_t4(j.dump(), [&] {
     ImportOptions p = o;
     p.device = "Synthetic GPU";
     return p;
@@ -357,7 +358,7 @@ TEST_CASE("T4 round trip keeps every failure status", "[cpu][interop]") {
 
 TEST_CASE("a Kernel Tuner cache of a whole space simulates like the original recording", "[cpu][interop]") {
   auto rec = db::Database::open(autotune_test::data_dir() + "/recorded_h200.db", db::Database::Mode::read_only);
-  TuningSpec spec = kernels::builtin_spec("transpose");
+  TuningSpec spec = specs::builtin_spec("transpose");
   db::TrialFilter f;
   f.kernel = "transpose";
   // Write the recorded transpose space as a Kernel Tuner cache (labels for VARIANT, times in ms).
@@ -382,21 +383,21 @@ TEST_CASE("a Kernel Tuner cache of a whole space simulates like the original rec
   auto db = db::Database::open(":memory:");
   ImportOptions o = options_for(spec);
   o.cc = 90;  // a board name that does not tell its architecture
-  session::store_trials(*db, session::parse_kt_cache(kt.dump(), o), &spec);
+  interop::store_trials(*db, interop::parse_kt_cache(kt.dump(), o), &spec);
 
   const Workload w = Workload::parse("float32");
   const ProblemKey p = ProblemKey::parse("rows=8192,cols=8192");
-  session::Recording original = session::load_recording(*rec, spec, w, p);
-  session::Recording imported = session::load_recording(*db, spec, w, p, "Kernel Tuner GPU");
+  compare::Recording original = compare::load_recording(*rec, spec, w, p);
+  compare::Recording imported = compare::load_recording(*db, spec, w, p, "Kernel Tuner GPU");
   REQUIRE(imported.space->size() == original.space->size());
   CHECK(imported.recorded.optimum == Approx(original.recorded.optimum).epsilon(1e-12));
   CHECK(imported.recorded.optimum_index == original.recorded.optimum_index);
-  session::CompareOptions opt;
+  compare::CompareOptions opt;
   opt.strategies = {"greedy_local_search", "genetic_algorithm"};
-  opt.budgets = session::parse_budgets("10%,30%");
+  opt.budgets = compare::parse_budgets("10%,30%");
   opt.repeats = 5;
-  auto a = session::compare_strategies(*original.space, original.recorded, opt);
-  auto b = session::compare_strategies(*imported.space, imported.recorded, opt);
+  auto a = compare::compare_strategies(*original.space, original.recorded, opt);
+  auto b = compare::compare_strategies(*imported.space, imported.recorded, opt);
   REQUIRE(a.rows.size() == b.rows.size());
   for (std::size_t i = 0; i < a.rows.size(); ++i) {
     CHECK(a.rows[i].median == Approx(b.rows[i].median).epsilon(1e-9));
@@ -413,7 +414,7 @@ TEST_CASE("autotune import / export on the command line", "[cpu][interop][cli]")
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("imported 6 of 6 trials of transpose") &&
                         Catch::Contains("NVIDIA A100-PCIE-40GB") && Catch::Contains("compile_error 1"));
-  CHECK_THAT(r.out, Catch::Contains(kernels::builtin_spec("transpose").source_hash()));
+  CHECK_THAT(r.out, Catch::Contains(specs::builtin_spec("transpose").source_hash()));
   Run again = run_cli("--db " + db1 + " import --format kt-cache " + fixture("kt_transpose_open.json") +
                       " --kernel transpose");
   CHECK(again.code == 0);
@@ -495,7 +496,7 @@ TEST_CASE("T4 export carries the observed quantities of a trial", "[cpu][interop
   session::Options opt;
   opt.bytes_moved = 4000;
   session::run(spec, be, *db, spec.workloads.front(), spec.problem_sizes.front(), opt);
-  auto j = nlohmann::json::parse(session::export_t4(*db, {}));
+  auto j = nlohmann::json::parse(interop::export_t4(*db, {}));
   REQUIRE(j["results"].size() == 3);
   for (const auto& r : j["results"]) {
     std::map<std::string, nlohmann::json> m;

@@ -1,4 +1,4 @@
-// Importing Kernel Tuner caches with nothing but the cache (tuner/session/kt_stub.*, the import command): spec
+// Importing Kernel Tuner caches with nothing but the cache (tuner/interop/kt_stub.*, the import command): spec
 // stubs addressable by name, problem sizes from the cache, two sizes in one database, conflicts that are not
 // "already present", no file left behind by a failed import, the device's architecture, the individual timings;
 // and the README's import-and-compare workflow end to end.
@@ -18,7 +18,7 @@
 #include "tuner/core/error.hpp"
 #include "tuner/core/spec.hpp"
 #include "tuner/kernels/registry.hpp"
-#include "tuner/session/kt_stub.hpp"
+#include "tuner/interop/kt_stub.hpp"
 
 using namespace autotune;
 
@@ -42,12 +42,12 @@ bool exists(const std::string& path) { return std::filesystem::exists(path); }
 }  // namespace
 
 TEST_CASE("kt stub: a spec stub from what the cache holds", "[cpu][interop][kt_stub]") {
-  const nlohmann::json root = session::read_kt_cache_json(autotune_test::kt_reduction_cache(4096), "cache.json");
-  const session::KtCacheHeader h = session::read_kt_header(root, "cache.json");
+  const nlohmann::json root = interop::read_kt_cache_json(autotune_test::kt_reduction_cache(4096), "cache.json");
+  const interop::KtCacheHeader h = interop::read_kt_header(root, "cache.json");
   CHECK(h.kernel_name == "reduce_partial");
   CHECK(h.device_name == "NVIDIA H100 80GB HBM3");
   CHECK(h.problem_size == std::vector<std::int64_t>{4096});
-  const std::string text = session::kt_stub_spec(root, "reduce_partial", "cache.json", Workload{"float32", ""},
+  const std::string text = interop::kt_stub_spec(root, "reduce_partial", "cache.json", Workload{"float32", ""},
                                                  std::nullopt, std::nullopt);
   const TuningSpec s = TuningSpec::from_json_text(text, "", false);
   CHECK(s.is_stub());
@@ -66,20 +66,20 @@ TEST_CASE("kt stub: a spec stub from what the cache holds", "[cpu][interop][kt_s
   CHECK_THROWS_AS(kernels::make_adapter(s), UsageError);
 
   // Extending the stored stub: another size is added, other parameter names are refused.
-  const std::string more = session::kt_stub_spec(
-      session::read_kt_cache_json(autotune_test::kt_reduction_cache(8192), "b.json"), "reduce_partial", "b.json",
+  const std::string more = interop::kt_stub_spec(
+      interop::read_kt_cache_json(autotune_test::kt_reduction_cache(8192), "b.json"), "reduce_partial", "b.json",
       Workload{"float32", ""}, std::nullopt, text);
   CHECK(TuningSpec::from_json_text(more, "", false).problem_sizes.size() == 2);
   nlohmann::json other = root;
   other["tune_params_keys"] = {"block_size_x", "items_per_thread", "variant", "vector", "unroll"};
   other["tune_params"]["unroll"] = {0, 1};
-  CHECK_THROWS_WITH(session::kt_stub_spec(other, "reduce_partial", "c.json", Workload{"float32", ""}, std::nullopt, text),
+  CHECK_THROWS_WITH(interop::kt_stub_spec(other, "reduce_partial", "c.json", Workload{"float32", ""}, std::nullopt, text),
                     Catch::Contains("unroll") && Catch::Contains("--as"));
   // Multi-dimensional problem sizes become x, y (Kernel Tuner's order).
   nlohmann::json two = root;
   two["problem_size"] = {512, 256};
   const TuningSpec s2 = TuningSpec::from_json_text(
-      session::kt_stub_spec(two, "k2", "d.json", Workload{"float32", ""}, std::nullopt, std::nullopt), "", false);
+      interop::kt_stub_spec(two, "k2", "d.json", Workload{"float32", ""}, std::nullopt, std::nullopt), "", false);
   CHECK(s2.problem_sizes.at(0).key() == "x=512,y=256");
 }
 

@@ -18,6 +18,7 @@
 #include "test_support.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 #include "tuner/lookup/lookup.hpp"
 #include "tuner/session/session.hpp"
 #include "tuner/sim/synthetic.hpp"
@@ -375,7 +376,7 @@ TEST_CASE("lookup: built-in kernels by name, against the shipped H200 recording"
   CHECK(h100->config == exact->config);
   auto a100 = lk.best("reduction", kF32, DeviceKey("NVIDIA A100-SXM4-80GB", 80), n_of(100000000));
   CHECK(a100->match == lookup::Match::spec_default);
-  CHECK(a100->config == kernels::builtin_spec("reduction").default_config());
+  CHECK(a100->config == specs::builtin_spec("reduction").default_config());
   REQUIRE(lk.devices().size() == 1);
   CHECK(lk.devices().front().name == "NVIDIA H200");
 }
@@ -540,8 +541,8 @@ TEST_CASE("lookup: a missing or unreadable database gives the spec default and o
 TEST_CASE("lookup: `autotune best --json` prints the answer with its match level", "[cpu][lookup][cli]") {
   TempFile f("cli");
   {
-    Fixture fx(f.path, kernels::builtin_spec("reduction"));
-    Config c = kernels::builtin_spec("reduction").default_config();
+    Fixture fx(f.path, specs::builtin_spec("reduction"));
+    Config c = specs::builtin_spec("reduction").default_config();
     c.set("BLOCK_SIZE", 512);
     fx.record(board("Acme X200", 90), 1 << 20, {{c, 100}});
   }

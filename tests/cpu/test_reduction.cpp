@@ -10,10 +10,11 @@
 #include <random>
 
 #include "tuner/core/error.hpp"
-#include "tuner/kernels/embedded.hpp"
+#include "tuner/specs/embedded.hpp"
 #include "tuner/kernels/host_util.hpp"
 #include "tuner/kernels/reduction.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 using autotune::kernels::load_element;
@@ -51,7 +52,7 @@ Config config(int variant, int block, int items = 1, int vec = 1, int bps = 1, i
 }
 
 const TuningSpec& reduction_spec() {
-  static const TuningSpec spec = kernels::builtin_spec("reduction");
+  static const TuningSpec spec = specs::builtin_spec("reduction");
   return spec;
 }
 

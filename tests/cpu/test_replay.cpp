@@ -2,6 +2,7 @@
 
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 #include "tuner/session/session.hpp"
 #include "tuner/sim/replay.hpp"
 #include "tuner/sim/synthetic.hpp"
@@ -54,7 +55,7 @@ TEST_CASE("replay answers from recorded trials and names missing configurations"
 
 TEST_CASE("the shipped H200 recording replays: simulation finds the recorded optimum", "[cpu][replay]") {
   auto rec = db::Database::open(std::string(AUTOTUNE_TEST_DATA_DIR) + "/recorded_h200.db", db::Database::Mode::read_only);
-  TuningSpec s = kernels::builtin_spec("reduction");
+  TuningSpec s = specs::builtin_spec("reduction");
   Workload w = Workload::parse("float32/sum");
   ProblemKey p = ProblemKey::parse("n=67108864");
   sim::ReplayBackend replay(*rec, "reduction");

@@ -15,6 +15,7 @@
 
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 #include "tuner/sim/synthetic.hpp"
 #include "plan_emulation.hpp"
 
@@ -37,7 +38,7 @@ Config config(Value variant, Value block, Value items, Value vec = 1, Value padd
                  {"PADDING", padding}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}, {"STREAMING", 0}, {"L2_PREFETCH", 0}, {"CLEAR_STATE", 0}});
 }
 
-std::shared_ptr<const KernelAdapter> adapter() { return kernels::make_scan_adapter(kernels::builtin_spec("scan")); }
+std::shared_ptr<const KernelAdapter> adapter() { return kernels::make_scan_adapter(specs::builtin_spec("scan")); }
 
 template <typename V>
 V get(const std::vector<unsigned char>& b, std::size_t i) {
@@ -225,7 +226,7 @@ std::size_t kernel_steps(const LaunchPlan& plan, const std::string& kernel) {
 }  // namespace
 
 TEST_CASE("scan spec is embedded and its spaces have a few hundred configurations", "[cpu][scan]") {
-  const TuningSpec s = kernels::builtin_spec("scan");
+  const TuningSpec s = specs::builtin_spec("scan");
   CHECK(s.family == "scan");
   CHECK_FALSE(s.source_text.empty());
   REQUIRE(s.workloads.size() == std::size(kWorkloads));
@@ -268,7 +269,7 @@ TEST_CASE("scan rejects specs and problems it cannot run", "[cpu][scan]") {
   ProblemKey wrong;
   wrong.dims = {{"rows", 10}};
   CHECK_THROWS_AS(a->plan(config(3, 256, 4), w, wrong, d), UsageError);
-  TuningSpec s = kernels::builtin_spec("scan");
+  TuningSpec s = specs::builtin_spec("scan");
   s.params.erase(s.params.begin() + 3);  // VEC
   CHECK_THROWS_AS(kernels::make_scan_adapter(s), SpecError);
 }

@@ -5,6 +5,7 @@
 #include "tuner/core/error.hpp"
 #include "tuner/explore/sweep.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 #include "tuner/sim/synthetic.hpp"
 
 using namespace autotune;
@@ -13,7 +14,7 @@ using namespace autotune::explore;
 namespace {
 
 struct Reduction {
-  TuningSpec spec = kernels::builtin_spec("reduction");
+  TuningSpec spec = specs::builtin_spec("reduction");
   std::shared_ptr<const KernelAdapter> adapter = kernels::make_adapter(spec);
   DeviceInfo dev = sim::SyntheticBackend::fake_device();  // 132 SMs, sm_90
   Workload w = Workload::parse("float32/sum");
@@ -39,7 +40,7 @@ TEST_CASE("sweep: value lists and --fix parse with clear errors", "[cpu][explore
   CHECK_THROWS_WITH(parse_value_list("2,2", "--blocks-per-sm"), Catch::Contains("twice"));
   CHECK_THROWS_AS(parse_value_list("", "--blocks-per-sm"), UsageError);
 
-  TuningSpec s = kernels::builtin_spec("reduction");
+  TuningSpec s = specs::builtin_spec("reduction");
   CHECK(parse_fix("VARIANT=6", s) == std::make_pair(std::string("VARIANT"), Value{6}));
   CHECK(parse_fix("VARIANT=warp_shuffle", s) == std::make_pair(std::string("VARIANT"), Value{7}));
   CHECK(parse_fix("FINAL=atomic", s).second == 1);
@@ -141,7 +142,7 @@ TEST_CASE("sweep: small problems cap the grid, plan errors are kept per point", 
 }
 
 TEST_CASE("sweep: a kernel without a grid parameter sweeps the block size only", "[cpu][explore]") {
-  TuningSpec scan = kernels::builtin_spec("scan");
+  TuningSpec scan = specs::builtin_spec("scan");
   auto adapter = kernels::make_adapter(scan);
   DeviceInfo dev = sim::SyntheticBackend::fake_device();
   Workload w = scan.workloads.front();
@@ -160,7 +161,7 @@ TEST_CASE("sweep: a kernel without a grid parameter sweeps the block size only",
   SweepRequest req;
   req.blocks_per_sm = {1, 2};
   CHECK_THROWS_WITH(plan_sweep(scan, p, dev, w, req, std::nullopt, fn), Catch::Contains("--blocks-per-sm does not apply"));
-  TuningSpec tr = kernels::builtin_spec("transpose");
+  TuningSpec tr = specs::builtin_spec("transpose");
   CHECK_THROWS_WITH(plan_sweep(tr, tr.problem_sizes.front(), dev, tr.workloads.front(), {}, std::nullopt, nullptr),
                     Catch::Contains("no BLOCK_SIZE parameter"));
 }

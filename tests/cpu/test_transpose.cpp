@@ -13,8 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "tuner/core/error.hpp"
-#include "tuner/kernels/embedded.hpp"
+#include "tuner/specs/embedded.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 #include "tuner/sim/synthetic.hpp"
 
 using namespace autotune;
@@ -36,7 +37,7 @@ Config config(Value variant, Value tile, Value block_rows, Value padding = 0, Va
 }
 
 std::shared_ptr<const KernelAdapter> adapter(const std::string& name) {
-  return kernels::make_transpose_adapter(kernels::builtin_spec(name));
+  return kernels::make_transpose_adapter(specs::builtin_spec(name));
 }
 
 template <typename W>
@@ -64,7 +65,7 @@ TEST_CASE("transpose specs are embedded and their spaces have the intended size"
   const DeviceInfo d = sim::SyntheticBackend::fake_device();
   for (const std::string name : {"transpose", "transpose_copy"}) {
     INFO(name);
-    const TuningSpec s = kernels::builtin_spec(name);
+    const TuningSpec s = specs::builtin_spec(name);
     CHECK(s.family == "transpose");
     CHECK_FALSE(s.source_text.empty());
     CHECK(s.problem_sizes.front() == dims(8192, 8192));
@@ -83,7 +84,7 @@ TEST_CASE("transpose specs are embedded and their spaces have the intended size"
     }
   }
   // Every valid config keeps the tiled variant's static shared memory under the 48 KiB default limit.
-  const TuningSpec s = kernels::builtin_spec("transpose");
+  const TuningSpec s = specs::builtin_spec("transpose");
   const ParameterSpace space = s.space(dims(8192, 8192), d, kF64);
   for (std::size_t i = 0; i < space.size(); ++i) {
     const Config c = space.config(i);
@@ -309,7 +310,7 @@ TEST_CASE("transpose verify is bit-exact and names the first wrong element", "[c
 TEST_CASE("transpose bytes moved are one read and one write of the matrix", "[cpu][transpose]") {
   const DeviceInfo d = sim::SyntheticBackend::fake_device();
   for (const std::string name : {"transpose", "transpose_copy"}) {
-    const TuningSpec s = kernels::builtin_spec(name);
+    const TuningSpec s = specs::builtin_spec(name);
     auto a = kernels::make_transpose_adapter(s);
     for (const auto& p : {dims(8192, 8192), dims(4097, 1023), dims(1, 1)}) {
       const double r = static_cast<double>(p.at("rows")), c = static_cast<double>(p.at("cols"));

@@ -6,6 +6,7 @@
 #include "tuner/core/check.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 #include "tuner/sim/synthetic.hpp"
 
 using namespace autotune;
@@ -22,7 +23,7 @@ std::string slurp_spec(const std::string& name) {
 }  // namespace
 
 TEST_CASE("user adapter: plan, inputs and verification follow the spec", "[cpu][user]") {
-  TuningSpec s = kernels::load_spec(std::string(AUTOTUNE_TEST_DATA_DIR) + "/specs/tiny.tune.json");
+  TuningSpec s = specs::load_spec(std::string(AUTOTUNE_TEST_DATA_DIR) + "/specs/tiny.tune.json");
   auto a = kernels::make_adapter(s);
   DeviceInfo d = sim::SyntheticBackend::fake_device();
   Workload w = s.workloads.front();
@@ -63,7 +64,7 @@ TEST_CASE("user adapter: plan, inputs and verification follow the spec", "[cpu][
 }
 
 TEST_CASE("the shipped example spec loads", "[cpu][user]") {
-  TuningSpec s = kernels::load_spec(std::string(AUTOTUNE_TEST_DATA_DIR) + "/../../examples/saxpy/saxpy.tune.json");
+  TuningSpec s = specs::load_spec(std::string(AUTOTUNE_TEST_DATA_DIR) + "/../../examples/saxpy/saxpy.tune.json");
   auto a = kernels::make_adapter(s);
   DeviceInfo d = sim::SyntheticBackend::fake_device();
   CHECK(s.space(s.problem_sizes.front(), d, s.workloads.front()).size() == 20);
@@ -71,14 +72,14 @@ TEST_CASE("the shipped example spec loads", "[cpu][user]") {
 }
 
 TEST_CASE("unknown kernels and families are named", "[cpu][user]") {
-  CHECK_THROWS_WITH(kernels::builtin_spec("nope"), Catch::Contains("unknown kernel 'nope'") && Catch::Contains("reduction"));
-  TuningSpec s = kernels::load_spec(std::string(AUTOTUNE_TEST_DATA_DIR) + "/specs/tiny.tune.json");
+  CHECK_THROWS_WITH(specs::builtin_spec("nope"), Catch::Contains("unknown kernel 'nope'") && Catch::Contains("reduction"));
+  TuningSpec s = specs::load_spec(std::string(AUTOTUNE_TEST_DATA_DIR) + "/specs/tiny.tune.json");
   s.family = "fft";
   CHECK_THROWS_WITH(kernels::make_adapter(s), Catch::Contains("unknown family 'fft'"));
 }
 
 TEST_CASE("user adapter: constant arguments and templated entry points", "[cpu][user]") {
-  TuningSpec s = kernels::load_spec(std::string(AUTOTUNE_TEST_DATA_DIR) + "/specs/pnpoly_cmem.tune.json");
+  TuningSpec s = specs::load_spec(std::string(AUTOTUNE_TEST_DATA_DIR) + "/specs/pnpoly_cmem.tune.json");
   const ArgSpec& v = s.arguments.back();
   CHECK(v.kind == ArgSpec::Kind::constant);
   CHECK(v.symbol == "d_vertices");
@@ -117,7 +118,7 @@ TEST_CASE("user adapter: constant arguments and templated entry points", "[cpu][
 }
 
 TEST_CASE("user adapter: verification policies on the host", "[cpu][user][verify_policy]") {
-  TuningSpec s = kernels::load_spec(std::string(AUTOTUNE_TEST_DATA_DIR) + "/specs/planted.tune.json");
+  TuningSpec s = specs::load_spec(std::string(AUTOTUNE_TEST_DATA_DIR) + "/specs/planted.tune.json");
   Workload w = s.workloads.front();
   ProblemKey p = ProblemKey::parse("n=100003");
   HostBuffers expected{{"y", std::vector<unsigned char>(100003 * 4)}};

@@ -15,6 +15,7 @@
 #include "tuner/core/compile.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 
@@ -58,7 +59,7 @@ void check_ok(const TuningSpec& s, const Workload& w, const ProblemKey& p, const
 
 TEST_CASE("both compaction variants verify for every workload, size and selection ratio", "[gpu][compaction]") {
   require_gpu();
-  const TuningSpec s = kernels::builtin_spec("compaction");
+  const TuningSpec s = specs::builtin_spec("compaction");
   auto adapter = kernels::make_compaction_adapter(s);
   MemoryBinaryCache cache;
   cuda::CudaBackend backend(adapter, verify_only(), &cache);
@@ -93,7 +94,7 @@ TEST_CASE("both compaction variants verify for every workload, size and selectio
 
 TEST_CASE("every valid compaction configuration verifies", "[gpu][compaction]") {
   require_gpu();
-  const TuningSpec s = kernels::builtin_spec("compaction");
+  const TuningSpec s = specs::builtin_spec("compaction");
   auto adapter = kernels::make_compaction_adapter(s);
   MemoryBinaryCache cache;
   cuda::CudaBackend backend(adapter, verify_only(), &cache);
@@ -111,7 +112,7 @@ TEST_CASE("every valid compaction configuration verifies", "[gpu][compaction]") 
 // Hidden: small sizes for runs under compute-sanitizer.
 TEST_CASE("compaction variants on small sizes", "[.][gpu][compaction][sanitize]") {
   require_gpu();
-  const TuningSpec s = kernels::builtin_spec("compaction");
+  const TuningSpec s = specs::builtin_spec("compaction");
   auto adapter = kernels::make_compaction_adapter(s);
   MemoryBinaryCache cache;
   cuda::CudaBackend backend(adapter, verify_only(), &cache);
@@ -130,7 +131,7 @@ TEST_CASE("compaction variants on small sizes", "[.][gpu][compaction][sanitize]"
 // the best configuration of each variant as a fraction of the device-to-device copy bandwidth.
 TEST_CASE("compaction timings are sane against the copy bandwidth", "[gpu][compaction][timing]") {
   require_gpu();
-  const TuningSpec s = kernels::builtin_spec("compaction");
+  const TuningSpec s = specs::builtin_spec("compaction");
   auto adapter = kernels::make_compaction_adapter(s);
   cuda::TimingOptions opt;
   opt.samples = 9;

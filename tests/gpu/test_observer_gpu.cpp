@@ -11,6 +11,7 @@
 #include "tuner/cuda/observer.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 #include "tuner/lookup/lookup.hpp"
 #include "tuner/session/session.hpp"
 
@@ -20,7 +21,7 @@ namespace {
 
 /// A few reduction configurations at 2^26 floats (256 MiB read per run, about 0.1 ms on an H100).
 struct ReductionCell {
-  TuningSpec spec = kernels::builtin_spec("reduction");
+  TuningSpec spec = specs::builtin_spec("reduction");
   std::shared_ptr<const KernelAdapter> adapter;
   Workload w = Workload::parse("float32/sum");
   ProblemKey p = ProblemKey::parse("n=67108864");

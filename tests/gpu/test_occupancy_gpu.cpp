@@ -7,6 +7,7 @@
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/explore/explore.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 
@@ -22,7 +23,7 @@ std::vector<std::string> options_for(const KernelAdapter& a, const Workload& w, 
 
 TEST_CASE("occupancy: the driver's figure for reduce_pass is within the static limits", "[gpu][occupancy]") {
   DeviceInfo dev = cuda::list_devices().front();
-  TuningSpec spec = kernels::builtin_spec("reduction");
+  TuningSpec spec = specs::builtin_spec("reduction");
   auto adapter = kernels::make_adapter(spec);
   Workload w = Workload::parse("float32/sum");
   const std::string arch = "sm_" + std::to_string(dev.cc);
@@ -30,7 +31,7 @@ TEST_CASE("occupancy: the driver's figure for reduce_pass is within the static l
     Config c = spec.default_config();
     c.set("BLOCK_SIZE", bs);
     c.set("BLOCKS_PER_SM", 1);
-    cuda::CompileResult cr = cuda::compile(spec.source_text, "reduction.cu", options_for(*adapter, w, c), arch);
+    cuda::CompileResult cr = cuda::compile(spec.source_text, spec.headers, "reduction.cu", options_for(*adapter, w, c), arch);
     INFO(cr.log);
     REQUIRE(cr.ok);
     const std::uint32_t smem = static_cast<std::uint32_t>(4 * bs / 32);
@@ -41,7 +42,7 @@ TEST_CASE("occupancy: the driver's figure for reduce_pass is within the static l
     if (theory.source == explore::Occupancy::Source::theoretical) CHECK(blocks <= theory.blocks_per_sm);
   }
   Config c = spec.default_config();
-  cuda::CompileResult cr = cuda::compile(spec.source_text, "reduction.cu", options_for(*adapter, w, c), arch);
+  cuda::CompileResult cr = cuda::compile(spec.source_text, spec.headers, "reduction.cu", options_for(*adapter, w, c), arch);
   REQUIRE(cr.ok);
   CHECK_THROWS_AS(cuda::max_active_blocks_per_sm(cr, "no_such_kernel", 256, 0), UsageError);
   CHECK_THROWS_AS(cuda::max_active_blocks_per_sm(cr, "reduce_pass", 0, 0), UsageError);
@@ -50,7 +51,7 @@ TEST_CASE("occupancy: the driver's figure for reduce_pass is within the static l
 }
 
 TEST_CASE("occupancy: explore on the CUDA backend reports driver occupancy and stores trials", "[gpu][occupancy][explore]") {
-  TuningSpec spec = kernels::builtin_spec("reduction");
+  TuningSpec spec = specs::builtin_spec("reduction");
   auto adapter = kernels::make_adapter(spec);
   Workload w = Workload::parse("float32/sum");
   ProblemKey p = ProblemKey::parse("n=16777216");
@@ -68,7 +69,7 @@ TEST_CASE("occupancy: explore on the CUDA backend reports driver occupancy and s
   opt.bytes_moved = adapter->bytes_moved(w, p);
   const std::string arch = "sm_" + std::to_string(dev.cc);
   opt.driver_occupancy = [&](const explore::SweepPoint& pt) -> std::optional<int> {
-    cuda::CompileResult cr = cuda::compile(spec.source_text, "reduction.cu", options_for(*adapter, w, pt.config), arch);
+    cuda::CompileResult cr = cuda::compile(spec.source_text, spec.headers, "reduction.cu", options_for(*adapter, w, pt.config), arch);
     if (!cr.ok) return std::nullopt;
     return cuda::max_active_blocks_per_sm(cr, pt.kernel, static_cast<int>(pt.block_threads), pt.shared_bytes);
   };

@@ -14,8 +14,9 @@
 #include "tuner/core/error.hpp"
 #include "tuner/core/compile.hpp"
 #include "tuner/cuda/runtime.hpp"
-#include "tuner/kernels/embedded.hpp"
+#include "tuner/specs/embedded.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 using namespace autotune::cuda;
@@ -120,7 +121,7 @@ std::vector<std::string> run_all(const TuningSpec& spec, const std::vector<Workl
 TEST_CASE("reduction: every variant and workload verifies on odd sizes", "[gpu][reduction]") {
   std::string reason;
   REQUIRE(driver_available(&reason));
-  const TuningSpec spec = kernels::builtin_spec("reduction");
+  const TuningSpec spec = specs::builtin_spec("reduction");
   const std::vector<std::string> failures = run_all(spec, spec.workloads);
   for (const auto& f : failures) FAIL_CHECK(f);
   CHECK(failures.empty());
@@ -143,7 +144,7 @@ TEST_CASE("reduction: custom operators verified by the reference kernels", "[gpu
        {"identity", "make_float2(__int_as_float(0xff800000), __int_as_float(0xff800000))"}});
   j["workloads"] = nlohmann::json::array({"int32/bitor", "float2/lexmax"});
   TuningSpec spec = TuningSpec::from_json_text(j.dump(), "", false);
-  spec.source_text = kernels::builtin_spec("reduction").source_text;
+  spec.source_text = specs::builtin_spec("reduction").source_text;
   const std::vector<std::string> failures = run_all(spec, spec.workloads);
   for (const auto& f : failures) FAIL_CHECK(f);
   CHECK(failures.empty());
@@ -152,7 +153,7 @@ TEST_CASE("reduction: custom operators verified by the reference kernels", "[gpu
 TEST_CASE("reduction: a kernel that drops the n % VEC tail is rejected", "[gpu][reduction]") {
   std::string reason;
   REQUIRE(driver_available(&reason));
-  TuningSpec spec = kernels::builtin_spec("reduction");
+  TuningSpec spec = specs::builtin_spec("reduction");
   const std::string tail_code = "if (V > 1) {";
   const std::size_t at = spec.source_text.find(tail_code);
   REQUIRE(at != std::string::npos);
@@ -175,7 +176,7 @@ TEST_CASE("reduction: a kernel that drops the n % VEC tail is rejected", "[gpu][
 
 // Hidden (run under compute-sanitizer --tool memcheck / racecheck): one run of every variant in-process.
 TEST_CASE("reduction: every variant once, in-process, for compute-sanitizer", "[gpu][reduction][.sanitize]") {
-  const TuningSpec spec = kernels::builtin_spec("reduction");
+  const TuningSpec spec = specs::builtin_spec("reduction");
   auto adapter = kernels::make_adapter(spec);
   TimingOptions o = quick_options(false);
   o.warmup = 0;
@@ -209,7 +210,7 @@ TEST_CASE("reduction: every variant once, in-process, for compute-sanitizer", "[
 // Hidden (run with "[.bench]"): GB/s of every variant at n = 2^26 float32/sum, for a sanity check of the
 // kernels against the copy bandwidth measured in the same run. Prints a table; asserts nothing on speed.
 TEST_CASE("reduction: bandwidth of each variant", "[gpu][reduction][.bench]") {
-  const TuningSpec spec = kernels::builtin_spec("reduction");
+  const TuningSpec spec = specs::builtin_spec("reduction");
   auto adapter = kernels::make_adapter(spec);
   TimingOptions o;
   o.flush_l2 = true;

@@ -13,8 +13,9 @@
 #include "db/database.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 #include "tuner/runtime/launch.hpp"
-#include "tuner/cli/shared.hpp"
+#include "db/binary_cache.hpp"
 #include "tuner/session/session.hpp"
 
 using namespace autotune;
@@ -36,14 +37,14 @@ struct TempDir {
 };
 
 void tune(db::Database& db, const std::string& kernel, const Workload& w, std::int64_t n, std::size_t budget) {
-  TuningSpec spec = kernels::builtin_spec(kernel);
+  TuningSpec spec = specs::builtin_spec(kernel);
   auto adapter = kernels::make_adapter(spec);
   ProblemKey p;
   p.dims["n"] = n;
   cuda::TimingOptions to;
   to.samples = 7;
   to.warmup = 1;
-  cli::DbBinaryCache cache(db);
+  db::DbBinaryCache cache(db);
   cuda::CudaBackend backend(adapter, to, &cache);
   session::Options opt;
   opt.strategy = "random_sample";

@@ -15,6 +15,7 @@
 #include "tuner/core/compile.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 
@@ -80,7 +81,7 @@ void check_ok(const TuningSpec& s, const Workload& w, const ProblemKey& p, const
 
 TEST_CASE("every scan variant verifies for every workload on odd sizes", "[gpu][scan]") {
   require_gpu();
-  const TuningSpec s = kernels::builtin_spec("scan");
+  const TuningSpec s = specs::builtin_spec("scan");
   auto adapter = kernels::make_scan_adapter(s);
   MemoryBinaryCache cache;
   cuda::CudaBackend backend(adapter, verify_only(), &cache);
@@ -97,7 +98,7 @@ TEST_CASE("every scan variant verifies for every workload on odd sizes", "[gpu][
 
 TEST_CASE("every valid scan configuration verifies", "[gpu][scan]") {
   require_gpu();
-  const TuningSpec s = kernels::builtin_spec("scan");
+  const TuningSpec s = specs::builtin_spec("scan");
   auto adapter = kernels::make_scan_adapter(s);
   MemoryBinaryCache cache;
   cuda::CudaBackend backend(adapter, verify_only(), &cache);
@@ -114,7 +115,7 @@ TEST_CASE("every valid scan configuration verifies", "[gpu][scan]") {
 
 TEST_CASE("every scan variant handles 2^28 + 5 elements", "[gpu][scan][large]") {
   require_gpu();
-  const TuningSpec s = kernels::builtin_spec("scan");
+  const TuningSpec s = specs::builtin_spec("scan");
   auto adapter = kernels::make_scan_adapter(s);
   MemoryBinaryCache cache;
   cuda::CudaBackend backend(adapter, verify_only(), &cache);
@@ -148,7 +149,7 @@ TEST_CASE("every scan variant handles 2^28 + 5 elements", "[gpu][scan][large]") 
 // Hidden: small sizes for runs under compute-sanitizer (memcheck, racecheck, synccheck).
 TEST_CASE("scan variants on small sizes", "[.][gpu][scan][sanitize]") {
   require_gpu();
-  const TuningSpec s = kernels::builtin_spec("scan");
+  const TuningSpec s = specs::builtin_spec("scan");
   auto adapter = kernels::make_scan_adapter(s);
   MemoryBinaryCache cache;
   cuda::CudaBackend backend(adapter, verify_only(), &cache);
@@ -168,7 +169,7 @@ TEST_CASE("scan variants on small sizes", "[.][gpu][scan][sanitize]") {
 // as a fraction of the device-to-device copy bandwidth.
 TEST_CASE("scan timings are sane against the copy bandwidth", "[gpu][scan][timing]") {
   require_gpu();
-  const TuningSpec s = kernels::builtin_spec("scan");
+  const TuningSpec s = specs::builtin_spec("scan");
   auto adapter = kernels::make_scan_adapter(s);
   cuda::TimingOptions opt;
   opt.samples = 9;

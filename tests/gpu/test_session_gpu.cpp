@@ -5,12 +5,13 @@
 #include "test_support.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 #include "tuner/session/session.hpp"
 
 using namespace autotune;
 
 TEST_CASE("a brute-force session of the SAXPY example verifies and records every configuration", "[gpu][session]") {
-  TuningSpec spec = kernels::load_spec(autotune_test::data_dir() + "/../../examples/saxpy/saxpy.tune.json");
+  TuningSpec spec = specs::load_spec(autotune_test::data_dir() + "/../../examples/saxpy/saxpy.tune.json");
   auto adapter = kernels::make_adapter(spec);
   cuda::TimingOptions to;
   to.samples = 9;
@@ -43,7 +44,7 @@ TEST_CASE("a brute-force session of the SAXPY example verifies and records every
 }
 
 TEST_CASE("a restricted reduction tune writes one verified row per configuration", "[gpu][session]") {
-  TuningSpec spec = kernels::builtin_spec("reduction");
+  TuningSpec spec = specs::builtin_spec("reduction");
   spec.constraints.push_back(Expr::parse("VARIANT == 7 && BLOCK_SIZE == 256 && KAHAN == 0 && ITEMS_PER_THREAD == 4"));
   auto adapter = kernels::make_adapter(spec);
   cuda::CudaBackend backend(adapter, cuda::TimingOptions{});

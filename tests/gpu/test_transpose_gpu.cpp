@@ -15,6 +15,7 @@
 #include "tuner/core/compile.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 
@@ -41,7 +42,7 @@ std::vector<Config> all_configs(const ParameterSpace& space) {
 // verification run and one timed sample each) and checks that all verify.
 void check_all_configs(const std::vector<ProblemKey>& problems) {
   for (const std::string name : {"transpose", "transpose_copy"}) {
-    const TuningSpec s = kernels::builtin_spec(name);
+    const TuningSpec s = specs::builtin_spec(name);
     auto adapter = kernels::make_transpose_adapter(s);
     cuda::TimingOptions opt;
     opt.warmup = 0;
@@ -89,7 +90,7 @@ TEST_CASE("transpose timings are sane against the tiled copy", "[gpu][transpose]
   std::map<std::string, double> best_gbps;       // "dtype variant" -> GB/s of the fastest config
   std::map<std::string, std::string> best_config;  // "dtype variant" -> that config
   for (const std::string name : {"transpose", "transpose_copy"}) {
-    const TuningSpec s = kernels::builtin_spec(name);
+    const TuningSpec s = specs::builtin_spec(name);
     auto adapter = kernels::make_transpose_adapter(s);
     cuda::CudaBackend backend(adapter, cuda::TimingOptions{});
     for (const Workload& w : s.workloads) {

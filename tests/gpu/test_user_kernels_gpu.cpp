@@ -8,13 +8,14 @@
 #include "test_support.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 #include "tuner/session/session.hpp"
 
 using namespace autotune;
 
 namespace {
 
-TuningSpec pnpoly_spec() { return kernels::load_spec(autotune_test::data_dir() + "/specs/pnpoly_cmem.tune.json"); }
+TuningSpec pnpoly_spec() { return specs::load_spec(autotune_test::data_dir() + "/specs/pnpoly_cmem.tune.json"); }
 
 std::map<std::string, db::TrialRow> rows_by_config(db::Database& db, std::int64_t session) {
   db::TrialFilter f;

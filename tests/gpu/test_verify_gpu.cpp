@@ -16,6 +16,7 @@
 #include "tuner/core/compile.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 
@@ -168,7 +169,7 @@ ProblemKey size_n(std::int64_t n) {
 
 TEST_CASE("GPU and host verification agree on reductions, correct and planted-wrong", "[gpu][verify]") {
   require_gpu();
-  const TuningSpec s = kernels::builtin_spec("reduction");
+  const TuningSpec s = specs::builtin_spec("reduction");
   for (const char* wk : {"float32/sum", "float64/sum", "int32/max", "float32/min"}) {
     const Workload w = Workload::parse(wk);
     const bool floating = w.dtype != "int32";
@@ -179,7 +180,7 @@ TEST_CASE("GPU and host verification agree on reductions, correct and planted-wr
 
 TEST_CASE("GPU and host verification agree on scans, correct and planted-wrong", "[gpu][verify]") {
   require_gpu();
-  const TuningSpec s = kernels::builtin_spec("scan");
+  const TuningSpec s = specs::builtin_spec("scan");
   for (const char* wk : {"float32/inclusive_sum", "float64/exclusive_sum", "int32/inclusive_sum", "float32/inclusive_max"}) {
     const Workload w = Workload::parse(wk);
     const bool floating = w.dtype != "int32";
@@ -192,7 +193,7 @@ TEST_CASE("GPU and host verification agree on scans, correct and planted-wrong",
 
 TEST_CASE("GPU and host verification agree on transposes, correct and planted-wrong", "[gpu][verify]") {
   require_gpu();
-  const TuningSpec s = kernels::builtin_spec("transpose");
+  const TuningSpec s = specs::builtin_spec("transpose");
   ProblemKey p;
   p.dims = {{"rows", 4001}, {"cols", 2999}};
   for (const char* wk : {"float32", "float64"}) {
@@ -203,7 +204,7 @@ TEST_CASE("GPU and host verification agree on transposes, correct and planted-wr
 
 TEST_CASE("GPU and host verification agree on compactions, correct, wrong count and wrong element", "[gpu][verify]") {
   require_gpu();
-  const TuningSpec s = kernels::builtin_spec("compaction");
+  const TuningSpec s = specs::builtin_spec("compaction");
   ProblemKey p;
   p.dims = {{"n", (std::int64_t{1} << 24) + 5}, {"select_pct", 50}};
   for (const char* wk : {"int32/flagged", "float32/if"}) {
@@ -223,7 +224,7 @@ TEST_CASE("GPU and host verification agree on compactions, correct, wrong count 
 
 TEST_CASE("GPU and host verification agree on a user kernel with a reference kernel", "[gpu][verify]") {
   require_gpu();
-  const TuningSpec s = kernels::load_spec(autotune_test::data_dir() + "/../../examples/saxpy/saxpy.tune.json");
+  const TuningSpec s = specs::load_spec(autotune_test::data_dir() + "/../../examples/saxpy/saxpy.tune.json");
   const std::int64_t n = (std::int64_t{1} << 24) + 1;
   const std::vector<Case> cases = element_cases(static_cast<std::size_t>(n - 1), 4, true);
   check_agreement(s, s.workloads.front(), size_n(n), cases);

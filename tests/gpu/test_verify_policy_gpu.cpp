@@ -10,6 +10,7 @@
 #include "tuner/core/check.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 
@@ -34,7 +35,7 @@ TEST_CASE("verification policies: a planted mismatch, a planted relative error",
   };
   for (const auto verify : {cuda::TimingOptions::Verify::device, cuda::TimingOptions::Verify::host}) {
     for (const Case& c : cases) {
-      TuningSpec spec = kernels::load_spec(autotune_test::data_dir() + "/specs/planted.tune.json");
+      TuningSpec spec = specs::load_spec(autotune_test::data_dir() + "/specs/planted.tune.json");
       spec.verification = c.policy;
       cuda::TimingOptions to;
       to.samples = 7;
@@ -65,7 +66,7 @@ TEST_CASE("a comparison kernel of the user decides on the GPU", "[gpu][verify_po
   };
   auto cfg = [](Value plant, Value nudge) { return Config({{"PLANT", plant}, {"NUDGE", nudge}}); };
   for (const Case& c : cases) {
-    TuningSpec spec = kernels::load_spec(autotune_test::data_dir() + "/specs/planted.tune.json");
+    TuningSpec spec = specs::load_spec(autotune_test::data_dir() + "/specs/planted.tune.json");
     spec.verification = c.policy;
     cuda::TimingOptions to;
     to.samples = 7;
@@ -81,7 +82,7 @@ TEST_CASE("a comparison kernel of the user decides on the GPU", "[gpu][verify_po
                              Catch::Contains("comparison kernel within_half"));
   }
   // A C++-named comparison kernel that rejects every element: the count and the first index come back.
-  TuningSpec spec = kernels::load_spec(autotune_test::data_dir() + "/specs/planted.tune.json");
+  TuningSpec spec = specs::load_spec(autotune_test::data_dir() + "/specs/planted.tune.json");
   spec.verification.compare = "every_element_differs";
   cuda::TimingOptions to;
   to.samples = 3;

@@ -12,6 +12,7 @@
 
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 #include "tuner/sim/synthetic.hpp"
 
 using namespace autotune;
@@ -36,7 +37,7 @@ std::vector<std::string> all_options(const KernelAdapter& a, const Config& c, co
 }  // namespace
 
 TEST_CASE("compaction compiles for every workload, variant and corner in strict mode", "[nvrtc][compaction]") {
-  const TuningSpec s = kernels::builtin_spec("compaction");
+  const TuningSpec s = specs::builtin_spec("compaction");
   auto a = kernels::make_compaction_adapter(s);
   struct Job {
     std::string label;
@@ -77,7 +78,7 @@ TEST_CASE("compaction compiles for every workload, variant and corner in strict 
   for (unsigned t = 0; t < std::max(1u, std::min(4u, std::thread::hardware_concurrency())); ++t) {
     pool.emplace_back([&] {
       for (std::size_t i = next++; i < jobs.size(); i = next++) {
-        const cuda::CompileResult r = cuda::compile(s.source_text, "compaction.cu", jobs[i].options, jobs[i].arch);
+        const cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "compaction.cu", jobs[i].options, jobs[i].arch);
         std::string problem = r.ok ? "" : r.log.substr(0, 2000);
         for (const auto& k : s.kernels)
           if (r.ok && !contains_bytes(r.cubin, k)) problem += "entry point " + k + " missing; ";
@@ -95,17 +96,17 @@ TEST_CASE("compaction compiles for every workload, variant and corner in strict 
 }
 
 TEST_CASE("compaction compiles alone at its defaults", "[nvrtc][compaction]") {
-  const TuningSpec s = kernels::builtin_spec("compaction");
-  const cuda::CompileResult r = cuda::compile(s.source_text, "compaction.cu", {}, "sm_90");
+  const TuningSpec s = specs::builtin_spec("compaction");
+  const cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "compaction.cu", {}, "sm_90");
   INFO(r.log);
   CHECK(r.ok);
 }
 
 TEST_CASE("compaction strict mode rejects a missing macro", "[nvrtc][compaction]") {
-  const TuningSpec s = kernels::builtin_spec("compaction");
+  const TuningSpec s = specs::builtin_spec("compaction");
   auto a = kernels::make_compaction_adapter(s);
   const std::vector<std::string> all = all_options(*a, s.default_config(), s.workloads.front());
-  const cuda::CompileResult ok = cuda::compile(s.source_text, "compaction.cu", all, "sm_90");
+  const cuda::CompileResult ok = cuda::compile(s.source_text, s.headers, "compaction.cu", all, "sm_90");
   INFO(ok.log);
   REQUIRE(ok.ok);
   for (const std::string name : {"VARIANT", "BLOCK_SIZE", "ITEMS_PER_THREAD", "STAGE_OUTPUT", "DTYPE_ID", "SELECT_IF"}) {
@@ -113,7 +114,7 @@ TEST_CASE("compaction strict mode rejects a missing macro", "[nvrtc][compaction]
     for (const auto& o : all)
       if (o.rfind("-D" + name + "=", 0) != 0) missing.push_back(o);
     REQUIRE(missing.size() + 1 == all.size());
-    const cuda::CompileResult r = cuda::compile(s.source_text, "compaction.cu", missing, "sm_90");
+    const cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "compaction.cu", missing, "sm_90");
     INFO(name << ": " << r.log);
     CHECK_FALSE(r.ok);
     CHECK_THAT(r.log, Catch::Contains(name + " is not defined"));

@@ -14,6 +14,7 @@
 
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 
@@ -76,14 +77,14 @@ std::vector<pid_t> worker_children() {
 }  // namespace
 
 TEST_CASE("compile workers give the same CUBIN bytes as in-process compilation", "[nvrtc][compile-worker]") {
-  const TuningSpec s = kernels::builtin_spec("reduction");
+  const TuningSpec s = specs::builtin_spec("reduction");
   const std::vector<Job> jobs = reduction_jobs(s);
   std::vector<cuda::CompileResult> local;
-  for (const auto& j : jobs) local.push_back(cuda::compile(s.source_text, "reduction.cu", j.options, j.arch));
+  for (const auto& j : jobs) local.push_back(cuda::compile(s.source_text, s.headers, "reduction.cu", j.options, j.arch));
 
   SECTION("on this thread") {
     for (std::size_t i = 0; i < jobs.size(); ++i) {
-      const cuda::CompileResult r = cuda::compile_in_worker(s.source_text, "reduction.cu", jobs[i].options, jobs[i].arch);
+      const cuda::CompileResult r = cuda::compile_in_worker(s.source_text, s.headers, "reduction.cu", jobs[i].options, jobs[i].arch);
       INFO(i << ": " << r.log);
       REQUIRE(local[i].ok);
       CHECK(r.ok);
@@ -98,7 +99,7 @@ TEST_CASE("compile workers give the same CUBIN bytes as in-process compilation",
     // A worker that died is replaced: the next compilation still succeeds, with the same bytes.
     for (pid_t pid : workers) ::kill(pid, SIGKILL);
     const cuda::CompileResult again =
-        cuda::compile_in_worker(s.source_text, "reduction.cu", jobs[0].options, jobs[0].arch);
+        cuda::compile_in_worker(s.source_text, s.headers, "reduction.cu", jobs[0].options, jobs[0].arch);
     INFO(again.log);
     CHECK(again.ok);
     CHECK(again.cubin == local[0].cubin);
@@ -110,7 +111,7 @@ TEST_CASE("compile workers give the same CUBIN bytes as in-process compilation",
     for (std::size_t t = 0; t < 3; ++t) {
       pool.emplace_back([&, t] {
         for (std::size_t i = t; i < jobs.size(); i += 3)
-          remote[i] = cuda::compile_in_worker(s.source_text, "reduction.cu", jobs[i].options, jobs[i].arch);
+          remote[i] = cuda::compile_in_worker(s.source_text, s.headers, "reduction.cu", jobs[i].options, jobs[i].arch);
       });
     }
     for (auto& th : pool) th.join();
@@ -124,8 +125,8 @@ TEST_CASE("compile workers give the same CUBIN bytes as in-process compilation",
 
 TEST_CASE("compile workers report a failing source with the in-process log", "[nvrtc][compile-worker]") {
   const std::string bad = "extern \"C\" __global__ void broken(float* p) { p[0] = undeclared_name; }\n";
-  const cuda::CompileResult local = cuda::compile(bad, "broken.cu", {"-DX=1"}, "sm_90");
-  const cuda::CompileResult remote = cuda::compile_in_worker(bad, "broken.cu", {"-DX=1"}, "sm_90");
+  const cuda::CompileResult local = cuda::compile(bad, {}, "broken.cu", {"-DX=1"}, "sm_90");
+  const cuda::CompileResult remote = cuda::compile_in_worker(bad, {}, "broken.cu", {"-DX=1"}, "sm_90");
   INFO(remote.log);
   CHECK_FALSE(local.ok);
   CHECK_FALSE(remote.ok);
@@ -134,8 +135,8 @@ TEST_CASE("compile workers report a failing source with the in-process log", "[n
   CHECK(remote.log == local.log);
 
   // A rejected architecture is a failed result in both paths as well.
-  const cuda::CompileResult arch_local = cuda::compile(bad, "broken.cu", {}, "compute_90");
-  const cuda::CompileResult arch_remote = cuda::compile_in_worker(bad, "broken.cu", {}, "compute_90");
+  const cuda::CompileResult arch_local = cuda::compile(bad, {}, "broken.cu", {}, "compute_90");
+  const cuda::CompileResult arch_remote = cuda::compile_in_worker(bad, {}, "broken.cu", {}, "compute_90");
   CHECK_FALSE(arch_remote.ok);
   CHECK(arch_remote.log == arch_local.log);
 }

@@ -20,7 +20,7 @@ bool contains(const std::vector<unsigned char>& image, const std::string& text) 
 TEST_CASE("the tool kernels (L2 flush, comparisons) compile for sm_80 and sm_90 with every entry point", "[nvrtc]") {
   for (const char* arch : {"sm_80", "sm_90"}) {
     const cuda::CompileResult r =
-        cuda::compile(cuda::detail::tool_kernels_source(), "autotune_tools.cu", cuda::detail::tool_kernels_options(), arch);
+        cuda::compile(cuda::detail::tool_kernels_source(), {}, "autotune_tools.cu", cuda::detail::tool_kernels_options(), arch);
     INFO(arch << ": " << r.log);
     REQUIRE(r.ok);
     CHECK(contains(r.cubin, cuda::detail::kL2FlushKernel));

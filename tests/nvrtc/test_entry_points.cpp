@@ -56,7 +56,7 @@ TEST_CASE("entry points: a templated and a C++-named kernel compile as name expr
 
   for (const char* arch : {"sm_80", "sm_90"}) {
     INFO(arch);
-    CompileResult r = compile(kCxxKernels, "cxx.cu", options, arch);
+    CompileResult r = compile(kCxxKernels, {}, "cxx.cu", options, arch);
     INFO(r.log);
     REQUIRE(r.ok);
     REQUIRE(r.lowered_names.size() == 2);
@@ -73,16 +73,16 @@ TEST_CASE("entry points: a templated and a C++-named kernel compile as name expr
     CHECK_FALSE(entry_point_matches("cn_pnpoly", demangled(scoped)));
   }
   // Without the name expression the template is never instantiated: nothing to launch.
-  CompileResult plain = compile(kCxxKernels, "cxx.cu", {}, "sm_90");
+  CompileResult plain = compile(kCxxKernels, {}, "cxx.cu", {}, "sm_90");
   REQUIRE(plain.ok);
   CHECK(plain.lowered_names.empty());
   CHECK_FALSE(contains(plain.cubin, "my_kernel"));
   // An expression that names nothing is a compile failure of this configuration, with NVRTC's reason.
-  CompileResult bad = compile(kCxxKernels, "cxx.cu", name_expression_options({"my_kernel<nosuch, 4>"}), "sm_90");
+  CompileResult bad = compile(kCxxKernels, {}, "cxx.cu", name_expression_options({"my_kernel<nosuch, 4>"}), "sm_90");
   CHECK_FALSE(bad.ok);
   CHECK_FALSE(bad.log.empty());
   // The binary cache key covers the name expressions.
-  CHECK(binary_key(kCxxKernels, options, "sm_90") != binary_key(kCxxKernels, {}, "sm_90"));
+  CHECK(binary_key(kCxxKernels, {}, options, "sm_90") != binary_key(kCxxKernels, {}, {}, "sm_90"));
 }
 
 TEST_CASE("entry points: parameters in a templated entry point take the configuration's values",
@@ -90,7 +90,7 @@ TEST_CASE("entry points: parameters in a templated entry point take the configur
   const Config c({{"BLOCK_SIZE", 256}, {"ITEMS", 4}});
   CHECK(c.substitute("my_kernel<float, ITEMS>") == "my_kernel<float, 4>");
   CHECK(c.substitute("reduce<BLOCK_SIZE, ITEMS_X>") == "reduce<256, ITEMS_X>");  // whole identifiers only
-  CompileResult r = compile(kCxxKernels, "cxx.cu", name_expression_options({c.substitute("my_kernel<int, ITEMS>")}),
+  CompileResult r = compile(kCxxKernels, {}, "cxx.cu", name_expression_options({c.substitute("my_kernel<int, ITEMS>")}),
                             "sm_80");
   INFO(r.log);
   REQUIRE(r.ok);

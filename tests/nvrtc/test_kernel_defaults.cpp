@@ -9,8 +9,9 @@
 #include <string>
 
 #include "tuner/cuda/runtime.hpp"
-#include "tuner/kernels/embedded.hpp"
+#include "tuner/specs/embedded.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 
@@ -35,7 +36,7 @@ TEST_CASE("kernel sources: every #ifndef fallback equals the default of the spec
     REQUIRE(slash != std::string::npos);
     const std::string folder = path.substr(0, slash);
     if (path != folder + "/" + folder + ".tune.json") continue;  // a second spec over the same source
-    const TuningSpec spec = kernels::load_spec(folder);
+    const TuningSpec spec = specs::load_spec(folder);
     const auto source = embedded::find(folder + "/" + folder + ".cu");
     REQUIRE(source);
     const auto fb = fallbacks(std::string(*source));
@@ -47,7 +48,7 @@ TEST_CASE("kernel sources: every #ifndef fallback equals the default of the spec
       ++checked;
     }
     // Without any macro (not strict) the source compiles on its own.
-    const cuda::CompileResult r = cuda::compile(std::string(*source), folder + ".cu", {}, "sm_90");
+    const cuda::CompileResult r = cuda::compile(std::string(*source), spec.headers, folder + ".cu", {}, "sm_90");
     INFO(r.log);
     CHECK(r.ok);
   }

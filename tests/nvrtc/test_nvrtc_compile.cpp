@@ -13,6 +13,7 @@
 
 #include "tuner/core/error.hpp"
 #include "tuner/cuda/runtime.hpp"
+#include "tuner/specs/embedded.hpp"
 
 using namespace autotune;
 using namespace autotune::cuda;
@@ -54,7 +55,7 @@ TEST_CASE("nvrtc_version is major.minor", "[nvrtc]") {
 TEST_CASE("compile produces CUBIN for sm_80 and sm_90 without a GPU", "[nvrtc]") {
   for (const std::string arch : {"sm_80", "sm_90"}) {
     INFO(arch);
-    CompileResult r = compile(kAxpy, "axpy.cu", {}, arch);
+    CompileResult r = compile(kAxpy, {}, "axpy.cu", {}, arch);
     INFO(r.log);
     REQUIRE(r.ok);
     CHECK(is_elf(r.cubin));
@@ -62,7 +63,7 @@ TEST_CASE("compile produces CUBIN for sm_80 and sm_90 without a GPU", "[nvrtc]")
     CHECK_FALSE(r.cached);
   }
   // The two architectures give different binaries.
-  CHECK(compile(kAxpy, "axpy.cu", {}, "sm_80").cubin != compile(kAxpy, "axpy.cu", {}, "sm_90").cubin);
+  CHECK(compile(kAxpy, {}, "axpy.cu", {}, "sm_80").cubin != compile(kAxpy, {}, "axpy.cu", {}, "sm_90").cubin);
 }
 
 TEST_CASE("the verification timeout: explicit, or derived from the fastest verification run", "[nvrtc]") {
@@ -78,14 +79,14 @@ TEST_CASE("the verification timeout: explicit, or derived from the fastest verif
 }
 
 TEST_CASE("compile accepts a bare number as arch and rejects virtual architectures", "[nvrtc]") {
-  CHECK(compile(kAxpy, "axpy.cu", {}, "90").ok);
-  CompileResult r = compile(kAxpy, "axpy.cu", {}, "compute_90");
+  CHECK(compile(kAxpy, {}, "axpy.cu", {}, "90").ok);
+  CompileResult r = compile(kAxpy, {}, "axpy.cu", {}, "compute_90");
   CHECK_FALSE(r.ok);
   CHECK(r.log.find("sm_90") != std::string::npos);
 }
 
 TEST_CASE("a syntax error is a result with the log", "[nvrtc]") {
-  CompileResult r = compile("extern \"C\" __global__ void k() { int x = ; }", "broken.cu", {}, "sm_90");
+  CompileResult r = compile("extern \"C\" __global__ void k() { int x = ; }", {}, "broken.cu", {}, "sm_90");
   CHECK_FALSE(r.ok);
   CHECK(r.cubin.empty());
   CHECK(r.log.find("error") != std::string::npos);
@@ -93,7 +94,7 @@ TEST_CASE("a syntax error is a result with the log", "[nvrtc]") {
 }
 
 TEST_CASE("an unknown option is a result, not an exception", "[nvrtc]") {
-  CompileResult r = compile(kAxpy, "axpy.cu", {"--no-such-option-xyz"}, "sm_90");
+  CompileResult r = compile(kAxpy, {}, "axpy.cu", {"--no-such-option-xyz"}, "sm_90");
   CHECK_FALSE(r.ok);
   CHECK_FALSE(r.log.empty());
   // The failed call and where it was made.
@@ -107,11 +108,11 @@ TEST_CASE("defines reach the source", "[nvrtc]") {
 #endif
 extern "C" __global__ void k(int* out) { *out = FOO; }
 )";
-  CHECK(compile(src, "foo.cu", {"-DFOO=42"}, "sm_90").ok);
-  CompileResult wrong = compile(src, "foo.cu", {"-DFOO=7"}, "sm_90");
+  CHECK(compile(src, {}, "foo.cu", {"-DFOO=42"}, "sm_90").ok);
+  CompileResult wrong = compile(src, {}, "foo.cu", {"-DFOO=7"}, "sm_90");
   CHECK_FALSE(wrong.ok);
   CHECK(wrong.log.find("FOO is not 42") != std::string::npos);
-  CHECK_FALSE(compile(src, "foo.cu", {}, "sm_90").ok);
+  CHECK_FALSE(compile(src, {}, "foo.cu", {}, "sm_90").ok);
 }
 
 TEST_CASE("the toolkit headers (CCCL) are on the include path", "[nvrtc]") {
@@ -125,7 +126,7 @@ extern "C" __global__ void sum(const int* in, int* out) {
   if (threadIdx.x == 0) *out = v;
 }
 )";
-  CompileResult r = compile(src, "cub_sum.cu", {}, "sm_90");
+  CompileResult r = compile(src, {}, "cub_sum.cu", {}, "sm_90");
   INFO(r.log);
   CHECK(r.ok);
 }
@@ -133,10 +134,10 @@ extern "C" __global__ void sum(const int* in, int* out) {
 TEST_CASE("the test kernel compiles in strict mode with every macro and fails without", "[nvrtc]") {
   const std::string src = read_data("scale_test.cu");
   Config c(std::map<std::string, Value>{{"BLOCK_SIZE", 256}, {"VARIANT", 0}});
-  CompileResult ok = compile(src, "scale_test.cu", config_defines(c), "sm_90");
+  CompileResult ok = compile(src, {}, "scale_test.cu", config_defines(c), "sm_90");
   INFO(ok.log);
   CHECK(ok.ok);
-  CompileResult strict = compile(src, "scale_test.cu", {"-DAUTOTUNE_STRICT=1", "-DVARIANT=0"}, "sm_90");
+  CompileResult strict = compile(src, {}, "scale_test.cu", {"-DAUTOTUNE_STRICT=1", "-DVARIANT=0"}, "sm_90");
   CHECK_FALSE(strict.ok);
   CHECK(strict.log.find("BLOCK_SIZE is not defined") != std::string::npos);
 }
@@ -146,7 +147,7 @@ TEST_CASE("compile is thread-safe", "[nvrtc]") {
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&results, t] {
-      results[t] = compile(kAxpy, "axpy" + std::to_string(t) + ".cu", {"-DUNUSED=" + std::to_string(t)},
+      results[t] = compile(kAxpy, {}, "axpy" + std::to_string(t) + ".cu", {"-DUNUSED=" + std::to_string(t)},
                            t % 2 ? "sm_80" : "sm_90");
     });
   }
@@ -158,15 +159,15 @@ TEST_CASE("compile is thread-safe", "[nvrtc]") {
 }
 
 TEST_CASE("binary_key depends on source, options and arch", "[nvrtc]") {
-  const std::string k = binary_key(kAxpy, {"-DA=1"}, "sm_90");
+  const std::string k = binary_key(kAxpy, {}, {"-DA=1"}, "sm_90");
   CHECK(k.size() == 16);
-  CHECK(k == binary_key(kAxpy, {"-DA=1"}, "sm_90"));
-  CHECK(k != binary_key(kAxpy, {"-DA=2"}, "sm_90"));
-  CHECK(k != binary_key(kAxpy, {"-DA=1"}, "sm_80"));
-  CHECK(k != binary_key(std::string(kAxpy) + " ", {"-DA=1"}, "sm_90"));
-  CHECK(k != binary_key(kAxpy, {"-DA=1", "-DB=1"}, "sm_90"));
+  CHECK(k == binary_key(kAxpy, {}, {"-DA=1"}, "sm_90"));
+  CHECK(k != binary_key(kAxpy, {}, {"-DA=2"}, "sm_90"));
+  CHECK(k != binary_key(kAxpy, {}, {"-DA=1"}, "sm_80"));
+  CHECK(k != binary_key(std::string(kAxpy) + " ", {}, {"-DA=1"}, "sm_90"));
+  CHECK(k != binary_key(kAxpy, {}, {"-DA=1", "-DB=1"}, "sm_90"));
   // Option boundaries matter.
-  CHECK(binary_key("s", {"-DA", "=1"}, "sm_90") != binary_key("s", {"-DA=", "1"}, "sm_90"));
+  CHECK(binary_key("s", {}, {"-DA", "=1"}, "sm_90") != binary_key("s", {}, {"-DA=", "1"}, "sm_90"));
 }
 
 TEST_CASE("config_defines gives -DNAME=value per parameter and strict mode", "[nvrtc]") {
@@ -192,14 +193,23 @@ TEST_CASE("without a driver, list_devices says so", "[nvrtc]") {
   }
 }
 
-TEST_CASE("compile hands the kernel headers a source includes to NVRTC by name", "[nvrtc]") {
+TEST_CASE("compile hands exactly the given headers to NVRTC by name", "[nvrtc]") {
   // A user kernel that includes the look-back header of the single-pass kernels: no include path leads there.
   const std::string src = "#include \"common/lookback.cuh\"\n"
                           "extern \"C\" __global__ void tag(unsigned* out) { *out = lookback::generation_tag(*out); }\n";
-  const CompileResult r = compile(src, "tag.cu", {}, "sm_90");
+  const auto embedded_header = embedded::find("common/lookback.cuh");
+  REQUIRE(embedded_header);
+  const CompileResult r = compile(src, {{"common/lookback.cuh", std::string(*embedded_header)}}, "tag.cu", {}, "sm_90");
   INFO(r.log);
   CHECK(r.ok);
-  // Only the known kernel headers are handed over.
-  const std::string unknown = "#include \"common/no_such_header.cuh\"\n" + src.substr(src.find('\n') + 1);
-  CHECK_FALSE(compile(unknown, "tag.cu", {}, "sm_90").ok);
+  // Nothing is added behind the caller's back: without the header the include fails.
+  CHECK_FALSE(compile(src, {}, "tag.cu", {}, "sm_90").ok);
+  // A header of the user's own under the same name is the one compiled, not the built-in one.
+  const Headers own = {{"common/lookback.cuh", "namespace lookback { __device__ unsigned generation_tag(unsigned x) "
+                                               "{ return x + 7; } }\n#define OWN_LOOKBACK 1\n"}};
+  const std::string uses_own = src + "#ifndef OWN_LOOKBACK\n#error the built-in header was compiled\n#endif\n";
+  const CompileResult mine = compile(uses_own, own, "tag.cu", {}, "sm_90");
+  INFO(mine.log);
+  CHECK(mine.ok);
+  CHECK(binary_key(src, own, {}, "sm_90") != binary_key(src, {{"common/lookback.cuh", std::string(*embedded_header)}}, {}, "sm_90"));
 }

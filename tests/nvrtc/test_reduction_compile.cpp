@@ -12,8 +12,9 @@
 
 #include "tuner/core/error.hpp"
 #include "tuner/cuda/runtime.hpp"
-#include "tuner/kernels/embedded.hpp"
+#include "tuner/specs/embedded.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 
@@ -104,7 +105,7 @@ struct Job {
 };
 
 /// Compiles every job (a few threads: NVRTC compile is thread-safe) and returns the failures with their logs.
-std::vector<std::string> compile_all(const std::string& source, const std::vector<Job>& jobs,
+std::vector<std::string> compile_all(const std::string& source, const cuda::Headers& headers, const std::vector<Job>& jobs,
                                      const std::vector<std::string>& kernel_names) {
   std::vector<std::string> failures;
   std::mutex mu;
@@ -115,7 +116,7 @@ std::vector<std::string> compile_all(const std::string& source, const std::vecto
     pool.emplace_back([&] {
       for (std::size_t i = next++; i < jobs.size(); i = next++) {
         const Job& j = jobs[i];
-        cuda::CompileResult r = cuda::compile(source, "reduction.cu", j.options, j.arch);
+        cuda::CompileResult r = cuda::compile(source, headers, "reduction.cu", j.options, j.arch);
         std::string problem;
         if (!r.ok) {
           problem = r.log.substr(0, 2000);
@@ -137,7 +138,7 @@ std::vector<std::string> compile_all(const std::string& source, const std::vecto
 }  // namespace
 
 TEST_CASE("reduction compiles for every workload, variant and corner in strict mode", "[nvrtc][reduction]") {
-  const TuningSpec s = kernels::builtin_spec("reduction");
+  const TuningSpec s = specs::builtin_spec("reduction");
   auto a = kernels::make_adapter(s);
   std::vector<Job> jobs;
   for (const auto& w : s.workloads) {
@@ -150,25 +151,25 @@ TEST_CASE("reduction compiles for every workload, variant and corner in strict m
     }
   }
   INFO(jobs.size() << " compilations");
-  const std::vector<std::string> failures = compile_all(s.source_text, jobs, s.kernels);
+  const std::vector<std::string> failures = compile_all(s.source_text, s.headers, jobs, s.kernels);
   for (const auto& f : failures) FAIL_CHECK(f);
   CHECK(failures.empty());
 }
 
 TEST_CASE("reduction compiles alone at its defaults", "[nvrtc][reduction]") {
-  const TuningSpec s = kernels::builtin_spec("reduction");
-  const cuda::CompileResult r = cuda::compile(s.source_text, "reduction.cu", {}, "sm_90");
+  const TuningSpec s = specs::builtin_spec("reduction");
+  const cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "reduction.cu", {}, "sm_90");
   INFO(r.log);
   CHECK(r.ok);
 }
 
 TEST_CASE("reduction strict mode rejects a missing macro", "[nvrtc][reduction]") {
-  const TuningSpec s = kernels::builtin_spec("reduction");
+  const TuningSpec s = specs::builtin_spec("reduction");
   auto a = kernels::make_adapter(s);
   const Workload w = s.workloads.front();
   std::vector<std::string> all = cuda::config_defines(s.default_config());
   for (const auto& o : a->compile_options(w)) all.push_back(o);
-  cuda::CompileResult ok = cuda::compile(s.source_text, "reduction.cu", all, "sm_90");
+  cuda::CompileResult ok = cuda::compile(s.source_text, s.headers, "reduction.cu", all, "sm_90");
   INFO(ok.log);
   REQUIRE(ok.ok);
 
@@ -177,7 +178,7 @@ TEST_CASE("reduction strict mode rejects a missing macro", "[nvrtc][reduction]")
     for (const auto& o : all)
       if (o.rfind("-D" + name + "=", 0) != 0) missing.push_back(o);
     REQUIRE(missing.size() + 1 == all.size());
-    cuda::CompileResult r = cuda::compile(s.source_text, "reduction.cu", missing, "sm_90");
+    cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "reduction.cu", missing, "sm_90");
     INFO(name << ": " << r.log);
     CHECK_FALSE(r.ok);
     CHECK_THAT(r.log, Catch::Contains(name + " is not defined"));
@@ -188,7 +189,7 @@ TEST_CASE("reduction strict mode rejects a missing macro", "[nvrtc][reduction]")
     if (o == "-DVARIANT=7") o = "-DVARIANT=3";
   for (auto& o : bad)
     if (o == "-DKAHAN=0") o = "-DKAHAN=1";
-  cuda::CompileResult r = cuda::compile(s.source_text, "reduction.cu", bad, "sm_90");
+  cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "reduction.cu", bad, "sm_90");
   CHECK_FALSE(r.ok);
   CHECK_THAT(r.log, Catch::Contains("KAHAN"));
 }
@@ -201,14 +202,14 @@ TEST_CASE("reduction reference kernels compile from the reference source", "[nvr
       {{"name", "bitor"}, {"dtype", "int32"}, {"combine", "(a | b)"}, {"identity", "0"}});
   j["workloads"].push_back("int32/bitor");
   TuningSpec s = TuningSpec::from_json_text(j.dump(), "", false);
-  s.source_text = kernels::builtin_spec("reduction").source_text;
+  s.source_text = specs::builtin_spec("reduction").source_text;
   auto a = kernels::make_adapter(s);
   for (const char* wk : {"int32/bitor", "float3/maxmag"}) {
     const Workload w = Workload::parse(wk);
     // Strict mode without any tunable define: the reference source opts out of the tunable checks.
     std::vector<std::string> options = a->compile_options(w);
     options.push_back("-DAUTOTUNE_STRICT=1");
-    cuda::CompileResult r = cuda::compile(a->reference_source(), "reduction_reference.cu", options, "sm_90");
+    cuda::CompileResult r = cuda::compile(a->reference_source(), {}, "reduction_reference.cu", options, "sm_90");
     INFO(wk << ": " << r.log);
     CHECK(r.ok);
     CHECK(contains_bytes(r.cubin, "reduce_reference_chunks"));
@@ -219,7 +220,7 @@ TEST_CASE("reduction reference kernels compile from the reference source", "[nvr
     std::vector<std::string> tuned = cuda::config_defines(c);
     for (const auto& o : a->compile_options(w)) tuned.push_back(o);
     if (std::string(wk) == "int32/bitor") {
-      cuda::CompileResult t = cuda::compile(s.source_text, "reduction.cu", tuned, "sm_80");
+      cuda::CompileResult t = cuda::compile(s.source_text, s.headers, "reduction.cu", tuned, "sm_80");
       INFO(t.log);
       CHECK(t.ok);
     }

@@ -14,6 +14,7 @@
 
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 #include "tuner/sim/synthetic.hpp"
 
 using namespace autotune;
@@ -95,7 +96,7 @@ struct Job {
   std::string arch;
 };
 
-std::vector<std::string> compile_all(const std::string& source, const std::vector<Job>& jobs,
+std::vector<std::string> compile_all(const std::string& source, const cuda::Headers& headers, const std::vector<Job>& jobs,
                                      const std::vector<std::string>& kernel_names) {
   std::vector<std::string> failures;
   std::mutex mu;
@@ -106,7 +107,7 @@ std::vector<std::string> compile_all(const std::string& source, const std::vecto
     pool.emplace_back([&] {
       for (std::size_t i = next++; i < jobs.size(); i = next++) {
         const Job& j = jobs[i];
-        const cuda::CompileResult r = cuda::compile(source, "scan.cu", j.options, j.arch);
+        const cuda::CompileResult r = cuda::compile(source, headers, "scan.cu", j.options, j.arch);
         std::string problem;
         if (!r.ok) {
           problem = r.log.substr(0, 2000);
@@ -134,7 +135,7 @@ std::vector<std::string> all_options(const KernelAdapter& a, const Config& c, co
 }  // namespace
 
 TEST_CASE("scan compiles for every workload, variant and corner in strict mode", "[nvrtc][scan]") {
-  const TuningSpec s = kernels::builtin_spec("scan");
+  const TuningSpec s = specs::builtin_spec("scan");
   auto a = kernels::make_scan_adapter(s);
   std::vector<Job> jobs;
   std::set<std::vector<std::string>> seen;  // inclusive and exclusive workloads share their binaries
@@ -149,24 +150,24 @@ TEST_CASE("scan compiles for every workload, variant and corner in strict mode",
     }
   }
   INFO(jobs.size() << " compilations");
-  const std::vector<std::string> failures = compile_all(s.source_text, jobs, s.kernels);
+  const std::vector<std::string> failures = compile_all(s.source_text, s.headers, jobs, s.kernels);
   for (const auto& f : failures) FAIL_CHECK(f);
   CHECK(failures.empty());
 }
 
 TEST_CASE("scan compiles alone at its defaults", "[nvrtc][scan]") {
-  const TuningSpec s = kernels::builtin_spec("scan");
-  const cuda::CompileResult r = cuda::compile(s.source_text, "scan.cu", {}, "sm_90");
+  const TuningSpec s = specs::builtin_spec("scan");
+  const cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "scan.cu", {}, "sm_90");
   INFO(r.log);
   CHECK(r.ok);
 }
 
 TEST_CASE("scan strict mode rejects a missing macro and invalid configurations", "[nvrtc][scan]") {
-  const TuningSpec s = kernels::builtin_spec("scan");
+  const TuningSpec s = specs::builtin_spec("scan");
   auto a = kernels::make_scan_adapter(s);
   const Workload w = s.workloads.front();
   const std::vector<std::string> all = all_options(*a, s.default_config(), w);
-  const cuda::CompileResult ok = cuda::compile(s.source_text, "scan.cu", all, "sm_90");
+  const cuda::CompileResult ok = cuda::compile(s.source_text, s.headers, "scan.cu", all, "sm_90");
   INFO(ok.log);
   REQUIRE(ok.ok);
 
@@ -175,7 +176,7 @@ TEST_CASE("scan strict mode rejects a missing macro and invalid configurations",
     for (const auto& o : all)
       if (o.rfind("-D" + name + "=", 0) != 0) missing.push_back(o);
     REQUIRE(missing.size() + 1 == all.size());
-    const cuda::CompileResult r = cuda::compile(s.source_text, "scan.cu", missing, "sm_90");
+    const cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "scan.cu", missing, "sm_90");
     INFO(name << ": " << r.log);
     CHECK_FALSE(r.ok);
     CHECK_THAT(r.log, Catch::Contains(name + " is not defined"));
@@ -191,13 +192,13 @@ TEST_CASE("scan strict mode rejects a missing macro and invalid configurations",
     }
     return out;
   };
-  const cuda::CompileResult bk = cuda::compile(s.source_text, "scan.cu", with({{"VARIANT", "2"}, {"ITEMS_PER_THREAD", "12"}, {"VEC", "1"}}), "sm_90");
+  const cuda::CompileResult bk = cuda::compile(s.source_text, s.headers, "scan.cu", with({{"VARIANT", "2"}, {"ITEMS_PER_THREAD", "12"}, {"VEC", "1"}}), "sm_90");
   CHECK_FALSE(bk.ok);
   CHECK_THAT(bk.log, Catch::Contains("power-of-two"));
-  const cuda::CompileResult vec = cuda::compile(s.source_text, "scan.cu", with({{"DTYPE_ID", "2"}, {"VEC", "4"}}), "sm_90");
+  const cuda::CompileResult vec = cuda::compile(s.source_text, s.headers, "scan.cu", with({{"DTYPE_ID", "2"}, {"VEC", "4"}}), "sm_90");
   CHECK_FALSE(vec.ok);
   CHECK_THAT(vec.log, Catch::Contains("VEC"));
-  const cuda::CompileResult op = cuda::compile(s.source_text, "scan.cu", with({{"OP_ID", "1"}}), "sm_90");
+  const cuda::CompileResult op = cuda::compile(s.source_text, s.headers, "scan.cu", with({{"OP_ID", "1"}}), "sm_90");
   CHECK_FALSE(op.ok);
   CHECK_THAT(op.log, Catch::Contains("OP_ID"));
 }

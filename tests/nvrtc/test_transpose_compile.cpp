@@ -10,6 +10,7 @@
 
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 #include "tuner/sim/synthetic.hpp"
 
 using namespace autotune;
@@ -56,7 +57,7 @@ std::vector<Config> corner_configs(const TuningSpec& s, const Workload& w) {
 
 TEST_CASE("transpose kernels compile for sm_80 and sm_90 at default and corner configs", "[nvrtc][transpose]") {
   for (const std::string name : {"transpose", "transpose_copy"}) {
-    const TuningSpec s = kernels::builtin_spec(name);
+    const TuningSpec s = specs::builtin_spec(name);
     auto a = kernels::make_transpose_adapter(s);
     const std::string entry = s.launches.front().kernel;
     std::size_t compiled = 0;
@@ -66,7 +67,7 @@ TEST_CASE("transpose kernels compile for sm_80 and sm_90 at default and corner c
       for (const Config& c : configs) {
         for (const std::string arch : {"sm_80", "sm_90"}) {
           INFO(name << " " << w.key() << " " << c.str(&s.params) << " " << arch);
-          const cuda::CompileResult r = cuda::compile(s.source_text, "transpose.cu", options_for(*a, w, c), arch);
+          const cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "transpose.cu", options_for(*a, w, c), arch);
           INFO(r.log);
           REQUIRE(r.ok);
           CHECK(contains(r.cubin, entry));
@@ -79,30 +80,30 @@ TEST_CASE("transpose kernels compile for sm_80 and sm_90 at default and corner c
 }
 
 TEST_CASE("only the selected entry point exists in a transpose binary", "[nvrtc][transpose]") {
-  const TuningSpec s = kernels::builtin_spec("transpose");
+  const TuningSpec s = specs::builtin_spec("transpose");
   auto a = kernels::make_transpose_adapter(s);
   const Workload w{"float32", ""};
   Config c = s.default_config();
-  cuda::CompileResult r = cuda::compile(s.source_text, "transpose.cu", options_for(*a, w, c), "sm_90");
+  cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "transpose.cu", options_for(*a, w, c), "sm_90");
   REQUIRE(r.ok);
   CHECK(contains(r.cubin, "transpose"));
   CHECK_FALSE(contains(r.cubin, "tiled_copy"));
   c.set("VARIANT", 2);
   c.set("PADDING", 0);
-  r = cuda::compile(s.source_text, "transpose.cu", options_for(*a, w, c), "sm_90");
+  r = cuda::compile(s.source_text, s.headers, "transpose.cu", options_for(*a, w, c), "sm_90");
   REQUIRE(r.ok);
   CHECK(contains(r.cubin, "tiled_copy"));
 }
 
 TEST_CASE("transpose.cu compiles alone at its defaults without strict mode", "[nvrtc][transpose]") {
-  const TuningSpec s = kernels::builtin_spec("transpose");
-  const cuda::CompileResult r = cuda::compile(s.source_text, "transpose.cu", {}, "sm_90");
+  const TuningSpec s = specs::builtin_spec("transpose");
+  const cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "transpose.cu", {}, "sm_90");
   INFO(r.log);
   CHECK(r.ok);
 }
 
 TEST_CASE("a missing transpose macro is an error in strict mode", "[nvrtc][transpose]") {
-  const TuningSpec s = kernels::builtin_spec("transpose");
+  const TuningSpec s = specs::builtin_spec("transpose");
   auto a = kernels::make_transpose_adapter(s);
   const Workload w{"float64", ""};
   const std::vector<std::string> all = options_for(*a, w, s.default_config());
@@ -113,20 +114,20 @@ TEST_CASE("a missing transpose macro is an error in strict mode", "[nvrtc][trans
       if (o.rfind("-D" + macro + "=", 0) != 0) options.push_back(o);
     }
     REQUIRE(options.size() == all.size() - 1);
-    const cuda::CompileResult r = cuda::compile(s.source_text, "transpose.cu", options, "sm_90");
+    const cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "transpose.cu", options, "sm_90");
     CHECK_FALSE(r.ok);
     CHECK_THAT(r.log, Catch::Contains(macro + " is not defined"));
   }
 }
 
 TEST_CASE("inconsistent transpose macros fail to compile with a message", "[nvrtc][transpose]") {
-  const TuningSpec s = kernels::builtin_spec("transpose");
+  const TuningSpec s = specs::builtin_spec("transpose");
   auto a = kernels::make_transpose_adapter(s);
   const Workload w{"float32", ""};
   auto log_for = [&](const std::map<std::string, Value>& changes) {
     Config c = s.default_config();
     for (const auto& [name, v] : changes) c.set(name, v);
-    const cuda::CompileResult r = cuda::compile(s.source_text, "transpose.cu", options_for(*a, w, c), "sm_90");
+    const cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "transpose.cu", options_for(*a, w, c), "sm_90");
     CHECK_FALSE(r.ok);
     return r.log;
   };
@@ -136,7 +137,7 @@ TEST_CASE("inconsistent transpose macros fail to compile with a message", "[nvrt
   CHECK_THAT(log_for({{"TILE_DIM", 64}, {"BLOCK_ROWS", 32}}), Catch::Contains("1024 threads"));
   std::vector<std::string> options = cuda::config_defines(s.default_config());
   options.push_back("-DDTYPE_ID=7");
-  const cuda::CompileResult r = cuda::compile(s.source_text, "transpose.cu", options, "sm_90");
+  const cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "transpose.cu", options, "sm_90");
   CHECK_FALSE(r.ok);
   CHECK_THAT(r.log, Catch::Contains("DTYPE_ID must be 1"));
 }

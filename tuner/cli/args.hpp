@@ -7,9 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "tuner/cli/problem_flags.hpp"
+#include "tuner/core/request.hpp"
 
 namespace autotune::cli {
+
+// The problem, workload and narrowing flags (tuner/core/request.hpp) under their flag names.
+using ProblemFlags = ProblemRequest;
+using SpaceFlags = SpaceNarrowing;
 
 /// devices: the GPUs the NVIDIA driver reports.
 int run_devices();
@@ -84,7 +88,7 @@ struct CompareStrategiesArgs {
   double within_percent = 5;
   bool markdown = false;
 };
-/// compare-strategies: the strategies benchmarked on a fully recorded space (tuner/session/compare.*).
+/// compare-strategies: the strategies benchmarked on a fully recorded space (tuner/compare/compare.*).
 int run_compare_strategies(const CompareStrategiesArgs& a, const std::string& db_path);
 
 struct ImportArgs {

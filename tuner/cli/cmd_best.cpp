@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "tuner/cli/args.hpp"
-#include "tuner/cli/kernel_resolver.hpp"
+#include "tuner/interop/resolve.hpp"
 #include "tuner/cli/observed.hpp"
 #include "tuner/cli/shared.hpp"
 #include "tuner/core/error.hpp"
@@ -100,7 +100,7 @@ void print_answer(const TuningSpec& spec, const Workload& w, const ProblemKey& p
 }  // namespace
 
 int run_best(const BestArgs& a, const std::string& db_path) {
-  TuningSpec spec = resolve_kernel(a.kernel, {db_path});
+  TuningSpec spec = interop::resolve_kernel(a.kernel, {db_path});
   ProblemKey p = a.pf.problem_key(spec);
   Workload w = a.pf.workload(spec);
   spec.check_workload(w);

@@ -1,4 +1,4 @@
-// `autotune compare-strategies`: wiring only (the logic lives in tuner/session/compare.*).
+// `autotune compare-strategies`: wiring only (the logic lives in tuner/compare/compare.*).
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -8,10 +8,10 @@
 
 #include "db/database.hpp"
 #include "tuner/cli/args.hpp"
-#include "tuner/cli/kernel_resolver.hpp"
+#include "tuner/interop/resolve.hpp"
 #include "tuner/cli/shared.hpp"
 #include "tuner/core/error.hpp"
-#include "tuner/session/compare.hpp"
+#include "tuner/compare/compare.hpp"
 
 namespace autotune::cli {
 
@@ -31,9 +31,9 @@ std::vector<std::string> split_list(const std::string& s) {
 }
 
 /// The benchmark's options from the flags. UsageError for a malformed --budgets or --strategy-option.
-session::CompareOptions compare_options(const CompareStrategiesArgs& a) {
-  session::CompareOptions opt;
-  opt.budgets = session::parse_budgets(a.budgets);
+compare::CompareOptions compare_options(const CompareStrategiesArgs& a) {
+  compare::CompareOptions opt;
+  opt.budgets = compare::parse_budgets(a.budgets);
   opt.repeats = a.repeats;
   opt.seed = a.seed;
   opt.batch = a.batch;
@@ -54,7 +54,7 @@ session::CompareOptions compare_options(const CompareStrategiesArgs& a) {
 }
 
 /// What was recorded: the space, its failures, the optimum and how many configurations come close to it.
-void print_recording(const TuningSpec& spec, const Workload& w, const ProblemKey& p, const session::Recording& rec,
+void print_recording(const TuningSpec& spec, const Workload& w, const ProblemKey& p, const compare::Recording& rec,
                      const std::string& from, double within_percent) {
   const ParameterSpace& space = *rec.space;
   const double within = within_percent / 100.0;  // as CompareOptions::within
@@ -70,10 +70,10 @@ void print_recording(const TuningSpec& spec, const Workload& w, const ProblemKey
 }
 
 /// --warm-from-problem: the fastest configurations recorded for the other problem start every run.
-void add_warm_start(const db::Database& db, const session::Recording& rec, const TuningSpec& spec, const Workload& w,
-                    const std::string& warm_from, session::CompareOptions& opt) {
+void add_warm_start(const db::Database& db, const compare::Recording& rec, const TuningSpec& spec, const Workload& w,
+                    const std::string& warm_from, compare::CompareOptions& opt) {
   const ParameterSpace& space = *rec.space;
-  session::RecordedWarmStart ws = session::load_warm_start(db, rec, spec, w, ProblemKey::parse(warm_from));
+  compare::RecordedWarmStart ws = compare::load_warm_start(db, rec, spec, w, ProblemKey::parse(warm_from));
   opt.warm_start = ws.indices;
   std::printf("warm start: the %zu fastest configurations recorded for %s", ws.indices.size() + ws.skipped,
               ws.problem.c_str());
@@ -90,28 +90,28 @@ void add_warm_start(const db::Database& db, const session::Recording& rec, const
 }  // namespace
 
 int run_compare_strategies(const CompareStrategiesArgs& a, const std::string& db_path) {
-  TuningSpec spec = resolve_kernel(a.kernel, {a.from, db_path});
+  TuningSpec spec = interop::resolve_kernel(a.kernel, {a.from, db_path});
   ProblemKey p = a.pa.problem_key(spec);
   Workload w = a.pa.workload(spec);
   spec.check_workload(w);
-  session::CompareOptions opt = compare_options(a);
+  compare::CompareOptions opt = compare_options(a);
   const std::string from = a.from.empty() ? db_path : a.from;
   auto db = db::Database::open(from, db::Database::Mode::read_only);
-  session::Recording rec = session::load_recording(*db, spec, w, p, a.device_name);
+  compare::Recording rec = compare::load_recording(*db, spec, w, p, a.device_name);
   print_recording(spec, w, p, rec, from, a.within_percent);
   if (!a.warm_from.empty()) add_warm_start(*db, rec, spec, w, a.warm_from, opt);
   std::fflush(stdout);
   std::cerr << "simulating " << opt.repeats << " runs per strategy (batch " << opt.batch << ")\n";
-  session::CompareResult res = session::compare_strategies(*rec.space, rec.recorded, opt);
-  std::printf("\n%s", session::compare_table(res, a.markdown).c_str());
+  compare::CompareResult res = compare::compare_strategies(*rec.space, rec.recorded, opt);
+  std::printf("\n%s", compare::compare_table(res, a.markdown).c_str());
   const std::vector<std::pair<std::string, std::string>> context = {
       {"kernel", spec.name}, {"workload", w.key()}, {"problem", p.key()}, {"device", rec.device.info.name}};
   if (!a.csv.empty()) {
-    write_file(a.csv, session::compare_csv(res, context));
+    write_file(a.csv, compare::compare_csv(res, context));
     std::printf("CSV written to %s\n", a.csv.c_str());
   }
   if (!a.runs_csv.empty()) {
-    write_file(a.runs_csv, session::compare_runs_csv(res, context));
+    write_file(a.runs_csv, compare::compare_runs_csv(res, context));
     std::printf("per-run CSV written to %s\n", a.runs_csv.c_str());
   }
   return 0;

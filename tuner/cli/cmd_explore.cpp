@@ -12,7 +12,7 @@
 
 #include "db/database.hpp"
 #include "tuner/cli/args.hpp"
-#include "tuner/cli/kernel_resolver.hpp"
+#include "tuner/interop/resolve.hpp"
 #include "tuner/cli/shared.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/cuda/runtime.hpp"
@@ -120,8 +120,8 @@ std::function<std::optional<int>(const explore::SweepPoint&)> driver_occupancy(
     for (const auto& [name, value] : adapter->spec().defines)
       o.push_back(value.empty() ? "-D" + name : "-D" + name + "=" + value);
     const std::string& src = adapter->spec().source_text;
-    std::optional<cuda::CompileResult> cr = bc->get(cuda::binary_key(src, o, arch));
-    if (!cr) cr = cuda::compile(src, adapter->spec().name + ".cu", o, arch);
+    std::optional<cuda::CompileResult> cr = bc->get(cuda::binary_key(src, adapter->spec().headers, o, arch));
+    if (!cr) cr = cuda::compile(src, adapter->spec().headers, adapter->spec().name + ".cu", o, arch);
     if (!cr->ok) return std::nullopt;
     return cuda::max_active_blocks_per_sm(*cr, pt.kernel, static_cast<int>(pt.block_threads), pt.shared_bytes,
                                           ordinal);
@@ -174,7 +174,7 @@ void write_charts(const ExploreArgs& a, const explore::ExploreResult& r) {
 }  // namespace
 
 int run_explore(const ExploreArgs& a, const std::string& db_path) {
-  TuningSpec spec = resolve_kernel(a.kernel, {a.from, db_path});
+  TuningSpec spec = interop::resolve_kernel(a.kernel, {a.from, db_path});
   auto adapter = kernels::make_adapter(spec);
   ProblemKey p = a.pf.problem_key(spec);
   Workload w = a.pf.workload(spec);

@@ -1,4 +1,4 @@
-// `autotune export`: recorded trials as a T4 results file (the conversion lives in tuner/session/interop.*).
+// `autotune export`: recorded trials as a T4 results file (the conversion lives in tuner/interop/interop.*).
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -7,16 +7,16 @@
 
 #include "db/database.hpp"
 #include "tuner/cli/args.hpp"
-#include "tuner/cli/kernel_resolver.hpp"
+#include "tuner/interop/resolve.hpp"
 #include "tuner/cli/shared.hpp"
 #include "tuner/core/error.hpp"
-#include "tuner/session/interop.hpp"
+#include "tuner/interop/interop.hpp"
 
 namespace autotune::cli {
 
 int run_export(const ExportArgs& a, const std::string& db_path) {
   auto db = db::Database::open(db_path, db::Database::Mode::read_only);
-  session::ExportFilter f;
+  interop::ExportFilter f;
   if (!a.kernel.empty()) f.kernel = a.kernel;
   if (!a.device.empty()) f.device = a.device;
   if (!a.workload.empty()) f.workload = Workload::parse(a.workload).key();
@@ -28,7 +28,7 @@ int run_export(const ExportArgs& a, const std::string& db_path) {
     if (it == params->end()) {
       std::unique_ptr<std::vector<Param>> p;
       try {
-        p = std::make_unique<std::vector<Param>>(resolve_kernel(kernel, {db_path}).params);
+        p = std::make_unique<std::vector<Param>>(interop::resolve_kernel(kernel, {db_path}).params);
       } catch (const Error&) {
         // a user spec not at hand: numbers
       }
@@ -37,7 +37,7 @@ int run_export(const ExportArgs& a, const std::string& db_path) {
     return it->second.get();
   };
   std::size_t n = 0;
-  std::string text = session::export_t4(*db, f, &n);
+  std::string text = interop::export_t4(*db, f, &n);
   if (a.output == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
   } else {

@@ -5,6 +5,7 @@
 #include "tuner/cli/args.hpp"
 #include "tuner/cli/planning.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 
 namespace autotune::cli {
 
@@ -12,8 +13,8 @@ int run_list() {
   bool assumed = false;
   DeviceInfo dev = device_for_planning(&assumed);
   std::printf("%-12s %-10s %10s %10s  %-40s %s\n", "kernel", "family", "cartesian", "valid", "workloads", "description");
-  for (const auto& name : kernels::builtin_names()) {
-    TuningSpec s = kernels::builtin_spec(name);
+  for (const auto& name : specs::builtin_names()) {
+    TuningSpec s = specs::builtin_spec(name);
     ParameterSpace sp = s.space(s.problem_sizes.front(), dev, s.workloads.front());
     std::string ws;
     for (const auto& w : s.workloads) ws += (ws.empty() ? "" : ",") + w.key();

@@ -6,7 +6,7 @@
 
 #include "db/database.hpp"
 #include "tuner/cli/args.hpp"
-#include "tuner/cli/kernel_resolver.hpp"
+#include "tuner/interop/resolve.hpp"
 #include "tuner/cli/shared.hpp"
 #include "tuner/report/html_report.hpp"
 
@@ -40,13 +40,13 @@ int run_report(const ReportArgs& a, const std::string& db_path) {
     q.session_id = std::stoll(a.target);
     if (auto s = db->session(*q.session_id)) {
       try {
-        params = resolve_kernel(s->kernel, {db_path}).params;
+        params = interop::resolve_kernel(s->kernel, {db_path}).params;
       } catch (const std::exception&) {
         // A user spec not at hand: the page shows raw parameter values.
       }
     }
   } else {
-    TuningSpec spec = resolve_kernel(a.target, {db_path});
+    TuningSpec spec = interop::resolve_kernel(a.target, {db_path});
     q.kernel = spec.name;
     q.problem = a.pf.problem_key(spec).key();
     q.workload = a.pf.workload(spec).key();

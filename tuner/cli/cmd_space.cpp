@@ -3,13 +3,13 @@
 #include <string>
 
 #include "tuner/cli/args.hpp"
-#include "tuner/cli/kernel_resolver.hpp"
+#include "tuner/interop/resolve.hpp"
 #include "tuner/cli/planning.hpp"
 
 namespace autotune::cli {
 
 int run_space(const SpaceArgs& a, const std::string& db_path) {
-  TuningSpec s = resolve_kernel(a.kernel, {db_path});
+  TuningSpec s = interop::resolve_kernel(a.kernel, {db_path});
   a.narrow.apply(s);
   ProblemKey p = a.pf.problem_key(s);
   Workload w = a.pf.workload(s);

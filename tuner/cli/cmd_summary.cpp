@@ -9,7 +9,7 @@
 #include "db/database.hpp"
 #include "db/ranking.hpp"
 #include "tuner/cli/args.hpp"
-#include "tuner/cli/kernel_resolver.hpp"
+#include "tuner/interop/resolve.hpp"
 #include "tuner/cli/observed.hpp"
 #include "tuner/cli/shared.hpp"
 #include "tuner/core/error.hpp"
@@ -118,7 +118,7 @@ void print_table(const TuningSpec& spec, const Param& param, const db::DeviceRow
 }  // namespace
 
 int run_summary(const SummaryArgs& a, const std::string& db_path) {
-  TuningSpec spec = resolve_kernel(a.kernel, {db_path});
+  TuningSpec spec = interop::resolve_kernel(a.kernel, {db_path});
   ProblemKey p = a.pf.problem_key(spec);
   Workload w = a.pf.workload(spec);
   std::string by = a.by.empty() ? spec.params.front().name : a.by;

@@ -23,20 +23,13 @@ namespace autotune::cli {
 
 namespace {
 
-/// A LocalBackend as a Backend that owns what it needs.
-class OwningBackend : public Backend {
+/// A LocalBackend as a Backend that owns what it needs; every call goes to its backend.
+class OwningBackend : public ForwardingBackend {
  public:
   OwningBackend(std::unique_ptr<db::Database> cache_conn, LocalBackend lb)
-      : cache_conn_(std::move(cache_conn)), lb_(std::move(lb)) {}
-  DeviceInfo device() const override { return lb_.backend->device(); }
-  std::string kind() const override { return lb_.backend->kind(); }
-  std::string compiler_version() const override { return lb_.backend->compiler_version(); }
-  void prepare(const Workload& w, const ProblemKey& p, std::uint64_t seed) override { lb_.backend->prepare(w, p, seed); }
-  double copy_bandwidth_gbps() override { return lb_.backend->copy_bandwidth_gbps(); }
-  std::vector<Measurement> evaluate(const std::vector<Config>& c) override { return lb_.backend->evaluate(c); }
-  void prefetch(const std::vector<Config>& c) override { lb_.backend->prefetch(c); }
-  BackendStats stats() const override { return lb_.backend->stats(); }
-  std::string verification() const override { return lb_.backend->verification(); }
+      : cache_conn_(std::move(cache_conn)), lb_(std::move(lb)) {
+    forward_to(*lb_.backend);
+  }
 
  private:
   std::unique_ptr<db::Database> cache_conn_;

@@ -1,6 +1,6 @@
 // A tuning run on one backend, shared by `autotune tune` in one process (cmd_tune.cpp) and under mpirun/srun
-// (cmd_tune_mpi.cpp): the default search under a limit, warm starts from the database, the optional screening at
-// a smaller size (multi-fidelity), progress, the time split and the final table; the local backend and the spec.
+// (cmd_tune_mpi.cpp): the workflow (session::tune: default strategy, warm starts, screening) with progress lines,
+// the time split and the final table; the local backend and the spec.
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,7 +13,7 @@
 
 #include "db/database.hpp"
 #include "search/strategy.hpp"
-#include "tuner/cli/kernel_resolver.hpp"
+#include "tuner/interop/resolve.hpp"
 #include "tuner/cli/observed.hpp"
 #include "tuner/cli/shared.hpp"
 #include "tuner/cli/tune.hpp"
@@ -21,7 +21,7 @@
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
 #include "tuner/session/session.hpp"
-#include "tuner/session/warm_start.hpp"
+#include "tuner/session/tune.hpp"
 #include "tuner/sim/replay.hpp"
 
 namespace autotune::cli {
@@ -166,35 +166,7 @@ std::map<std::string, std::string> parse_options(const std::vector<std::string>&
 
 
 
-/// The default strategy: under a limit one that covers the space broadly first and then refines locally
-/// (docs/strategies.md says why); without a limit every configuration is measured anyway.
-std::string default_strategy(bool limited) { return limited ? search::kLimitedDefaultStrategy : "brute_force"; }
-
-/// A smaller problem of the same shape for screening: every dimension above 1024 (sizes, unlike ratios such as
-/// select_pct) divided so that the element count shrinks by about `factor`.
-ProblemKey screening_problem(const TuningSpec& spec, const ProblemKey& p, double factor) {
-  std::size_t sized = 0;
-  for (const auto& [name, v] : p.dims) sized += v > 1024 ? 1 : 0;
-  if (sized == 0) throw UsageError("--screen: no dimension of " + p.key() + " is large enough to shrink");
-  const double per_dim = std::pow(factor, 1.0 / static_cast<double>(sized));
-  ProblemKey small = p;
-  for (auto& [name, v] : small.dims)
-    if (v > 1024) v = std::max<std::int64_t>(1024, static_cast<std::int64_t>(std::llround(static_cast<double>(v) / per_dim)));
-  if (small == p) throw UsageError("--screen " + fmt("%g", factor) + " leaves " + p.key() + " unchanged");
-  spec.check_problem(small);
-  return small;
-}
-
-/// Best-so-far after each batch of a session (elapsed seconds since the command started), for --stats-json.
-struct TracePoint {
-  double elapsed_s = 0;
-  std::size_t done = 0;
-  double best_ns = 0;
-  std::string phase;  // "screen" or "target"
-};
-
-/// One `tune` command on one backend: the optional screening, the session at the target size, its report.
-/// Not copyable: the sessions' progress callback points at it.
+/// One `tune` command on one backend: the workflow (session::tune) with progress lines, then its report.
 class TuneRun {
  public:
   TuneRun(const TuneArgs& ta, const TuningSpec& spec, const std::shared_ptr<const KernelAdapter>& adapter,
@@ -210,10 +182,7 @@ class TuneRun {
         tag_(o.label),
         p_(ta.pf.problem_key(spec)),
         w_(ta.pf.workload(spec)),
-        limited_(ta.budget > 0 || ta.time_limit > 0),
-        small_(ta.screen > 0 ? screening_problem(spec, p_, ta.screen) : ProblemKey{}),
         dev_(backend.device()),
-        strategy_(ta.strategy.empty() ? default_strategy(limited_) : ta.strategy),
         tty_(isatty(STDERR_FILENO) && tag_.empty()) {}
   TuneRun(const TuneRun&) = delete;
   TuneRun& operator=(const TuneRun&) = delete;
@@ -225,11 +194,9 @@ class TuneRun {
   double since_start() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   }
-  session::Options session_options();
-  session::WarmStart warm_from_db(const ProblemKey& problem) const;
-  void screen(session::Options& opt);
-  void print_report(const session::Result& r, const session::Options& opt) const;
-  void write_stats(const session::Result& r, const session::Options& opt, const session::WarmStart& ws) const;
+  session::TuneRequest request();
+  void print_report(const session::TuneOutcome& o) const;
+  void write_stats(const session::TuneOutcome& o) const;
 
   const TuneArgs& ta_;
   const TuningSpec& spec_;
@@ -242,35 +209,25 @@ class TuneRun {
   const std::string tag_;  // "[NVIDIA H200] " when several device models tune at once, else ""
   const ProblemKey p_;
   const Workload w_;
-  const bool limited_;
-  const ProblemKey small_;  // the screening problem (--screen)
   const DeviceInfo dev_;
-  const std::string strategy_;
   const bool tty_;
   ProgressState progress_;
-  std::vector<TracePoint> trace_;
-  std::string phase_ = "target";
-  std::vector<Config> screened_;  // the screening's best, measured first at the target size
-  nlohmann::json screen_json_;
 };
 
 int TuneRun::run() {
+  const session::TuneRequest q = request();
+  const bool limited = ta_.budget > 0 || ta_.time_limit > 0;
+  const std::string strategy = ta_.strategy.empty() ? session::default_strategy(limited) : ta_.strategy;
   std::cerr << tag_ << "tuning " << spec_.name << " " << w_.key() << " " << p_.key() << " on " << dev_.name
-            << " (cc " << dev_.cc / 10 << "." << dev_.cc % 10 << ", " << dev_.sm_count << " SMs) with " << strategy_
-            << (ta_.strategy.empty() ? (limited_ ? " (the default under a limit)" : " (the default without a limit)")
+            << " (cc " << dev_.cc / 10 << "." << dev_.cc % 10 << ", " << dev_.sm_count << " SMs) with " << strategy
+            << (ta_.strategy.empty() ? (limited ? " (the default under a limit)" : " (the default without a limit)")
                                      : "")
             << ", results in " << db_path_ << "\n";
-  session::Options opt = session_options();
-  if (ta_.screen > 0) screen(opt);
-  session::WarmStart ws = warm_from_db(p_);
-  opt.warm_start = screened_;
-  for (Config& c : ws.configs)
-    if (std::find(opt.warm_start.begin(), opt.warm_start.end(), c) == opt.warm_start.end()) opt.warm_start.push_back(std::move(c));
-  opt.bytes_moved = adapter_ ? adapter_->bytes_moved(w_, p_) : 0;
-  session::Result r = session::run(spec_, backend_, db_, w_, p_, opt);
+  const session::TuneOutcome o = session::tune(spec_, backend_, db_, q);
+  const session::Result& r = o.result;
 
-  print_report(r, opt);
-  if (!ta_.stats_json.empty()) write_stats(r, opt, ws);
+  print_report(o);
+  if (!ta_.stats_json.empty()) write_stats(o);
   if (r.top.empty()) {
     std::fprintf(out_, "no configuration verified: see the failures with `sqlite3 %s \"select status, log from trials "
                 "where session_id=%lld\"`\n", db_path_.c_str(), static_cast<long long>(r.session_id));
@@ -282,61 +239,37 @@ int TuneRun::run() {
   return 0;
 }
 
-/// The objective, strategy, seed and limits of the flags; progress lines and the best-so-far trace.
-session::Options TuneRun::session_options() {
-  session::Options opt;
-  opt.objective = objective_from_string(ta_.objective);
-  if (needs_power(opt.objective) && (ta_.no_observe || ta_.energy_ms == 0) && !ta_.simulate)
+/// The workflow's request from the flags: objective, strategy, seed, limits, warm start, screening; notes and
+/// progress lines on stderr.
+session::TuneRequest TuneRun::request() {
+  session::TuneRequest q;
+  q.workload = w_;
+  q.problem = p_;
+  q.objective = objective_from_string(ta_.objective);
+  if (needs_power(q.objective) && (ta_.no_observe || ta_.energy_ms == 0) && !ta_.simulate)
     throw UsageError(std::string("--objective ") + ta_.objective + " needs the energy window: drop --no-observe and "
                      "--energy-ms 0");
-  opt.strategy = strategy_;
-  opt.strategy_options = parse_options(ta_.strategy_options);
-  opt.seed = ta_.seed;
-  opt.budget = ta_.budget;
-  opt.time_limit_s = ta_.time_limit;
-  opt.on_progress = [this, objective = opt.objective](const session::Progress& pr) {
+  q.strategy = ta_.strategy;
+  q.strategy_options = parse_options(ta_.strategy_options);
+  q.seed = ta_.seed;
+  q.budget = ta_.budget;
+  q.time_limit_s = ta_.time_limit;
+  q.warm_start = ta_.warm_start;
+  q.screen = ta_.screen;
+  q.screen_share = ta_.screen_share;
+  if (adapter_) q.bytes_moved = [a = adapter_](const Workload& w, const ProblemKey& p) { return a->bytes_moved(w, p); };
+  q.started = started_;
+  q.note = [this](const std::string& line) { std::cerr << tag_ << line << "\n"; };
+  q.on_progress = [this, objective = q.objective](const session::Progress& pr) {
     print_progress(pr, tty_, tag_, progress_, objective);
-    if (trace_.empty() || trace_.back().phase != phase_ || pr.best_ns != trace_.back().best_ns ||
-        pr.done != trace_.back().done)
-      trace_.push_back({since_start(), pr.done, pr.best_ns, phase_});
   };
-  return opt;
-}
-
-session::WarmStart TuneRun::warm_from_db(const ProblemKey& problem) const {
-  session::WarmStart ws;
-  if (ta_.warm_start > 0) ws = session::find_warm_start(db_, spec_, dev_, w_, problem, ta_.warm_start);
-  if (!ws.empty()) std::cerr << tag_ << "warm start (" << problem.key() << "): " << ws.source << "\n";
-  return ws;
-}
-
-/// Screening (multi-fidelity): a share of the time limit at the smaller problem, then its best
-/// configurations start the search at the target size, which gets the rest of the limit.
-void TuneRun::screen(session::Options& opt) {
-  session::Options so = opt;
-  so.time_limit_s = ta_.time_limit * ta_.screen_share;
-  so.budget = 0;
-  so.bytes_moved = adapter_ ? adapter_->bytes_moved(w_, small_) : 0;
-  so.warm_start = warm_from_db(small_).configs;
-  std::cerr << tag_ << "screening at " << small_.key() << " for " << fmt("%.1f", so.time_limit_s) << " s of the "
-            << fmt("%.1f", ta_.time_limit) << " s limit\n";
-  phase_ = "screen";
-  const session::Result sr = session::run(spec_, backend_, db_, w_, small_, so);
-  phase_ = "target";
-  const std::size_t measured = sr.evaluated + sr.reused;
-  const std::size_t keep = std::clamp<std::size_t>((measured + 9) / 10, 5, 32);
-  session::WarmStart best = session::best_of_problem(db_, spec_, dev_, w_, small_, keep);
-  screened_ = best.configs;
-  std::cerr << tag_ << "screening: " << measured << " configurations at " << small_.key() << " in "
-            << fmt("%.1f s", sr.timing.wall_s) << "; the best " << screened_.size() << " are measured first at "
-            << p_.key() << "\n";
-  screen_json_ = {{"problem", small_.key()}, {"configs", measured}, {"wall_s", sr.timing.wall_s},
-                  {"confirmed", screened_.size()}};
-  opt.time_limit_s = std::max(0.001, ta_.time_limit - since_start());
+  return q;
 }
 
 /// What the session covered, why it stopped, what it measured with, where the time went.
-void TuneRun::print_report(const session::Result& r, const session::Options& opt) const {
+void TuneRun::print_report(const session::TuneOutcome& o) const {
+  const session::Result& r = o.result;
+  const session::Options& opt = o.options;
   std::fprintf(out_, "\n%s %s %s on %s: %zu valid configurations (cartesian %.0f); %zu measured now, %zu from earlier "
               "sessions, %zu failed\n",
               spec_.name.c_str(), w_.key().c_str(), p_.key().c_str(), dev_.name.c_str(), r.space_size,
@@ -351,9 +284,10 @@ void TuneRun::print_report(const session::Result& r, const session::Options& opt
                   "do not allow the launch (invalid_resources, the numbers in the log)\n", ruled_out);
   }
   const std::size_t covered = r.evaluated + r.reused;
-  if (covered < r.space_size && limited_)
+  const bool limited = ta_.budget > 0 || ta_.time_limit > 0;
+  if (covered < r.space_size && limited)
     std::fprintf(out_, "stopped by the %s after %zu of %zu configurations (%s)\n", ta_.budget > 0 ? "budget" : "time limit",
-                covered, r.space_size, strategy_.c_str());
+                covered, r.space_size, o.strategy.c_str());
   if (!opt.warm_start.empty())
     std::fprintf(out_, "warm start: %zu of %zu suggested configurations are valid here and were measured first\n",
                 r.warm_started, opt.warm_start.size());
@@ -368,13 +302,15 @@ void TuneRun::print_report(const session::Result& r, const session::Options& opt
 }
 
 /// --stats-json: the session's figures, the warm start, the screening and the best-so-far trace.
-void TuneRun::write_stats(const session::Result& r, const session::Options& opt, const session::WarmStart& ws) const {
-  nlohmann::json j = stats_json(spec_, w_, p_, dev_, strategy_, r, db_);
+void TuneRun::write_stats(const session::TuneOutcome& o) const {
+  nlohmann::json j = stats_json(spec_, w_, p_, dev_, o.strategy, o.result, db_);
   j["command_s"] = since_start();
-  j["warm_start"] = {{"suggested", opt.warm_start.size()}, {"used", r.warm_started}, {"source", ws.source}};
-  if (!screen_json_.is_null()) j["screen"] = screen_json_;
+  j["warm_start"] = {{"suggested", o.options.warm_start.size()}, {"used", o.result.warm_started}, {"source", o.warm.source}};
+  if (!o.screen.problem.empty())
+    j["screen"] = {{"problem", o.screen.problem}, {"configs", o.screen.configs}, {"wall_s", o.screen.wall_s},
+                   {"confirmed", o.screen.confirmed}};
   nlohmann::json tr = nlohmann::json::array();
-  for (const TracePoint& t : trace_)
+  for (const session::TracePoint& t : o.trace)
     tr.push_back({{"elapsed_s", t.elapsed_s}, {"done", t.done}, {"best_ns", t.best_ns}, {"phase", t.phase}});
   j["trace"] = tr;
   write_file(ta_.stats_json, j.dump(2) + "\n");
@@ -435,10 +371,11 @@ std::shared_ptr<const KernelAdapter> tune_adapter(const TuneArgs& ta, const Tuni
 }
 
 TuningSpec load_tune_spec(const TuneArgs& ta, const std::string& db_path) {
-  TuningSpec spec = resolve_kernel(ta.kernel, {ta.from, db_path});
+  TuningSpec spec = interop::resolve_kernel(ta.kernel, {ta.from, db_path});
   ta.narrow.apply(spec);
   spec.check_workload(ta.pf.workload(spec));
   if (ta.screen > 0 && !(ta.time_limit > 0)) throw UsageError("--screen needs --time-limit (the screening gets a share of it)");
+  if (ta.screen > 0) session::screening_problem(spec, ta.pf.problem_key(spec), ta.screen);  // fails before a GPU starts
   return spec;
 }
 

@@ -62,4 +62,30 @@ class Backend {
   virtual std::string observer_note() const { return {}; }
 };
 
+/// A Backend that hands every call to another one. Wrappers that own or add something derive from it and
+/// override only what they change, so that a method added to Backend is forwarded by this one class and no
+/// wrapper can forget it. The inner backend is set by the constructor or, for a wrapper that owns it as a member,
+/// by forward_to() in the wrapper's constructor; it must outlive the calls.
+class ForwardingBackend : public Backend {
+ public:
+  explicit ForwardingBackend(Backend& inner) : inner_(&inner) {}
+  DeviceInfo device() const override { return inner_->device(); }
+  std::string kind() const override { return inner_->kind(); }
+  std::string compiler_version() const override { return inner_->compiler_version(); }
+  void prepare(const Workload& w, const ProblemKey& p, std::uint64_t seed) override { inner_->prepare(w, p, seed); }
+  double copy_bandwidth_gbps() override { return inner_->copy_bandwidth_gbps(); }
+  std::vector<Measurement> evaluate(const std::vector<Config>& configs) override { return inner_->evaluate(configs); }
+  void prefetch(const std::vector<Config>& configs) override { inner_->prefetch(configs); }
+  BackendStats stats() const override { return inner_->stats(); }
+  std::string verification() const override { return inner_->verification(); }
+  std::string observer_note() const override { return inner_->observer_note(); }
+
+ protected:
+  ForwardingBackend() = default;
+  void forward_to(Backend& inner) { inner_ = &inner; }
+
+ private:
+  Backend* inner_ = nullptr;
+};
+
 }  // namespace autotune

@@ -27,9 +27,14 @@ constexpr std::uint8_t kReplyResult = 0;       // u8 ok, str log, bytes cubin, f
 constexpr std::uint8_t kReplyEnvironment = 1;  // str message: NVRTC itself is unusable (EnvironmentError)
 
 std::string encode_request(const std::string& source, const std::string& program_name,
-                           const std::vector<std::string>& options, const std::string& arch) {
+                           const std::vector<std::string>& options, const std::string& arch, const Headers& headers) {
   detail::Writer w;
   w.str(source);
+  w.u64(headers.size());
+  for (const auto& [name, text] : headers) {
+    w.str(name);
+    w.str(text);
+  }
   w.str(program_name);
   w.u64(options.size());
   for (const auto& o : options) w.str(o);
@@ -43,11 +48,16 @@ std::string serve(const std::string& request) {
   try {
     detail::Reader r(request);
     const std::string source = r.str();
+    Headers headers;
+    for (std::uint64_t n = r.u64(); n > 0; --n) {
+      std::string header_name = r.str();
+      headers[header_name] = r.str();
+    }
     const std::string name = r.str();
     std::vector<std::string> options(r.u64());
     for (auto& o : options) o = r.str();
     const std::string arch = r.str();
-    const CompileResult res = compile(source, name, options, arch);
+    const CompileResult res = compile(source, headers, name, options, arch);
     w.u8(kReplyResult);
     w.u8(res.ok ? 1 : 0);
     w.str(res.log);
@@ -80,18 +90,18 @@ class CompileWorker {
   CompileWorker(const CompileWorker&) = delete;
   CompileWorker& operator=(const CompileWorker&) = delete;
 
-  CompileResult compile_one(const std::string& source, const std::string& program_name,
+  CompileResult compile_one(const std::string& source, const Headers& headers, const std::string& program_name,
                             const std::vector<std::string>& options, const std::string& arch) {
-    const std::string request = encode_request(source, program_name, options, arch);
+    const std::string request = encode_request(source, program_name, options, arch, headers);
     std::string failure;
     for (int attempt = 0; attempt < 2; ++attempt) {
       if (proc_.pid <= 0) {
-        if (spawn_failed_) return compile(source, program_name, options, arch);
+        if (spawn_failed_) return compile(source, headers, program_name, options, arch);
         try {
           proc_ = detail::spawn_helper(kCompileWorkerEnv, "the NVRTC compile worker", "", -1);
         } catch (const EnvironmentError&) {
           spawn_failed_ = true;  // this thread compiles in-process from now on
-          return compile(source, program_name, options, arch);
+          return compile(source, headers, program_name, options, arch);
         }
       }
       std::string reply;
@@ -117,10 +127,10 @@ class CompileWorker {
 
 }  // namespace
 
-CompileResult compile_in_worker(const std::string& source, const std::string& program_name,
+CompileResult compile_in_worker(const std::string& source, const Headers& headers, const std::string& program_name,
                                 const std::vector<std::string>& options, const std::string& arch) {
   thread_local CompileWorker worker;
-  return worker.compile_one(source, program_name, options, arch);
+  return worker.compile_one(source, headers, program_name, options, arch);
 }
 
 namespace {

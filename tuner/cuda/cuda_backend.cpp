@@ -160,7 +160,7 @@ struct CudaBackend::Impl {
     arch = "sm_" + std::to_string(info.cc);
     if (!tools_cubin.empty() || tools_compile.valid()) return;
     tools_compile = std::async(std::launch::async, [a = arch] {
-                      return compile(detail::tool_kernels_source(), "autotune_tools.cu",
+                      return compile(detail::tool_kernels_source(), {}, "autotune_tools.cu",
                                      detail::tool_kernels_options(), a);
                     }).share();
   }
@@ -449,7 +449,7 @@ struct CudaBackend::Impl {
     if (!plan) throw UsageError("kernel '" + spec.name + "' has neither a CPU reference nor a reference kernel");
     std::string source = adapter->reference_source();
     if (source.empty()) source = spec.source_text;
-    CompileResult cr = compile(source, spec.name + "_reference.cu", options_for(spec.default_config(), true), arch);
+    CompileResult cr = compile(source, spec.headers, spec.name + "_reference.cu", options_for(spec.default_config(), true), arch);
     if (!cr.ok) {
       throw SpecError("/reference", "the reference kernel of '" + spec.name + "' does not compile for " + arch +
                                         ":\n" + excerpt(cr.log, kLogExcerpt));
@@ -515,10 +515,11 @@ struct CudaBackend::Impl {
   CompilePipeline::Item compile_item(const Config& c) const {
     std::vector<std::string> options = options_for(c);
     CompilePipeline::Item item;
-    item.key = binary_key(adapter->spec().source_text, options, arch);
-    item.task = [source = &adapter->spec().source_text, name = program_name(), options = std::move(options),
-                 a = arch, processes = opt.compile_processes] {
-      return processes ? compile_in_worker(*source, name, options, a) : compile(*source, name, options, a);
+    item.key = binary_key(adapter->spec().source_text, adapter->spec().headers, options, arch);
+    item.task = [spec = &adapter->spec(), name = program_name(), options = std::move(options), a = arch,
+                 processes = opt.compile_processes] {
+      return processes ? compile_in_worker(spec->source_text, spec->headers, name, options, a)
+                       : compile(spec->source_text, spec->headers, name, options, a);
     };
     return item;
   }

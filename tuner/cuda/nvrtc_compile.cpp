@@ -11,7 +11,6 @@
 #include "tuner/core/hash.hpp"
 #include "tuner/cuda/driver.hpp"
 #include "tuner/cuda/runtime.hpp"
-#include "tuner/kernels/embedded.hpp"
 
 #ifndef AUTOTUNE_CUDA_INCLUDE_DIR
 #define AUTOTUNE_CUDA_INCLUDE_DIR "/usr/local/cuda/include"
@@ -99,7 +98,7 @@ std::string nvrtc_version() {
   return version;
 }
 
-CompileResult compile(const std::string& source, const std::string& program_name,
+CompileResult compile(const std::string& source, const Headers& headers, const std::string& program_name,
                       const std::vector<std::string>& options, const std::string& arch) {
   const auto start = std::chrono::steady_clock::now();
   CompileResult result;
@@ -124,11 +123,11 @@ CompileResult compile(const std::string& source, const std::string& program_name
   argv.reserve(all.size());
   for (const auto& o : all) argv.push_back(o.c_str());
 
-  // The kernel headers it includes (kernels_src/**/*.cuh), by name: no include path leads to them.
+  // The named headers (a spec's kernel headers), by name: no include path leads to them.
   std::vector<const char*> header_texts, header_names;
-  for (const embedded::File* h : embedded::headers_for(source)) {
-    header_texts.push_back(h->data);  // NUL-terminated (cmake/Embed.cmake)
-    header_names.push_back(h->path);
+  for (const auto& [name, text] : headers) {
+    header_texts.push_back(text.c_str());
+    header_names.push_back(name.c_str());
   }
   Program prog;
   const std::string name = program_name.empty() ? "kernel.cu" : program_name;
@@ -198,7 +197,7 @@ std::vector<std::string> config_defines(const Config& c) {
   return out;
 }
 
-std::string binary_key(const std::string& source, const std::vector<std::string>& options,
+std::string binary_key(const std::string& source, const Headers& headers, const std::vector<std::string>& options,
                        const std::string& arch) {
   // Fields are separated by NUL bytes so that ("ab","c") and ("a","bc") differ. The fixed options the
   // compile function adds (-std, include dirs) are part of the NVRTC version's behaviour, not hashed.
@@ -214,13 +213,13 @@ std::string binary_key(const std::string& source, const std::vector<std::string>
   }
   text += '\0';
   text += source;
-  // The kernel headers compile() hands to NVRTC with this source (none: the key of a source without any).
-  for (const embedded::File* h : embedded::headers_for(source)) {
+  // The named headers compile() hands to NVRTC with this source (none: the key of a source without any).
+  for (const auto& [name, header] : headers) {
     text += '\0';
     text += "header=";
-    text += h->path;
+    text += name;
     text += '\0';
-    text.append(h->data, h->size);
+    text += header;
   }
   return content_hash(text);
 }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,8 @@ std::string nvrtc_version();
 /// compile pipeline uses them; cubin holds the CUBIN and log the NVRTC log.
 using CompileResult = autotune::CompileResult;
 using BinaryCache = autotune::BinaryCache;
+/// Named headers of a compilation: include name -> text (what a source includes in quotes).
+using Headers = std::map<std::string, std::string>;
 
 /// Compiles source to CUBIN for arch ("sm_90") with -std=c++17, the toolkit include path, and options
 /// (e.g. "-DBLOCK_SIZE=256"). Failure is a result, not an exception (EnvironmentError only if NVRTC itself
@@ -33,9 +36,9 @@ using BinaryCache = autotune::BinaryCache;
 /// The include path is the toolkit's include directory fixed at build time plus its cccl/ subfolder (CUB,
 /// libcu++), or the ':'-separated directories of the environment variable AUTOTUNE_CUDA_INCLUDE_DIR.
 /// An -std= option in options replaces the default -std=c++17.
-/// The kernel headers of kernels_src/ that the source includes by name (#include "common/lookback.cuh") are
-/// handed to NVRTC as named headers (embedded::headers_for), so sources that use them need no include path.
-CompileResult compile(const std::string& source, const std::string& program_name,
+/// `headers` go to NVRTC as named headers (include name -> text: a spec's TuningSpec::headers, e.g.
+/// "common/lookback.cuh"), so a source that includes them in quotes needs no include path; nothing else is added.
+CompileResult compile(const std::string& source, const Headers& headers, const std::string& program_name,
                       const std::vector<std::string>& options, const std::string& arch);
 
 /// compile() in a compile worker process of the calling thread: this executable started again from
@@ -45,7 +48,7 @@ CompileResult compile(const std::string& source, const std::string& program_name
 /// A worker that dies or does not answer within 120 s is killed and the request retried once in a new one;
 /// a second failure is a failed result whose log says so. If no worker can be started, compiles in-process.
 /// Thread-safe.
-CompileResult compile_in_worker(const std::string& source, const std::string& program_name,
+CompileResult compile_in_worker(const std::string& source, const Headers& headers, const std::string& program_name,
                                 const std::vector<std::string>& options, const std::string& arch);
 
 /// Prefix of the pseudo-option that names an entry point by a C++ name expression (compile() passes it to
@@ -68,9 +71,9 @@ bool entry_point_matches(const std::string& expression, const std::string& deman
 /// "-DNAME=value" for every parameter of the config, plus "-DAUTOTUNE_STRICT=1".
 std::vector<std::string> config_defines(const Config& c);
 
-/// Hash of source + options + NVRTC version + arch + the kernel headers the source includes: the key of a
+/// Hash of source + options + NVRTC version + arch + the named headers compile() gets with it: the key of a
 /// cached binary.
-std::string binary_key(const std::string& source, const std::vector<std::string>& options,
+std::string binary_key(const std::string& source, const Headers& headers, const std::vector<std::string>& options,
                        const std::string& arch);
 
 /// Blocks of `kernel` (an entry point of binary.cubin) that can be resident on one SM at once with

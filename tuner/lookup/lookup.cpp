@@ -19,7 +19,7 @@
 #include "db/ranking.hpp"
 #include "tuner/lookup/levels.hpp"
 #include "tuner/core/error.hpp"
-#include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 
 namespace autotune {
 

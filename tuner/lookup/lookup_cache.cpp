@@ -9,7 +9,7 @@
 #include <unordered_map>
 
 #include "db/database.hpp"
-#include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 #include "tuner/lookup/levels.hpp"
 #include "tuner/lookup/lookup.hpp"
 
@@ -120,7 +120,7 @@ struct Lookup::Impl {
   std::shared_ptr<const TuningSpec> spec_named(const std::string& name) {
     auto it = specs.find(name);
     if (it != specs.end()) return it->second;
-    auto s = std::make_shared<const TuningSpec>(kernels::load_spec(name));
+    auto s = std::make_shared<const TuningSpec>(specs::load_spec(name));
     specs.emplace(name, s);
     return s;
   }

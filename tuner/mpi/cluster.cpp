@@ -7,6 +7,7 @@
 #include <deque>
 #include <iostream>
 #include <map>
+#include <set>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -207,6 +208,15 @@ class GroupBackend : public Backend {
   std::string compiler_version() const override { return compiler_; }
   double copy_bandwidth_gbps() override { return copy_gbps_; }
   std::string verification() const override { return verification_; }
+  /// The ranks' notes, each once ("rank 1: ..." where ranks differ); "" when every rank observed.
+  std::string observer_note() const override {
+    std::set<std::string> distinct;
+    for (const auto& [r, note] : observer_notes_) distinct.insert(note);
+    if (distinct.size() <= 1) return distinct.empty() ? "" : *distinct.begin();
+    std::string out;
+    for (const auto& [r, note] : observer_notes_) out += (out.empty() ? "" : "; ") + ("rank " + std::to_string(r) + ": " + note);
+    return out;
+  }
 
   void prepare(const Workload& w, const ProblemKey& p, std::uint64_t seed) override {
     const std::string payload = nlohmann::json{{"workload", w.key()}, {"problem", p.key()}, {"seed", seed}}.dump();
@@ -376,6 +386,7 @@ class GroupBackend : public Backend {
           ++t.configs;
           t.eval_s += j.value("eval_ms", 0.0) / 1e3;
           stats_[r] = stats_from_json(j.at("stats"));
+          if (const std::string note = j.value("observer_note", ""); !note.empty()) observer_notes_[r] = note;
         }
       }
       for (int r : group_)
@@ -420,6 +431,7 @@ class GroupBackend : public Backend {
   std::size_t next_owner_ = 0;
   std::uint64_t task_id_ = 0;
   std::map<int, BackendStats> stats_;  // latest cumulative counters per rank
+  std::map<int, std::string> observer_notes_;  // per rank, once it said why it records no clocks or power
 };
 
 }  // namespace

@@ -55,7 +55,7 @@ std::optional<Message> RankServer::handle(const Message& request) {
           out.push_back(to_json(m));
         }
         return reply(kResult, {{"id", j.at("id")}, {"measurements", out}, {"eval_ms", eval_ms},
-                               {"stats", to_json(backend_->stats())}});
+                               {"stats", to_json(backend_->stats())}, {"observer_note", backend_->observer_note()}});
       }
       default:
         return reply(kFailure, {{"error", "unknown request tag " + std::to_string(request.tag)}, {"usage", false}});

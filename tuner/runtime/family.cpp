@@ -11,6 +11,7 @@
 #include "tuner/cuda/launcher.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/specs.hpp"
 #include "tuner/runtime/binary_store.hpp"
 #include "tuner/runtime/launch.hpp"
 
@@ -67,7 +68,7 @@ class Family {
          std::initializer_list<const char*> buffers)
       : launcher_(o.device),
         lookup_(Lookup::shared(db_path)),
-        spec_(kernels::builtin_spec(kernel)),
+        spec_(specs::builtin_spec(kernel)),
         adapter_(kernels::make_adapter(spec_)),
         store_(db_path, o.cache_dir, o.store_binaries) {
     for (const char* b : buffers) user_buffers_.emplace_back(b);
@@ -200,7 +201,7 @@ class Family {
 
     const std::vector<std::string> options =
         cuda::build_options(adapter_->compile_options(w), c.answer.config, spec_.defines);
-    c.binary_key = cuda::binary_key(spec_.source_text, options, launcher_.arch());
+    c.binary_key = cuda::binary_key(spec_.source_text, spec_.headers, options, launcher_.arch());
     std::shared_ptr<const cuda::Module> module = module_for(c, options);
 
     p->plan = launcher_.prepare(module, plan);
@@ -246,7 +247,7 @@ class Family {
     }
     if (!module) {
       const cuda::CompileResult r =
-          cuda::compile(spec_.source_text, basename_of(spec_.source_path), options, launcher_.arch());
+          cuda::compile(spec_.source_text, spec_.headers, basename_of(spec_.source_path), options, launcher_.arch());
       if (!r.ok)
         throw EnvironmentError("NVRTC could not compile " + spec_.name + " (" + c.workload + ", " + c.config_text +
                                ") for " + launcher_.arch() + ":\n" + r.log);

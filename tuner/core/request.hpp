@@ -1,5 +1,6 @@
-// Problem and workload flags shared by the sub-commands (tune, space, best, summary, explore, report,
-// compare-strategies, import): what the flags mean. Their CLI11 options are defined in commands.cpp.
+// What a user asked to tune or look at, before it is checked against a spec: the problem (--n, --rows/--cols,
+// --problem), the workload (--dtype/--op/--workload) and the narrowing of a space (--values, --restrict,
+// --drop-constraint). The command line fills these (tuner/cli/commands.cpp); the workflows resolve them.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -8,9 +9,9 @@
 #include "tuner/core/error.hpp"
 #include "tuner/core/spec.hpp"
 
-namespace autotune::cli {
+namespace autotune {
 
-struct ProblemFlags {
+struct ProblemRequest {
   std::int64_t n = 0, rows = 0, cols = 0;
   std::string problem, dtype, op;
   std::string workload_key;  // --workload dtype/op (only on the sub-commands that offer it)
@@ -53,8 +54,8 @@ struct ProblemFlags {
   }
 };
 
-/// Flags that narrow a spec's space for one run (tune, space): --values, --restrict, --drop-constraint.
-struct SpaceFlags {
+/// The narrowing of a spec's space for one run (tune, space): --values, --restrict, --drop-constraint.
+struct SpaceNarrowing {
   std::vector<std::string> values, restrict, drop;
 
   /// Applies the flags to s. Throws UsageError for an unknown parameter, value or constraint.
@@ -79,4 +80,4 @@ struct SpaceFlags {
   }
 };
 
-}  // namespace autotune::cli
+}  // namespace autotune

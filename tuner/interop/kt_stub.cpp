@@ -1,4 +1,4 @@
-#include "tuner/session/kt_stub.hpp"
+#include "tuner/interop/kt_stub.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -8,7 +8,7 @@
 
 #include "tuner/core/error.hpp"
 
-namespace autotune::session {
+namespace autotune::interop {
 
 using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
@@ -285,4 +285,4 @@ std::string kt_stub_spec(const json& root, const std::string& name, const std::s
   return spec.dump(2);
 }
 
-}  // namespace autotune::session
+}  // namespace autotune::interop

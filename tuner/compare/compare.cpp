@@ -1,4 +1,4 @@
-#include "tuner/session/compare.hpp"
+#include "tuner/compare/compare.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -11,7 +11,7 @@
 #include "tuner/core/error.hpp"
 #include "tuner/session/warm_start.hpp"
 
-namespace autotune::session {
+namespace autotune::compare {
 
 namespace {
 
@@ -224,10 +224,10 @@ RecordedWarmStart load_warm_start(const db::Database& from, const Recording& tar
   std::vector<db::TrialRow> rows;
   if (!target.source_hash.empty()) {
     f.source_hash = target.source_hash;
-    rows = fastest_configs(from, f, count);
+    rows = session::fastest_configs(from, f, count);
     f.source_hash.reset();
   }
-  if (rows.empty()) rows = fastest_configs(from, f, count);
+  if (rows.empty()) rows = session::fastest_configs(from, f, count);
   RecordedWarmStart ws;
   ws.problem = source.key();
   for (const auto& t : rows) {
@@ -445,4 +445,4 @@ CompareResult compare_strategies(const ParameterSpace& space, const RecordedSpac
   return res;
 }
 
-}  // namespace autotune::session
+}  // namespace autotune::compare

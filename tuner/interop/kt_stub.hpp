@@ -11,7 +11,7 @@
 #include "tuner/core/keys.hpp"
 #include "tuner/core/spec.hpp"
 
-namespace autotune::session {
+namespace autotune::interop {
 
 /// Parses a Kernel Tuner cache file. A cache that an interrupted run left open (ends with "," and lacks the two
 /// closing brackets) is read as Kernel Tuner reads it. Throws UsageError naming `origin` when it is not JSON or
@@ -46,4 +46,4 @@ std::string kt_stub_spec(const nlohmann::json& root, const std::string& name, co
                          const Workload& w, const std::optional<ProblemKey>& problem,
                          const std::optional<std::string>& existing);
 
-}  // namespace autotune::session
+}  // namespace autotune::interop

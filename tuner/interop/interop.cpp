@@ -1,4 +1,4 @@
-#include "tuner/session/interop.hpp"
+#include "tuner/interop/interop.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,9 +12,9 @@
 
 #include "db/merge.hpp"
 #include "tuner/core/error.hpp"
-#include "tuner/session/kt_stub.hpp"
+#include "tuner/interop/kt_stub.hpp"
 
-namespace autotune::session {
+namespace autotune::interop {
 
 namespace {
 
@@ -595,20 +595,6 @@ ImportReport store_trials(db::Database& db, const std::vector<ImportedTrial>& tr
   return rep;
 }
 
-ImportReport import_file(db::Database& db, ImportFormat format, const std::string& path, ImportOptions opt) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (opt.origin.empty() || opt.origin == "input") opt.origin = path;
-  std::size_t skipped = 0;
-  std::vector<ImportedTrial> trials =
-      format == ImportFormat::kt_cache ? parse_kt_cache(ss.str(), opt) : parse_t4(ss.str(), opt, &skipped);
-  ImportReport rep = store_trials(db, trials, opt.spec);
-  rep.skipped = skipped;
-  return rep;
-}
-
 // ---- export
 
 std::string export_t4(const db::Database& db, const ExportFilter& f, std::size_t* count) {
@@ -718,4 +704,4 @@ std::string export_t4(const db::Database& db, const ExportFilter& f, std::size_t
   return root.dump(1) + "\n";
 }
 
-}  // namespace autotune::session
+}  // namespace autotune::interop

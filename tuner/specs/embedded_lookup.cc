@@ -1,4 +1,4 @@
-#include "tuner/kernels/embedded.hpp"
+#include "tuner/specs/embedded.hpp"
 
 namespace autotune::embedded {
 

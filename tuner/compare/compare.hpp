@@ -15,7 +15,7 @@
 #include "tuner/core/space.hpp"
 #include "tuner/core/spec.hpp"
 
-namespace autotune::session {
+namespace autotune::compare {
 
 /// An evaluation budget as given on the command line: an absolute count ("50") or a share of the valid
 /// space ("5%").
@@ -196,4 +196,4 @@ std::string compare_runs_csv(const CompareResult& r,
 /// loses by as much "-").
 std::string compare_table(const CompareResult& r, bool markdown = false);
 
-}  // namespace autotune::session
+}  // namespace autotune::compare

@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <sstream>
 
-#include "tuner/session/compare.hpp"
+#include "tuner/compare/compare.hpp"
 
-namespace autotune::session {
+namespace autotune::compare {
 
 namespace {
 
@@ -177,4 +177,4 @@ std::string compare_table(const CompareResult& r, bool markdown) {
   return os.str();
 }
 
-}  // namespace autotune::session
+}  // namespace autotune::compare

@@ -12,7 +12,7 @@
 #include "db/database.hpp"
 #include "tuner/core/spec.hpp"
 
-namespace autotune::session {
+namespace autotune::interop {
 
 enum class ImportFormat { kt_cache, t4 };
 
@@ -74,9 +74,6 @@ struct ImportReport {
 /// conflicts. Throws DbError.
 ImportReport store_trials(db::Database& db, const std::vector<ImportedTrial>& trials, const TuningSpec* spec = nullptr);
 
-/// Reads FILE, parses it in `format` and stores it. Throws UsageError (unreadable file, format errors),
-/// DbError.
-ImportReport import_file(db::Database& db, ImportFormat format, const std::string& path, ImportOptions opt);
 
 struct ExportFilter {
   std::optional<std::string> kernel;
@@ -94,4 +91,4 @@ struct ExportFilter {
 /// device filter matches no device.
 std::string export_t4(const db::Database& db, const ExportFilter& f, std::size_t* count = nullptr);
 
-}  // namespace autotune::session
+}  // namespace autotune::interop

@@ -1,0 +1,23 @@
+#include "tuner/interop/resolve.hpp"
+
+#include <filesystem>
+#include <optional>
+
+#include "db/database.hpp"
+#include "tuner/specs/specs.hpp"
+
+namespace autotune::interop {
+
+TuningSpec resolve_kernel(const std::string& name_or_path, const std::vector<std::string>& databases) {
+  return specs::load_spec(name_or_path, [&](const std::string& name) -> std::optional<std::string> {
+    for (const std::string& path : databases) {
+      std::error_code ec;
+      if (path.empty() || !std::filesystem::is_regular_file(path, ec)) continue;
+      auto db = db::Database::open(path, db::Database::Mode::read_only);
+      if (auto k = db->kernel_spec(name)) return k->spec_json;
+    }
+    return std::nullopt;
+  });
+}
+
+}  // namespace autotune::interop

@@ -1,0 +1,138 @@
+#include "tuner/session/tune.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "tuner/core/error.hpp"
+
+namespace autotune::session {
+
+std::string default_strategy(bool limited) { return limited ? search::kLimitedDefaultStrategy : "brute_force"; }
+
+ProblemKey screening_problem(const TuningSpec& spec, const ProblemKey& p, double factor) {
+  std::size_t sized = 0;
+  for (const auto& [name, v] : p.dims) sized += v > 1024 ? 1 : 0;
+  if (sized == 0) throw UsageError("--screen: no dimension of " + p.key() + " is large enough to shrink");
+  const double per_dim = std::pow(factor, 1.0 / static_cast<double>(sized));
+  ProblemKey small = p;
+  for (auto& [name, v] : small.dims)
+    if (v > 1024) v = std::max<std::int64_t>(1024, static_cast<std::int64_t>(std::llround(static_cast<double>(v) / per_dim)));
+  if (small == p) {
+    char f[32];
+    std::snprintf(f, sizeof f, "%g", factor);
+    throw UsageError(std::string("--screen ") + f + " leaves " + p.key() + " unchanged");
+  }
+  spec.check_problem(small);
+  return small;
+}
+
+namespace {
+
+std::string seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", s);
+  return buf;
+}
+
+/// One tune() call: the phases share the trace and the progress callback.
+class Workflow {
+ public:
+  Workflow(const TuningSpec& spec, Backend& backend, db::Database& db, const TuneRequest& q)
+      : spec_(spec), backend_(backend), db_(db), q_(q), dev_(backend.device()) {}
+
+  TuneOutcome run() {
+    TuneOutcome out;
+    const bool limited = q_.budget > 0 || q_.time_limit_s > 0;
+    out.strategy = q_.strategy.empty() ? default_strategy(limited) : q_.strategy;
+    out.default_strategy = q_.strategy.empty();
+    if (q_.screen > 0 && !(q_.time_limit_s > 0))
+      throw UsageError("--screen needs --time-limit (the screening gets a share of it)");
+    Options opt = options(out.strategy);
+    std::vector<Config> screened;
+    if (q_.screen > 0) screened = screen(opt, out.screen);
+    out.warm = warm_from_db(q_.problem);
+    opt.warm_start = screened;
+    for (const Config& c : out.warm.configs)
+      if (std::find(opt.warm_start.begin(), opt.warm_start.end(), c) == opt.warm_start.end()) opt.warm_start.push_back(c);
+    opt.bytes_moved = q_.bytes_moved ? q_.bytes_moved(q_.workload, q_.problem) : 0;
+    out.result = session::run(spec_, backend_, db_, q_.workload, q_.problem, opt);
+    out.options = std::move(opt);
+    out.trace = std::move(trace_);
+    return out;
+  }
+
+ private:
+  double since_start() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - q_.started).count();
+  }
+  void note(const std::string& line) const {
+    if (q_.note) q_.note(line);
+  }
+
+  /// The strategy, seed, limits and objective of the request; progress and the best-so-far trace.
+  Options options(const std::string& strategy) {
+    Options opt;
+    opt.objective = q_.objective;
+    opt.strategy = strategy;
+    opt.strategy_options = q_.strategy_options;
+    opt.seed = q_.seed;
+    opt.budget = q_.budget;
+    opt.time_limit_s = q_.time_limit_s;
+    opt.on_progress = [this](const Progress& pr) {
+      if (q_.on_progress) q_.on_progress(pr);
+      if (trace_.empty() || trace_.back().phase != phase_ || pr.best_ns != trace_.back().best_ns ||
+          pr.done != trace_.back().done)
+        trace_.push_back({since_start(), pr.done, pr.best_ns, phase_});
+    };
+    return opt;
+  }
+
+  WarmStart warm_from_db(const ProblemKey& problem) const {
+    WarmStart ws;
+    if (q_.warm_start > 0) ws = find_warm_start(db_, spec_, dev_, q_.workload, problem, q_.warm_start);
+    if (!ws.empty()) note("warm start (" + problem.key() + "): " + ws.source);
+    return ws;
+  }
+
+  /// Screening (multi-fidelity): a share of the time limit at the smaller problem, then its best configurations
+  /// start the search at the target size, which gets the rest of the limit. Returns those configurations.
+  std::vector<Config> screen(Options& opt, ScreenSummary& summary) {
+    const ProblemKey small = screening_problem(spec_, q_.problem, q_.screen);
+    Options so = opt;
+    so.time_limit_s = q_.time_limit_s * q_.screen_share;
+    so.budget = 0;
+    so.bytes_moved = q_.bytes_moved ? q_.bytes_moved(q_.workload, small) : 0;
+    so.warm_start = warm_from_db(small).configs;
+    note("screening at " + small.key() + " for " + seconds(so.time_limit_s) + " s of the " +
+         seconds(q_.time_limit_s) + " s limit");
+    phase_ = "screen";
+    const Result sr = session::run(spec_, backend_, db_, q_.workload, small, so);
+    phase_ = "target";
+    const std::size_t measured = sr.evaluated + sr.reused;
+    const std::size_t keep = std::clamp<std::size_t>((measured + 9) / 10, 5, 32);
+    std::vector<Config> best = best_of_problem(db_, spec_, dev_, q_.workload, small, keep).configs;
+    note("screening: " + std::to_string(measured) + " configurations at " + small.key() + " in " +
+         seconds(sr.timing.wall_s) + " s; the best " + std::to_string(best.size()) + " are measured first at " +
+         q_.problem.key());
+    summary = {small.key(), measured, sr.timing.wall_s, best.size()};
+    opt.time_limit_s = std::max(0.001, q_.time_limit_s - since_start());
+    return best;
+  }
+
+  const TuningSpec& spec_;
+  Backend& backend_;
+  db::Database& db_;
+  const TuneRequest& q_;
+  const DeviceInfo dev_;
+  std::vector<TracePoint> trace_;
+  std::string phase_ = "target";
+};
+
+}  // namespace
+
+TuneOutcome tune(const TuningSpec& spec, Backend& backend, db::Database& db, const TuneRequest& request) {
+  return Workflow(spec, backend, db, request).run();
+}
+
+}  // namespace autotune::session
