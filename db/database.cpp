@@ -151,6 +151,20 @@ ALTER TABLE trials ADD COLUMN throttle_reasons INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE trials ADD COLUMN throttled INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE trials ADD COLUMN observer TEXT NOT NULL DEFAULT '';
 )sql",
+    // 5: kernel identities (docs/database.md "What invalidates trials"). source_identities: the code identity
+    // (tuner/core/identity.hpp) of every kernel source text a session measured, so that trials of an older
+    // text with the same code keep counting; trials.carried_from: "" for a measured trial, else where a trial
+    // was carried forward from by `autotune revalidate` ("revalidated from SOURCE_HASH ...").
+    R"sql(
+CREATE TABLE source_identities (
+  source_hash TEXT PRIMARY KEY,
+  kernel      TEXT NOT NULL,
+  identity    TEXT NOT NULL,
+  recorded_at TEXT NOT NULL
+);
+CREATE INDEX source_identities_by_identity ON source_identities(kernel, identity);
+ALTER TABLE trials ADD COLUMN carried_from TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 constexpr int kSchemaVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));

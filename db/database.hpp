@@ -3,6 +3,7 @@
 // concurrent processes through WAL and a busy timeout).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,11 +59,17 @@ struct TrialRow {
   Measurement m;
   double gbps = 0;                // bytes_moved / median, 0 for failures
   std::string created_at;
+  /// "" for a trial measured with its source_hash; else where `autotune revalidate` carried it forward from
+  /// ("revalidated from SOURCE_HASH in session N: ...").
+  std::string carried_from;
 };
 
 struct TrialFilter {
   std::optional<std::string> kernel;
   std::optional<std::string> source_hash;
+  /// Any of these sources (empty: no such condition), e.g. db::accepted_sources(): where the same configuration of
+  /// a cell is recorded under several of them, only the row of the earliest listed one is returned.
+  std::vector<std::string> source_hashes;
   std::optional<std::int64_t> device_id;
   std::optional<std::string> workload;
   std::optional<std::string> problem;
@@ -75,9 +82,16 @@ struct TrialFilter {
   /// The trials of one cell: a kernel source measured on one device for one workload and problem.
   static TrialFilter cell(std::string kernel, std::string source_hash, std::int64_t device_id, std::string workload,
                           std::string problem) {
+    TrialFilter f = cell(std::move(kernel), std::vector<std::string>{}, device_id, std::move(workload), std::move(problem));
+    f.source_hash = std::move(source_hash);
+    return f;
+  }
+  /// The same over several equivalent sources (the first preferred).
+  static TrialFilter cell(std::string kernel, std::vector<std::string> sources, std::int64_t device_id,
+                          std::string workload, std::string problem) {
     TrialFilter f;
     f.kernel = std::move(kernel);
-    f.source_hash = std::move(source_hash);
+    f.source_hashes = std::move(sources);
     f.device_id = device_id;
     f.workload = std::move(workload);
     f.problem = std::move(problem);
@@ -140,12 +154,26 @@ class Database {
   std::optional<TrialRow> find_trial(const std::string& kernel, const std::string& source_hash,
                                      std::int64_t device_id, const std::string& workload,
                                      const std::string& problem, const std::string& config_hash) const;
+  /// The trial of any of `sources` (the earliest listed where several have one).
+  std::optional<TrialRow> find_trial(const std::string& kernel, const std::vector<std::string>& sources,
+                                     std::int64_t device_id, const std::string& workload,
+                                     const std::string& problem, const std::string& config_hash) const;
   std::vector<TrialRow> trials(const TrialFilter& f) const;
 
   std::optional<BinaryRow> binary(const std::string& key) const;
   void put_binary(const BinaryRow& b);
   /// Keys of every cached binary, sorted.
   std::vector<std::string> binary_keys() const;
+
+  /// Records the code identity of a kernel source text (kept when already recorded: the identity of a text never
+  /// changes under the same rules).
+  void put_source_identity(const std::string& kernel, const std::string& source_hash, const std::string& identity);
+  /// The source texts recorded with this identity for this kernel, sorted.
+  std::vector<std::string> sources_of_identity(const std::string& kernel, const std::string& identity) const;
+  /// The identity recorded for a source text, if any.
+  std::optional<std::string> identity_of_source(const std::string& source_hash) const;
+  /// Every recorded source text: source_hash -> (kernel, identity).
+  std::map<std::string, std::pair<std::string, std::string>> source_identities() const;
 
   /// Stores (or replaces) the spec stub of kernel `name`.
   void put_kernel_spec(const std::string& name, const std::string& spec_json, const std::string& origin);

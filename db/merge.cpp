@@ -75,6 +75,8 @@ MergeReport merge_database(Database& out, const Database& in) {
       ++r.trials_added;
     }
 
+    for (const auto& [source, kernel_identity] : in.source_identities())  // what the sources' code is
+      out.put_source_identity(kernel_identity.first, source, kernel_identity.second);
     for (const std::string& name : in.kernel_spec_names())  // spec stubs of imported kernels: `out`'s is kept
       if (!out.kernel_spec(name))
         if (auto k = in.kernel_spec(name)) out.put_kernel_spec(k->name, k->spec_json, k->origin);

@@ -1,7 +1,9 @@
 // The trials table: insert (idempotent on the uniqueness key), find, filter. Schema: docs/database.md.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <map>
 
 #include "db/database.hpp"
 #include "db/statement.hpp"
@@ -77,13 +79,14 @@ TrialRow read_trial(const Stmt& s, const std::string& path) {
   o.throttle_reasons = static_cast<std::uint64_t>(s.int64(30));
   o.method = s.text(31);
   r.m.sample_ns = parse_samples(s.text(32));
+  r.carried_from = s.text(33);
   return r;
 }
 constexpr const char* kTrialColumns =
     "id, session_id, device_id, kernel, source_hash, workload, problem, problem_elements, config_json, "
     "config_hash, status, median_ns, min_ns, spread, samples, compile_ms, verify_ms, log, protocol, gbps, "
     "created_at, measured_by, sm_clock_mhz, sm_clock_min_mhz, mem_clock_mhz, mem_clock_min_mhz, power_w, energy_j, "
-    "temperature_c, power_limit_w, throttle_reasons, observer, sample_ns";
+    "temperature_c, power_limit_w, throttle_reasons, observer, sample_ns, carried_from";
 
 }  // namespace
 
@@ -99,11 +102,11 @@ bool Database::insert_trial(TrialRow& t) {
                        "problem_elements, config_json, config_hash, status, median_ns, min_ns, spread, samples, "
                        "compile_ms, verify_ms, log, protocol, gbps, created_at, measured_by, sm_clock_mhz, "
                        "sm_clock_min_mhz, mem_clock_mhz, mem_clock_min_mhz, power_w, energy_j, temperature_c, "
-                       "power_limit_w, throttle_reasons, throttled, observer, sample_ns) "
+                       "power_limit_w, throttle_reasons, throttled, observer, sample_ns, carried_from) "
                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
                        "?18, ?19, COALESCE(NULLIF(?20, ''), ") +
                kNowSql +
-               "), ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33) ON CONFLICT (kernel, source_hash, device_id, workload, problem, config_hash) DO NOTHING");
+               "), ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34) ON CONFLICT (kernel, source_hash, device_id, workload, problem, config_hash) DO NOTHING");
     q.bind_id(1, t.session_id).bind(2, t.device_id).bind(3, t.kernel).bind(4, t.source_hash);
     q.bind(5, t.workload).bind(6, t.problem).bind(7, t.problem_elements).bind(8, t.config_json);
     q.bind(9, t.config_hash).bind(10, to_string(t.m.status)).bind(11, t.m.median_ns).bind(12, t.m.min_ns);
@@ -115,6 +118,7 @@ bool Database::insert_trial(TrialRow& t) {
     q.bind(26, o.power_w).bind(27, o.energy_j).bind(28, o.temperature_c).bind(29, o.power_limit_w);
     q.bind(30, o.throttle_reasons).bind(31, o.throttled() ? 1 : 0).bind(32, o.method);
     q.bind(33, format_samples(t.m.sample_ns));
+    q.bind(34, t.carried_from);
     q.run();
     inserted = sqlite3_changes(db_) == 1;
   }
@@ -148,6 +152,14 @@ std::optional<TrialRow> Database::find_trial(const std::string& kernel, const st
   return read_trial(q, path_);
 }
 
+std::optional<TrialRow> Database::find_trial(const std::string& kernel, const std::vector<std::string>& sources,
+                                             std::int64_t device_id, const std::string& workload,
+                                             const std::string& problem, const std::string& config_hash) const {
+  for (const std::string& source : sources)
+    if (auto t = find_trial(kernel, source, device_id, workload, problem, config_hash)) return t;
+  return std::nullopt;
+}
+
 std::vector<TrialRow> Database::trials(const TrialFilter& f) const {
   std::string sql = std::string("SELECT ") + kTrialColumns + " FROM trials";
   std::vector<std::string> where;
@@ -155,6 +167,11 @@ std::vector<TrialRow> Database::trials(const TrialFilter& f) const {
   auto param = [&](const char* column) { where.push_back(std::string(column) + " = ?" + std::to_string(++n)); };
   if (f.kernel) param("kernel");
   if (f.source_hash) param("source_hash");
+  if (!f.source_hashes.empty()) {
+    std::string in = "source_hash IN (";
+    for (std::size_t k = 0; k < f.source_hashes.size(); ++k) in += (k ? ", ?" : "?") + std::to_string(++n);
+    where.push_back(in + ")");
+  }
   if (f.device_id) param("device_id");
   if (f.workload) param("workload");
   if (f.problem) param("problem");
@@ -168,6 +185,7 @@ std::vector<TrialRow> Database::trials(const TrialFilter& f) const {
   int i = 0;
   if (f.kernel) q.bind(++i, *f.kernel);
   if (f.source_hash) q.bind(++i, *f.source_hash);
+  for (const std::string& h : f.source_hashes) q.bind(++i, h);
   if (f.device_id) q.bind(++i, *f.device_id);
   if (f.workload) q.bind(++i, *f.workload);
   if (f.problem) q.bind(++i, *f.problem);
@@ -180,6 +198,53 @@ std::vector<TrialRow> Database::trials(const TrialFilter& f) const {
   }
   std::vector<TrialRow> out;
   while (q.step()) out.push_back(read_trial(q, path_));
+  if (f.source_hashes.size() > 1) {
+    // One row per configuration of a cell: the one of the earliest listed source.
+    auto rank = [&](const std::string& h) {
+      return std::find(f.source_hashes.begin(), f.source_hashes.end(), h) - f.source_hashes.begin();
+    };
+    std::map<std::string, std::ptrdiff_t> best;  // cell + config -> rank of the source kept
+    auto key = [](const TrialRow& t) {
+      return std::to_string(t.device_id) + '\x1f' + t.workload + '\x1f' + t.problem + '\x1f' + t.config_hash;
+    };
+    for (const TrialRow& t : out) {
+      auto [it, fresh] = best.emplace(key(t), rank(t.source_hash));
+      if (!fresh) it->second = std::min(it->second, rank(t.source_hash));
+    }
+    out.erase(std::remove_if(out.begin(), out.end(), [&](const TrialRow& t) { return best.at(key(t)) != rank(t.source_hash); }),
+              out.end());
+  }
+  return out;
+}
+
+void Database::put_source_identity(const std::string& kernel, const std::string& source_hash,
+                                   const std::string& identity) {
+  Stmt q(db_, path_,
+         std::string("INSERT INTO source_identities (source_hash, kernel, identity, recorded_at) VALUES (?1, ?2, ?3, ") +
+             kNowSql + ") ON CONFLICT (source_hash) DO NOTHING");
+  q.bind(1, source_hash).bind(2, kernel).bind(3, identity);
+  q.run();
+}
+
+std::vector<std::string> Database::sources_of_identity(const std::string& kernel, const std::string& identity) const {
+  Stmt q(db_, path_, "SELECT source_hash FROM source_identities WHERE kernel = ?1 AND identity = ?2 ORDER BY source_hash");
+  q.bind(1, kernel).bind(2, identity);
+  std::vector<std::string> out;
+  while (q.step()) out.push_back(q.text(0));
+  return out;
+}
+
+std::optional<std::string> Database::identity_of_source(const std::string& source_hash) const {
+  Stmt q(db_, path_, "SELECT identity FROM source_identities WHERE source_hash = ?1");
+  q.bind(1, source_hash);
+  if (!q.step()) return std::nullopt;
+  return q.text(0);
+}
+
+std::map<std::string, std::pair<std::string, std::string>> Database::source_identities() const {
+  Stmt q(db_, path_, "SELECT source_hash, kernel, identity FROM source_identities");
+  std::map<std::string, std::pair<std::string, std::string>> out;
+  while (q.step()) out[q.text(0)] = {q.text(1), q.text(2)};
   return out;
 }
 

@@ -49,6 +49,14 @@ inline void write_bytes(const std::string& path, const std::vector<char>& bytes)
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
+/// Takes a database of the current schema back to schema 4: what migration 5 (kernel identities) added is removed;
+/// the caller sets user_version.
+inline void undo_migration_5(autotune::db::Database& db) {
+  db.exec("DROP INDEX source_identities_by_identity");
+  db.exec("DROP TABLE source_identities");
+  db.exec("ALTER TABLE trials DROP COLUMN carried_from");
+}
+
 /// Runs fn, expects a DbError whose message contains `needle`.
 template <class F>
 void require_db_error(F&& fn, const std::string& needle) {

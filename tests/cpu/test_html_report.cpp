@@ -81,7 +81,7 @@ ReportData fixture_report(db::Database& db) {
   q.kernel = "reduction";
   q.workload = "float32/sum";
   q.problem = "n=67108864";
-  q.source_hash = spec.source_hash();
+  q.sources = {spec.source_hash()};
   ReportData d = load_report_data(db, q);
   d.params = spec.params;
   d.generated_at = "2026-11-22T00:00:00Z";

@@ -11,6 +11,7 @@
 
 #include "db/database.hpp"
 #include "db/merge.hpp"
+#include "tests/cpu/db_support.hpp"
 #include "tests/cli_support.hpp"
 
 namespace {
@@ -56,9 +57,10 @@ autotune::db::TrialRow trial(std::int64_t device_id, const std::string& config_h
   return t;
 }
 
-/// Takes a database of the current schema back to schema 2: what migrations 4 (observers) and 3 (kept timings,
-/// spec stubs) added is removed; the caller sets user_version.
+/// Takes a database of the current schema back to schema 2: what migrations 5 (identities), 4 (observers) and 3 (kept
+/// timings, spec stubs) added is removed; the caller sets user_version.
 void undo_migrations_3_and_4(Database& db) {
+  autotune_test::undo_migration_5(db);
   for (const char* c : {"sm_clock_mhz", "sm_clock_min_mhz", "mem_clock_mhz", "mem_clock_min_mhz", "power_w",
                         "energy_j", "temperature_c", "power_limit_w", "throttle_reasons", "throttled", "observer",
                         "sample_ns"})

@@ -16,6 +16,7 @@ using autotune_test::read_bytes;
 using autotune_test::sample_device;
 using autotune_test::sample_trial;
 using autotune_test::TempPath;
+using autotune_test::undo_migration_5;
 namespace fs = std::filesystem;
 
 TEST_CASE("database: observations round trip, NaN as NULL, throttled as a column", "[cpu][db][observer]") {
@@ -73,7 +74,8 @@ TEST_CASE("database: a file of schema 3 is migrated to the observer columns (mig
     const auto dev = db->upsert_device(sample_device());
     auto t = sample_trial(dev, "old");
     REQUIRE(db->insert_trial(t));
-    // Back to schema 3: the columns of migration 4 removed, the version set back.
+    // Back to schema 3: what migrations 5 and 4 added removed, the version set back.
+    undo_migration_5(*db);
     for (const char* c : {"sm_clock_mhz", "sm_clock_min_mhz", "mem_clock_mhz", "mem_clock_min_mhz", "power_w",
                           "energy_j", "temperature_c", "power_limit_w", "throttle_reasons", "throttled", "observer"})
       db->exec(std::string("ALTER TABLE trials DROP COLUMN ") + c);
@@ -98,6 +100,64 @@ TEST_CASE("database: a file of schema 3 is migrated to the observer columns (mig
   t.m.observed.method = "nvml";
   REQUIRE(db->insert_trial(t));
   CHECK(db->find_trial(t.kernel, t.source_hash, t.device_id, t.workload, t.problem, "new")->m.observed.power_w == 300);
+}
+
+TEST_CASE("database: a file of schema 4 is migrated to the kernel identities (migration 5)", "[cpu][db][identity]") {
+  TempPath tmp("v4.db");
+  {
+    auto db = Database::open(tmp.path);
+    const auto dev = db->upsert_device(sample_device());
+    auto t = sample_trial(dev, "old");
+    REQUIRE(db->insert_trial(t));
+    undo_migration_5(*db);
+    db->exec("PRAGMA user_version = 4");
+  }
+  const auto before = read_bytes(tmp.path);
+  {
+    auto ro = Database::open(tmp.path, Database::Mode::read_only);  // read through a migrated copy
+    REQUIRE(ro->trials({}).size() == 1);
+    CHECK(ro->trials({})[0].carried_from.empty());
+    CHECK(ro->source_identities().empty());
+  }
+  CHECK(read_bytes(tmp.path) == before);
+  auto db = Database::open(tmp.path);
+  CHECK(db->schema_version() == current_schema_version());
+  REQUIRE(db->trials({}).size() == 1);
+  db->put_source_identity("k", "h1", "c1:aaaa");
+  db->put_source_identity("k", "h2", "c1:aaaa");
+  db->put_source_identity("k", "h3", "c1:bbbb");
+  db->put_source_identity("k", "h1", "c1:zzzz");  // a text's identity is kept once recorded
+  CHECK(db->sources_of_identity("k", "c1:aaaa") == std::vector<std::string>{"h1", "h2"});
+  CHECK(db->identity_of_source("h1") == "c1:aaaa");
+  CHECK_FALSE(db->identity_of_source("h9"));
+  auto t = sample_trial(db->devices().front().id, "carried");
+  t.carried_from = "revalidated from source h0 in session 1";
+  REQUIRE(db->insert_trial(t));
+  CHECK(db->find_trial(t.kernel, t.source_hash, t.device_id, t.workload, t.problem, "carried")->carried_from ==
+        t.carried_from);
+}
+
+TEST_CASE("database: trials of several sources keep one row per configuration, the earliest listed source's",
+          "[cpu][db][identity]") {
+  auto db = Database::open(":memory:");
+  const auto dev = db->upsert_device(sample_device());
+  for (const char* src : {"old", "new"})
+    for (const char* cfg : {"a", "b"}) {
+      auto t = sample_trial(dev, cfg);
+      t.source_hash = src;
+      t.m.median_ns = std::string(src) == "new" ? 10 : 20;
+      if (std::string(src) == "new" && std::string(cfg) == "b") continue;  // b only under "old"
+      REQUIRE(db->insert_trial(t));
+    }
+  autotune::db::TrialFilter f;
+  f.source_hashes = {"new", "old"};
+  const auto rows = db->trials(f);
+  REQUIRE(rows.size() == 2);
+  for (const auto& r : rows) CHECK(r.source_hash == (r.config_hash == "a" ? "new" : "old"));
+  CHECK(db->find_trial(rows[0].kernel, std::vector<std::string>{"new", "old"}, dev, rows[0].workload, rows[0].problem,
+                       "a")->source_hash == "new");
+  CHECK(db->find_trial(rows[0].kernel, std::vector<std::string>{"x", "old"}, dev, rows[0].workload, rows[0].problem,
+                       "a")->source_hash == "old");
 }
 
 TEST_CASE("database: the shipped H100 recording (schema 1) opens with the observer columns empty",

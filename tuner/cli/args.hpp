@@ -63,6 +63,23 @@ struct TuneArgs {
 /// configuration verified. EnvironmentError without a GPU.
 int run_tune(const TuneArgs& a, const std::string& db_path);
 
+struct RevalidateArgs {
+  TuneArgs t;               // the kernel, problem and workload flags, and how to measure (as tune)
+  std::size_t top = 10;     // configurations re-measured per cell
+  double tolerance = 3;     // percent
+};
+/// revalidate: re-measures the best configurations of cells recorded with an older kernel source and carries the
+/// cells forward where they agree (tuner/session/revalidate.*); 1 when a cell was not carried.
+int run_revalidate(const RevalidateArgs& a, const std::string& db_path);
+
+struct IdentityArgs {
+  std::vector<std::string> kernels;
+  bool json = false;
+};
+/// identity: the source hash and code identity of kernels (tuner/core/identity.hpp), and which recorded sources
+/// --db counts as the same code.
+int run_identity(const IdentityArgs& a, const std::string& db_path);
+
 struct SummaryArgs {
   std::string kernel, by, device_name, objective = "time";
   ProblemFlags pf;

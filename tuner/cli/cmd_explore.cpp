@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "db/database.hpp"
+#include "db/sources.hpp"
 #include "tuner/cli/args.hpp"
 #include "tuner/interop/resolve.hpp"
 #include "tuner/cli/shared.hpp"
@@ -144,10 +145,9 @@ explore::ExploreOptions explore_options(const ExploreArgs& a, const TuningSpec& 
   };
   if (m.from_db) {
     const db::Database* fdb = m.from_db.get();
-    const std::string source_hash = spec.source_hash();
-    opt.available = [fdb, replay_device_id = m.replay_device_id, source_hash, name = spec.name, w,
-                     p](const Config& c) {
-      return fdb->find_trial(name, source_hash, replay_device_id, w.key(), p.key(), c.hash()).has_value();
+    const std::vector<std::string> sources = db::accepted_sources(*fdb, spec);
+    opt.available = [fdb, replay_device_id = m.replay_device_id, sources, name = spec.name, w, p](const Config& c) {
+      return fdb->find_trial(name, sources, replay_device_id, w.key(), p.key(), c.hash()).has_value();
     };
   }
   if (!a.simulate && !a.plan_only) opt.driver_occupancy = driver_occupancy(adapter, w, m.dev, m.cache.get(), a.gpu);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "db/database.hpp"
+#include "db/sources.hpp"
 #include "tuner/cli/args.hpp"
 #include "tuner/interop/resolve.hpp"
 #include "tuner/cli/shared.hpp"
@@ -50,7 +51,7 @@ int run_report(const ReportArgs& a, const std::string& db_path) {
     q.kernel = spec.name;
     q.problem = a.pf.problem_key(spec).key();
     q.workload = a.pf.workload(spec).key();
-    q.source_hash = spec.source_hash();
+    q.sources = db::accepted_sources(*db, spec);
     params = spec.params;
   }
   q.device_name = a.device_name;

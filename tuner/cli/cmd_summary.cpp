@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "db/database.hpp"
+#include "db/sources.hpp"
 #include "db/ranking.hpp"
 #include "tuner/cli/args.hpp"
 #include "tuner/interop/resolve.hpp"
@@ -35,9 +36,10 @@ db::DeviceRow recorded_device(const db::Database& db, const std::string& name, c
 std::vector<db::TrialRow> ranked_trials(const db::Database& db, const TuningSpec& spec, const db::DeviceRow& dev,
                                         const Workload& w, const ProblemKey& p, Objective objective,
                                         const std::string& db_path) {
-  auto f = db::TrialFilter::cell(spec.name, spec.source_hash(), dev.id, w.key(), p.key());
+  auto f = db::TrialFilter::cell(spec.name, db::accepted_sources(db, spec), dev.id, w.key(), p.key());
   auto rows = db::rank_trials(db.trials(f), objective, true);
   if (rows.empty() && spec.source_hash() != kImportedSourceHash) {  // a user spec's imported rows
+    f.source_hashes.clear();
     f.source_hash = kImportedSourceHash;
     rows = db::rank_trials(db.trials(f), objective, true);
     if (!rows.empty())

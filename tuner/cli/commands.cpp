@@ -172,6 +172,40 @@ void add_tune(CLI::App& app, Globals& g) {
   });
 }
 
+void add_revalidate(CLI::App& app, Globals& g) {
+  auto a = std::make_shared<RevalidateArgs>();
+  auto* c = app.add_subcommand("revalidate",
+                               "re-measure the best configurations of trials recorded with an older kernel source and "
+                               "carry them forward where they still hold");
+  c->add_option("kernel", a->t.kernel, kKernelHelp)->required();
+  add_problem_flags(c, a->t.pf);
+  c->add_option("--top", a->top, "configurations re-measured per recorded cell (device model, workload, problem)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  c->add_option("--tolerance", a->tolerance,
+                "percent within which a re-measured median agrees with the record (or the two spreads, if larger)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
+  add_tune_measure_options(c, a->t);
+  c->add_option("--jobs", a->t.jobs, "compile threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  c->add_option("--binary-cache", a->t.binary_cache,
+                "database whose binaries table caches the compiled kernels (default: --db itself)");
+  c->add_option("--gpu", a->t.device, "GPU ordinal")->capture_default_str();
+  c->footer("Cells whose trials the current kernel source already serves are left alone. A carried row keeps its "
+            "measurement and says where it came from (best: \"carried forward: revalidated from source ...\"); a cell "
+            "that does not agree is reported for re-tuning. Nothing recorded is changed or removed.");
+  run_when_chosen(c, g, [&g, a] { return run_revalidate(*a, g.db_path); });
+}
+
+void add_identity(CLI::App& app, Globals& g) {
+  auto a = std::make_shared<IdentityArgs>();
+  auto* c = app.add_subcommand("identity", "print the source hash and code identity of kernels, and the recorded "
+                                           "sources --db counts as the same code");
+  c->add_option("kernels", a->kernels, "built-in kernel names or paths to .json specs")->required();
+  c->add_flag("--json", a->json, "print JSON (one object per kernel)");
+  run_when_chosen(c, g, [&g, a] { return run_identity(*a, g.db_path); });
+}
+
 void add_summary(CLI::App& app, Globals& g) {
   auto a = std::make_shared<SummaryArgs>();
   auto* c = app.add_subcommand("summary", "best recorded trial for each value of a parameter, and failures by status");
@@ -320,6 +354,7 @@ void register_commands(CLI::App& app, Globals& g) {
   add_space(app, g);
   add_strategies(app, g);
   add_tune(app, g);
+  add_revalidate(app, g);
   add_summary(app, g);
   add_best(app, g);
   add_compare_strategies(app, g);
@@ -328,6 +363,7 @@ void register_commands(CLI::App& app, Globals& g) {
   add_explore(app, g);
   add_report(app, g);
   add_merge(app, g);
+  add_identity(app, g);
 }
 
 }  // namespace autotune::cli

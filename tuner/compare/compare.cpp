@@ -1,3 +1,4 @@
+#include "db/sources.hpp"
 #include "tuner/compare/compare.hpp"
 
 #include <algorithm>
@@ -181,8 +182,14 @@ Recording load_recording(const db::Database& from, const TuningSpec& spec, const
   std::map<std::string, std::size_t> hashes;
   for (const auto& t : rows) ++hashes[t.source_hash];
   const std::string current = spec.source_hash();
-  if (hashes.count(current)) {
-    r.source_hash = current;
+  const std::vector<std::string> accepted = db::accepted_sources(from, spec);
+  std::string same_code;  // a recorded source with the current code identity, the current text first
+  for (const std::string& h : accepted)
+    if (same_code.empty() && hashes.count(h)) same_code = h;
+  if (!same_code.empty()) {
+    r.source_hash = same_code;
+    if (same_code != current)
+      r.note = "the recorded trials were measured with kernel source " + same_code + ", whose code is the current one's";
   } else if (hashes.size() == 1) {
     r.source_hash = hashes.begin()->first;
     r.note = "the recorded trials were measured with kernel source " + r.source_hash + ", not the current " + current;

@@ -93,6 +93,9 @@ struct TuningSpec {
   std::map<std::string, std::string> defines;   // extra -D for every compile
   std::string family_options_json = "{}";       // raw JSON of "family_options", read by the adapter
   std::string spec_text;                        // canonical JSON of the spec (for hashing)
+  /// Source hashes of earlier texts of this kernel with the same code identity (built-in kernels: from
+  /// kernels_src/source_history.json), whose trials count as this source's; filled by tuner/specs.
+  std::vector<std::string> equivalent_sources;
 
   /// Parses JSON text. base_dir resolves "source"; load_sources=false leaves source_text empty.
   static TuningSpec from_json_text(const std::string& text, const std::string& base_dir = ".",
@@ -102,6 +105,9 @@ struct TuningSpec {
   /// Hash of source_text, and of spec_text; together they decide whether stored configs are still valid.
   /// A stub's source hash is kImportedSourceHash, the source hash of the rows imported for it.
   std::string source_hash() const;
+  /// The identity of the code (tuner/core/identity.hpp): what decides whether trials of another source text
+  /// still measure this kernel.
+  std::string code_identity() const;
   /// A spec stub (family "imported"): parameters, problem sizes and workloads as an imported file described them,
   /// no source or launch yet. Simulation, summary, best and compare-strategies use it; tuning needs the rest.
   bool is_stub() const { return family == "imported"; }

@@ -1,3 +1,4 @@
+#include "db/sources.hpp"
 #include "tuner/explore/explore.hpp"
 
 #include <algorithm>
@@ -54,7 +55,7 @@ std::optional<Config> best_known_config(const db::Database& db, const TuningSpec
   double best_ns = 0;
   for (const auto& dev : db.devices()) {
     if (dev.info.normalised_name() != d.normalised_name() || dev.info.cc != d.cc) continue;
-    auto f = db::TrialFilter::cell(spec.name, spec.source_hash(), dev.id, w.key(), p.key());
+    auto f = db::TrialFilter::cell(spec.name, db::accepted_sources(db, spec), dev.id, w.key(), p.key());
     f.ok_only = true;
     f.by_time = true;
     f.limit = 50;
@@ -82,7 +83,7 @@ ExploreResult collect_results(const TuningSpec& spec, const db::Database& db, st
   r.problem = p;
   r.device = device;
   r.copy_gbps = copy_gbps;
-  const std::string source_hash = spec.source_hash();
+  const std::vector<std::string> sources = db::accepted_sources(db, spec);
   std::vector<VerdictPoint> vps;
   for (const auto& pt : plan.points) {
     PointResult pr;
@@ -92,7 +93,7 @@ ExploreResult collect_results(const TuningSpec& spec, const db::Database& db, st
       pr.occupancy.note = "not run";
     } else {
       std::optional<db::TrialRow> row;
-      if (device_id > 0) row = db.find_trial(spec.name, source_hash, device_id, w.key(), p.key(), pt.config.hash());
+      if (device_id > 0) row = db.find_trial(spec.name, sources, device_id, w.key(), p.key(), pt.config.hash());
       if (row) {
         pr.m = row->m;
         pr.state = to_string(row->m.status);

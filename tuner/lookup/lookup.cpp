@@ -17,6 +17,7 @@
 
 #include "db/database.hpp"
 #include "db/ranking.hpp"
+#include "db/sources.hpp"
 #include "tuner/lookup/levels.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/specs/specs.hpp"
@@ -58,6 +59,7 @@ struct Row {
   double cost = 0;          // objective_cost: lower is better
   Observation observed;
   std::int64_t session_id = 0;
+  std::string carried_from;  // TrialRow::carried_from
 };
 
 /// Valid rows of one board at one problem, fastest first, one row per configuration.
@@ -167,7 +169,7 @@ std::shared_ptr<Prepared> prepare_rows(const db::Database& db, const TuningSpec&
   auto prep = std::make_shared<Prepared>();
   prep->objective = o;
   prep->spec_hash = spec.spec_hash();
-  const std::string source_hash = spec.source_hash();
+  const std::vector<std::string> sources = db::accepted_sources(db, spec);
 
   std::map<std::int64_t, std::size_t> board_of_id;
   for (const auto& d : db.devices()) {  // ordered by id: a later row of the same key refreshes the properties
@@ -192,7 +194,7 @@ std::shared_ptr<Prepared> prepare_rows(const db::Database& db, const TuningSpec&
   std::map<std::string, ProblemKey> problems;  // parsed and checked once per distinct key
   // Best first by the objective, unthrottled measurements before throttled ones.
   for (auto& t : db::rank_trials(db.trials(f), o, true)) {
-    if (t.source_hash != source_hash) {
+    if (std::find(sources.begin(), sources.end(), t.source_hash) == sources.end()) {
       ++prep->stale_source;
       continue;
     }
@@ -233,6 +235,7 @@ std::shared_ptr<Prepared> prepare_rows(const db::Database& db, const TuningSpec&
     r.cost = cost;
     r.observed = t.m.observed;
     r.session_id = t.session_id;
+    r.carried_from = t.carried_from;
 
     auto [it, fresh] = cell_of.emplace(std::make_pair(r.board, r.problem_key), prep->cells.size());
     if (fresh) {
@@ -266,7 +269,9 @@ class Answerer {
     std::vector<std::string> notes;
     if (a.stale_rows != 0) {
       std::string why;
-      if (prep_.stale_source) why += std::to_string(prep_.stale_source) + " measured with another kernel source";
+      if (prep_.stale_source)
+        why += std::to_string(prep_.stale_source) + " measured with another kernel source: `autotune revalidate " +
+               q_.spec.name + "` re-measures their best and carries them forward where they still hold";
       if (prep_.stale_config)
         why += std::string(why.empty() ? "" : ", ") + std::to_string(prep_.stale_config) +
                " with a configuration no longer valid in the spec";
@@ -297,6 +302,7 @@ class Answerer {
       auto it = prep_.session_spec_hash.find(a.session_id);
       if (it != prep_.session_spec_hash.end() && !it->second.empty() && it->second != prep_.spec_hash)
         notes.push_back("measured under an earlier version of the spec (its configuration is still valid)");
+      if (!a.carried_from.empty()) notes.push_back("carried forward: " + a.carried_from);
     }
     if (passed_over_ != 0)
       notes.push_back(std::to_string(passed_over_) +
@@ -331,6 +337,7 @@ class Answerer {
     a.median_ns = r.median_ns;
     a.gbps = r.gbps;
     a.observed = r.observed;
+    a.carried_from = r.carried_from;
   }
 
   /// Levels 1 and 2: the fastest valid row of the target board at the question's problem, else at the

@@ -54,6 +54,8 @@ struct Answer {
   /// Clocks, power, energy and throttle reasons of that measurement (NaN/empty where not observed). A
   /// throttled measurement is served only when no unthrottled one is usable (note says so).
   Observation observed;
+  /// "" for a measured trial; else where `autotune revalidate` carried it forward from (TrialRow::carried_from).
+  std::string carried_from;
 
   // Group defaults (same_cc, same_arch): mean over the cells (board, problem) that measured the config of
   // its objective cost / the best cost of the cell (for time: median / best median); 1.0 = best everywhere.

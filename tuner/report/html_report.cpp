@@ -158,7 +158,7 @@ ReportData load_report_data(const db::Database& db, const ReportQuery& q) {
     f.kernel = q.kernel;
     f.workload = q.workload;
     f.problem = q.problem;
-    if (q.source_hash) f.source_hash = *q.source_hash;
+    f.source_hashes = q.sources;
     d.kernel = q.kernel;
     d.workload = q.workload;
     d.problem = q.problem;
@@ -181,7 +181,7 @@ ReportData load_report_data(const db::Database& db, const ReportQuery& q) {
       any.kernel = q.kernel;
       any.workload = q.workload;
       any.problem = q.problem;
-      bool other_source = q.source_hash && !db.trials(any).empty();
+      bool other_source = !q.sources.empty() && !db.trials(any).empty();
       throw UsageError("no trials of " + what + " in " + db.path() +
                        (other_source ? " for the current kernel source (only for an older source)" : ""));
     }

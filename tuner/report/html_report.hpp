@@ -19,7 +19,7 @@ struct ReportQuery {
   std::optional<std::int64_t> session_id;   // the session's kernel/workload/problem/device
   std::string workload;                     // Workload::key(), required with kernel
   std::string problem;                      // ProblemKey::key(), required with kernel
-  std::optional<std::string> source_hash;   // only trials of this kernel source (the current spec's)
+  std::vector<std::string> sources;  // only trials of these kernel sources (db::accepted_sources); empty = any
   std::string device_name;                  // exact or normalised; empty = the only device with such trials
 };
 

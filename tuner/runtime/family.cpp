@@ -3,6 +3,7 @@
 // buffer onto the plan's buffers. Steady-state calls do a hash probe and enqueue the plan's launches.
 #include <array>
 #include <chrono>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -184,6 +185,14 @@ class Family {
     c.problem = problem.key();
     c.device = dev.name;
     c.answer = *lookup_->best_on(spec_.name, w, dev, problem);
+    // Trials of an older kernel code are not served: say so once per kernel, since the program is then slower
+    // than it was tuned to be without anything failing.
+    if (c.answer.match != lookup::Match::exact && c.answer.note.find("another kernel source") != std::string::npos &&
+        !warned_older_code_) {
+      warned_older_code_ = true;
+      std::cerr << "autotune: " << spec_.name << ": the database's trials were recorded with an older kernel code and "
+                << "are not used (" << c.answer.note << ")\n";
+    }
 
     // The adapter builds the plan; a looked-up configuration that cannot run at this size (a launch
     // dimension out of range) falls back to the spec default.
@@ -275,6 +284,7 @@ class Family {
   }
 
   std::mutex mu_;
+  bool warned_older_code_ = false;  // under mu_
   cuda::Launcher launcher_;
   std::shared_ptr<Lookup> lookup_;
   TuningSpec spec_;

@@ -11,6 +11,7 @@
 
 #include "tuner/core/error.hpp"
 #include "db/ranking.hpp"
+#include "db/sources.hpp"
 #include "tuner/core/timer.hpp"
 
 namespace autotune::session {
@@ -115,7 +116,7 @@ class Session {
   void open_row();
   std::optional<db::TrialRow> find_recorded(const Config& c) {
     ScopedTimer timer(db_ms_);
-    return db_.find_trial(spec_.name, source_hash_, res_.device_id, w_.key(), p_.key(), c.hash());
+    return db_.find_trial(spec_.name, sources_, res_.device_id, w_.key(), p_.key(), c.hash());
   }
   Batch sort_proposals(const std::vector<std::size_t>& proposed);
   void prefetch(const Batch& b);
@@ -139,6 +140,7 @@ class Session {
   BackendStats stats_before_;
   double setup_ms_ = 0, db_ms_ = 0;
   std::string source_hash_;
+  std::vector<std::string> sources_;  // this source first, then the texts with the same code (db/sources.hpp)
   Progress prog_;
   std::unordered_map<std::size_t, double> known_;  // index -> objective cost answered in this session
   double best_cost_ = std::numeric_limits<double>::infinity();
@@ -206,6 +208,8 @@ void Session::open_row() {
     ScopedTimer timer(db_ms_);
     if (res_.copy_gbps > 0) db_.set_copy_bandwidth(res_.device_id, res_.copy_gbps);
     res_.session_id = db_.begin_session(srow);
+    db::record_source_identity(db_, spec_);
+    sources_ = db::accepted_sources(db_, spec_);
   }
   source_hash_ = srow.source_hash;
 }
@@ -346,7 +350,7 @@ Result Session::finish() {
   {
     ScopedTimer timer(db_ms_);
     db_.finish_session(res_.session_id, "finished");
-    auto f = db::TrialFilter::cell(spec_.name, source_hash_, res_.device_id, w_.key(), p_.key());
+    auto f = db::TrialFilter::cell(spec_.name, sources_, res_.device_id, w_.key(), p_.key());
     f.ok_only = true;
     f.by_time = true;
     res_.top = db::rank_trials(db_.trials(f), opt_.objective, false);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "db/sources.hpp"
 #include "tuner/core/error.hpp"
 
 namespace autotune::session {
@@ -51,6 +52,7 @@ class Workflow {
     Options opt = options(out.strategy);
     std::vector<Config> screened;
     if (q_.screen > 0) screened = screen(opt, out.screen);
+    note_older_trials();
     out.warm = warm_from_db(q_.problem);
     opt.warm_start = screened;
     for (const Config& c : out.warm.configs)
@@ -86,6 +88,23 @@ class Workflow {
         trace_.push_back({since_start(), pr.done, pr.best_ns, phase_});
     };
     return opt;
+  }
+
+  /// Trials of this cell recorded with an older kernel code, which this run does not use: say so once.
+  void note_older_trials() const {
+    if (spec_.is_stub()) return;
+    const std::vector<std::string> sources = db::accepted_sources(db_, spec_);
+    std::size_t older = 0, current = 0;
+    db::TrialFilter f;
+    f.kernel = spec_.name;
+    f.workload = q_.workload.key();
+    f.problem = q_.problem.key();
+    for (const db::TrialRow& t : db::trials_on_model(db_, dev_, f))
+      ++(std::find(sources.begin(), sources.end(), t.source_hash) != sources.end() ? current : older);
+    if (older > 0 && current == 0)
+      note(std::to_string(older) + " trials of this problem on this GPU were recorded with an older kernel code and are "
+           "not used; `autotune revalidate " + spec_.name + " --problem " + q_.problem.key() +
+           "` re-measures their best and carries them forward where they still hold");
   }
 
   WarmStart warm_from_db(const ProblemKey& problem) const {

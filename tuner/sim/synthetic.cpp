@@ -19,15 +19,16 @@ void sleep_ms(double ms) {
 
 SyntheticBackend::SyntheticBackend(DeviceInfo device, std::function<double(const Config&)> time_ns)
     : device_(std::move(device)), time_ns_(std::move(time_ns)) {
-  if (!time_ns_)
-    time_ns_ = [](const Config& c) {
-      double t = 1000;
-      for (const auto& [k, v] : c.values()) {
-        double x = std::log2(static_cast<double>(std::llabs(v)) + 1.0) - 3.0;
-        t += 100 * x * x;
-      }
-      return t;
-    };
+  if (!time_ns_) time_ns_ = default_time_ns;
+}
+
+double SyntheticBackend::default_time_ns(const Config& c) {
+  double t = 1000;
+  for (const auto& [k, v] : c.values()) {
+    double x = std::log2(static_cast<double>(std::llabs(v)) + 1.0) - 3.0;
+    t += 100 * x * x;
+  }
+  return t;
 }
 
 DeviceInfo SyntheticBackend::fake_device() {

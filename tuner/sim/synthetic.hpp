@@ -29,6 +29,8 @@ class SyntheticBackend : public Backend {
 
   /// A fictional 132-SM sm_90 device ("Synthetic GPU").
   static DeviceInfo fake_device();
+  /// The default time_ns: sum over parameters of (log2(value+1) - 3)^2 x 100, + 1000.
+  static double default_time_ns(const Config& c);
 
   /// Configurations (by Config::hash()) that fail with the given status and log.
   void inject_failure(const Config& c, TrialStatus status, std::string log = "injected failure");

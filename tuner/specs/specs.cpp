@@ -2,6 +2,7 @@
 #include "tuner/specs/specs.hpp"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -50,8 +51,12 @@ void add_file_headers(TuningSpec& s, const std::string& source_dir) {
     const std::string name = todo.back();
     todo.pop_back();
     if (s.headers.count(name)) continue;
-    const std::filesystem::path local = std::filesystem::path(source_dir.empty() ? "." : source_dir) / name;
+    // Next to the source, else one folder up (a tree laid out like kernels_src/: <family>/x.cu includes
+    // "common/y.cuh"), else the embedded kernel header of that name.
+    const std::filesystem::path dir(source_dir.empty() ? "." : source_dir);
+    std::filesystem::path local = dir / name;
     std::error_code ec;
+    if (!std::filesystem::is_regular_file(local, ec)) local = dir.parent_path() / name;
     std::string text;
     if (std::filesystem::is_regular_file(local, ec)) {
       std::ifstream in(local, std::ios::binary);
@@ -69,6 +74,20 @@ void add_file_headers(TuningSpec& s, const std::string& source_dir) {
   }
 }
 
+/// Earlier texts of the built-in kernel `s` with its code identity (kernels_src/source_history.json, written by
+/// scripts/source_history.sh): their trials count as this source's.
+void add_equivalent_sources(TuningSpec& s) {
+  static const nlohmann::json history = [] {
+    const auto text = embedded::find("source_history.json");
+    return text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+  }();
+  if (!history.is_object() || !history.contains("sources")) return;
+  const std::string identity = s.code_identity(), current = s.source_hash();
+  for (const auto& e : history["sources"])
+    if (e.value("kernel", "") == s.name && e.value("identity", "") == identity && e.value("source_hash", "") != current)
+      s.equivalent_sources.push_back(e.value("source_hash", ""));
+}
+
 TuningSpec load_embedded(const std::string& spec_path) {
   auto text = embedded::find(spec_path);
   if (!text) throw UsageError("embedded spec '" + spec_path + "' is missing");
@@ -83,6 +102,7 @@ TuningSpec load_embedded(const std::string& spec_path) {
   if (!src) throw SpecError("/source", "kernels_src/" + src_path + " is not embedded");
   s.source_text = std::string(*src);
   add_headers(s);
+  add_equivalent_sources(s);
   return s;
 }
 

@@ -24,8 +24,8 @@ using StoredSpecs = std::function<std::optional<std::string>(const std::string& 
 
 /// A built-in name, a path to a *.json spec file, or (when `stored` is given) the name of a kernel whose spec
 /// stub an import stored. A spec file's source gets the headers it includes in quotes (#include "x.cuh") from
-/// the source's folder, recursively; only a header that is not there comes from the embedded kernel headers
-/// (e.g. "common/lookback.cuh"). Throws UsageError naming the known kernels, SpecError for a malformed spec or
+/// the source's folder, else from the folder above it (a tree laid out like kernels_src/), recursively; only a
+/// header found in neither comes from the embedded kernel headers (e.g. "common/lookback.cuh"). Throws UsageError naming the known kernels, SpecError for a malformed spec or
 /// an unreadable header.
 TuningSpec load_spec(const std::string& name_or_path, const StoredSpecs& stored = {});
 
