@@ -104,6 +104,30 @@ TEST_CASE("cli: bad input gets a one-line error and a non-zero exit", "[cpu][cli
   CHECK_THAT(bad_dtype.out, Catch::Contains("does not support workload"));
 }
 
+TEST_CASE("cli: a user kernel's input file that does not fit is a spec error, found before the GPU",
+          "[cpu][cli][data_file]") {
+  // The file holds n = 4099 elements: another size is refused when the problem is known, before any GPU is looked
+  // for (this machine may have none: the error is still the spec's, exit 2).
+  const std::string db = tmp_path("filed.db");
+  Run r = run_cli("tune " + kData + "/files/filed.tune.json --n 4000 --db " + db);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("invalid spec") && Catch::Contains("/arguments/0/init/file") &&
+                        Catch::Contains("argument 'x' needs 4000 elements of float32") && Catch::Contains("x.npy") &&
+                        Catch::Contains("(4099,) = 4099 elements"));
+  CHECK(slurp(db).empty());  // no database was made
+  autotune_test::remove_db(db);
+  // A missing file is found when the spec is loaded, by every command.
+  std::string spec = slurp(kData + "/files/filed.tune.json");
+  spec.replace(spec.find("\"bias.bin\""), 10, "\"gone.bin\"");
+  const std::string path = kData + "/files/tmp_missing.tune.json";
+  write(path, spec);
+  Run m = run_cli("space " + path);
+  std::remove(path.c_str());
+  CHECK(m.code == 2);
+  CHECK_THAT(m.out, Catch::Contains("/arguments/1/init/file") && Catch::Contains("argument 'bias'") &&
+                        Catch::Contains("gone.bin") && Catch::Contains("No such file"));
+}
+
 TEST_CASE("cli: tune without a GPU says so, databases that are not ours are refused untouched", "[cpu][cli]") {
   std::string notdb = tmp_path("notdb.db");
   write(notdb, "this is not a database, just text that someone named .db\n");

@@ -242,7 +242,7 @@ TEST_CASE("kt import: a spec error names its JSON pointer once", "[cpu][interop]
   std::ofstream(spec) << R"({"name": "k", "family": "user", "source": ")" + source + R"(", "kernels": ["k"],
     "parameters": [{"name": "B", "values": [1, 2]}], "problem": {"dims": ["n"], "sizes": [{"n": 8}]},
     "workloads": ["float32"], "arguments": [{"name": "x", "kind": "buffer", "dtype": "float32", "count": "n"}],
-    "launch": [{"kernel": "k", "grid": 1, "block": "B"}]})";
+    "launch": [{"kernel": "k", "grid": 1, "block": "B"}], "reference": {"configuration": {"C": 1}}})";
   std::ofstream(source) << "extern \"C\" __global__ void k(float* x) {}\n";
   Run r = run_cli("space " + spec);
   INFO(r.out);

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <sstream>
 
 #include "tuner/core/error.hpp"
 #include "tuner/core/spec.hpp"
@@ -170,4 +171,250 @@ TEST_CASE("a run can narrow the space: values, extra constraints, dropped constr
   CHECK_THROWS_AS(s.restrict_values("VARIANT", {}), UsageError);
   CHECK_THROWS_AS(s.add_constraint("BLOCK_SIZE <"), UsageError);
   CHECK_THROWS_WITH(s.drop_constraint("VARIANT == 7"), Catch::Contains("VARIANT != 1 || BLOCK_SIZE >= 128"));
+}
+
+// ---- inputs from files, fills, expected values and the reference from a configuration (docs/spec-format.md
+// "Inputs from files") --------------------------------------------------------------------------------------
+
+namespace {
+
+/// kGood with argument x's "count": "n"} replaced by `x_fields` (what follows the dtype of x).
+std::string with_x(const std::string& x_fields) {
+  return with("\"dtype\": \"float32\", \"count\": \"n\"}", "\"dtype\": \"float32\", " + x_fields + "}");
+}
+
+std::string files_dir() { return std::string(AUTOTUNE_TEST_DATA_DIR) + "/files"; }
+
+std::string slurp_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// tests/data/files/filed.tune.json with one replacement, parsed with its files (SpecError message or "ok").
+std::string filed_error(const std::string& from, const std::string& to) {
+  std::string text = slurp_file(files_dir() + "/filed.tune.json");
+  const auto pos = text.find(from);
+  REQUIRE(pos != std::string::npos);
+  text.replace(pos, from.size(), to);
+  try {
+    TuningSpec::from_json_text(text, files_dir(), true);
+  } catch (const SpecError& e) {
+    return e.what();
+  }
+  return "ok";
+}
+
+}  // namespace
+
+TEST_CASE("init takes files, constants and uniform ranges; errors name their pointer", "[cpu][spec][data_file]") {
+  // The strings of earlier versions keep their meaning.
+  for (const auto& [text, kind] :
+       std::vector<std::pair<std::string, DataSource::Kind>>{{"\"random\"", DataSource::Kind::random},
+                                                             {"\"zero\"", DataSource::Kind::zero},
+                                                             {"\"ones\"", DataSource::Kind::ones},
+                                                             {"\"iota\"", DataSource::Kind::iota}}) {
+    const DataSource d = parse(with_x("\"count\": \"n\", \"init\": " + text)).arguments[0].init;
+    CHECK(d.kind == kind);
+    CHECK_FALSE(d.seed.has_value());
+    CHECK_FALSE(d.min.has_value());
+  }
+  CHECK(parse(kGood).arguments[0].init.kind == DataSource::Kind::random);
+
+  const DataSource file = parse(with_x("\"count\": \"n\", \"init\": {\"file\": \"data/x.npy\"}")).arguments[0].init;
+  CHECK(file.kind == DataSource::Kind::file);
+  CHECK(file.format == DataFormat::npy);
+  CHECK(file.file == "data/x.npy");
+  CHECK(file.path == "./data/x.npy");  // relative to the spec's folder
+  CHECK(file.pointer == "/arguments/0/init/file");
+  const DataSource raw =
+      parse(with_x("\"count\": \"n\", \"init\": {\"file\": \"x.dat\", \"format\": \"raw\"}")).arguments[0].init;
+  CHECK(raw.format == DataFormat::raw);
+  CHECK(parse(with_x("\"count\": \"n\", \"init\": {\"file\": \"x.bin\"}")).arguments[0].init.format == DataFormat::raw);
+
+  const DataSource c = parse(with_x("\"count\": \"n\", \"init\": {\"constant\": 3.5}")).arguments[0].init;
+  CHECK(c.kind == DataSource::Kind::constant);
+  CHECK(c.constant.f == 3.5);
+  const DataSource r =
+      parse(with_x("\"count\": \"n\", \"init\": {\"random\": {\"seed\": 7, \"min\": -1.0, \"max\": 1.0}}"))
+          .arguments[0]
+          .init;
+  CHECK(r.kind == DataSource::Kind::random);
+  CHECK(r.seed == std::uint64_t{7});
+  REQUIRE(r.min);
+  CHECK(r.min->f == -1.0);
+  CHECK(r.max->f == 1.0);
+  CHECK_FALSE(parse(with_x("\"count\": \"n\", \"init\": {\"random\": {}}")).arguments[0].init.seed.has_value());
+
+  // Errors, each at its pointer.
+  auto x_error = [](const std::string& init) { return error_of(with_x("\"count\": \"n\", \"init\": " + init)); };
+  CHECK_THAT(x_error("\"gauss\""), Catch::Contains("/arguments/0/init") && Catch::Contains("{\"constant\": 3.5}"));
+  CHECK_THAT(x_error("{}"), Catch::Contains("/arguments/0/init:"));
+  CHECK_THAT(x_error("{\"file\": \"x.dat\"}"),
+             Catch::Contains("/arguments/0/init/file") && Catch::Contains("cannot tell the format of 'x.dat'"));
+  CHECK_THAT(x_error("{\"file\": \"x.npy\", \"format\": \"hdf5\"}"),
+             Catch::Contains("/arguments/0/init/format") && Catch::Contains("npy or raw"));
+  CHECK_THAT(x_error("{\"file\": \"\"}"), Catch::Contains("/arguments/0/init/file"));
+  CHECK_THAT(x_error("{\"file\": \"x.npy\", \"constant\": 1}"), Catch::Contains("/arguments/0/init/constant"));
+  CHECK_THAT(x_error("{\"constant\": 1, \"random\": {}}"), Catch::Contains("one of"));
+  CHECK_THAT(x_error("{\"constant\": 1, \"format\": \"raw\"}"), Catch::Contains("/arguments/0/init"));
+  CHECK_THAT(x_error("{\"constant\": \"one\"}"),
+             Catch::Contains("/arguments/0/init/constant") && Catch::Contains("number"));
+  CHECK_THAT(x_error("{\"constant\": 1e39}"),
+             Catch::Contains("/arguments/0/init/constant") && Catch::Contains("float32"));
+  CHECK_THAT(x_error("{\"random\": 3}"), Catch::Contains("/arguments/0/init/random"));
+  CHECK_THAT(x_error("{\"random\": {\"min\": 0}}"),
+             Catch::Contains("/arguments/0/init/random/max") && Catch::Contains("both"));
+  CHECK_THAT(x_error("{\"random\": {\"min\": 1, \"max\": 1}}"),
+             Catch::Contains("/arguments/0/init/random/max") && Catch::Contains("[min, max)"));
+  CHECK_THAT(x_error("{\"random\": {\"seed\": -1}}"), Catch::Contains("/arguments/0/init/random/seed"));
+  CHECK_THAT(x_error("{\"random\": {\"sigma\": 1}}"), Catch::Contains("/arguments/0/init/random/sigma"));
+  CHECK_THAT(x_error("{\"unknown\": 1}"), Catch::Contains("/arguments/0/init/unknown"));
+
+  // Integer arguments: exact integers within the type.
+  auto n_spec = [](const std::string& dtype, const std::string& init) {
+    return with("{\"name\": \"n\", \"kind\": \"scalar\", \"dtype\": \"int32\", \"value\": \"n\"}",
+                "{\"name\": \"n\", \"kind\": \"scalar\", \"dtype\": \"int32\", \"value\": \"n\"}, "
+                "{\"name\": \"k\", \"kind\": \"buffer\", \"dtype\": \"" +
+                    dtype + "\", \"count\": 8, \"init\": " + init + "}");
+  };
+  const DataSource ic = parse(n_spec("int64", "{\"constant\": -9007199254740993}")).arguments[3].init;
+  CHECK(ic.constant.i == -9007199254740993);  // not rounded through a double
+  const DataSource ir = parse(n_spec("uint8", "{\"random\": {\"min\": 0, \"max\": 255}}")).arguments[3].init;
+  CHECK(ir.min->i == 0);
+  CHECK(ir.max->i == 255);
+  CHECK(parse(n_spec("int32", "{\"random\": {\"min\": 5, \"max\": 5}}")).arguments[3].init.max->i == 5);
+  CHECK_THAT(error_of(n_spec("uint8", "{\"constant\": 256}")),
+             Catch::Contains("/arguments/3/init/constant") && Catch::Contains("0 to 255"));
+  CHECK_THAT(error_of(n_spec("int32", "{\"constant\": 1.5}")),
+             Catch::Contains("/arguments/3/init/constant") && Catch::Contains("integer"));
+  CHECK_THAT(error_of(n_spec("int16", "{\"random\": {\"min\": 3, \"max\": 2}}")), Catch::Contains("at least min"));
+  CHECK_THAT(error_of(n_spec("int64", "{\"random\": {\"min\": -9223372036854775807, \"max\": 9223372036854775807}}")),
+             Catch::Contains("wider"));
+  // float16 inputs: only from a file or zero; an output cannot be initialised from a file.
+  CHECK_THAT(error_of(n_spec("float16", "\"random\"")),
+             Catch::Contains("/arguments/3/init") && Catch::Contains("float16"));
+  CHECK_NOTHROW(parse(n_spec("float16", "{\"file\": \"h.npy\"}")));
+  CHECK_THAT(error_of(with("\"count\": \"n\", \"role\": \"output\"}",
+                           "\"count\": \"n\", \"role\": \"output\", "
+                           "\"init\": {\"file\": \"y.npy\"}}")),
+             Catch::Contains("/arguments/1/init") && Catch::Contains("\"expected\""));
+}
+
+TEST_CASE("scalars and expected outputs from files; errors name their pointer", "[cpu][spec][data_file]") {
+  // Parsed without loading files: the scalar's value is read when the spec is loaded with its files.
+  const TuningSpec s = parse(with("\"value\": \"n\"", "\"value\": {\"file\": \"n.npy\"}"));
+  REQUIRE(s.arguments[2].value_file);
+  CHECK(s.arguments[2].value_file->pointer == "/arguments/2/value/file");
+  CHECK(s.arguments[2].value.empty());
+  CHECK_THAT(error_of(with("\"value\": \"n\"", "\"value\": {\"files\": \"n.npy\"}")),
+             Catch::Contains("/arguments/2/value"));
+  CHECK_THAT(error_of(with("\"value\": \"n\"", "\"value\": {\"file\": \"n.npy\", \"x\": 1}")),
+             Catch::Contains("/arguments/2/value/x"));
+  CHECK_THAT(error_of(with("\"value\": \"n\"", "\"value\": [1]")), Catch::Contains("/arguments/2/value"));
+
+  const std::string expected =
+      with("\"role\": \"output\"}", "\"role\": \"output\", \"expected\": {\"file\": \"y.npy\"}}");
+  // Every output has expected values: no reference is needed, and one given would never run.
+  CHECK_THAT(error_of(expected), Catch::Contains("/reference") && Catch::Contains("never run"));
+  const std::string no_reference = [&] {
+    std::string t = expected;
+    const auto pos = t.find(",\n  \"reference\"");
+    REQUIRE(pos != std::string::npos);
+    return t.substr(0, pos) + "\n}";
+  }();
+  const TuningSpec e = parse(no_reference);
+  CHECK_FALSE(e.reference.has_value());
+  REQUIRE(e.arguments[1].expected);
+  CHECK(e.arguments[1].expected->pointer == "/arguments/1/expected/file");
+  CHECK(e.reference_text() == "expected values of y from y.npy");
+  CHECK_THAT(error_of(with("\"count\": \"n\"}", "\"count\": \"n\", \"expected\": {\"file\": \"x.npy\"}}")),
+             Catch::Contains("/arguments/0/expected") && Catch::Contains("only an output buffer"));
+  CHECK_THAT(error_of(with("\"value\": \"n\"}", "\"value\": \"n\", \"expected\": {\"file\": \"x.npy\"}}")),
+             Catch::Contains("/arguments/2/expected"));
+  CHECK_THAT(error_of(with("\"role\": \"output\"}", "\"role\": \"output\", \"expected\": \"y.npy\"}")),
+             Catch::Contains("/arguments/1/expected") && Catch::Contains("{\"file\""));
+}
+
+TEST_CASE("the reference can be a configuration of the kernel, the default one when none is given",
+          "[cpu][spec][data_file]") {
+  const std::string ref = "{\"kernel\": \"k_ref\", \"grid\": \"ceil_div(n, 256)\", \"block\": 256}";
+  auto with_ref = [&](const std::string& r) { return with(ref, r); };
+  const TuningSpec d = parse(with_ref("{\"configuration\": \"default\"}"));
+  REQUIRE(d.reference);
+  REQUIRE(d.reference->configuration);
+  CHECK(*d.reference->configuration == d.default_config());
+  CHECK(d.reference_config() == d.default_config());
+  CHECK(d.reference_text() == "the default configuration (BLOCK_SIZE=128 VARIANT=plain)");
+
+  const TuningSpec n = parse(with_ref("{\"configuration\": {\"BLOCK_SIZE\": 64, \"VARIANT\": \"fancy\"}}"));
+  CHECK(n.reference_config() == Config({{"BLOCK_SIZE", 64}, {"VARIANT", 2}}));
+  CHECK(n.reference_text() == "the configuration BLOCK_SIZE=64 VARIANT=fancy");
+  const TuningSpec partial = parse(with_ref("{\"configuration\": {\"VARIANT\": 1}}"));
+  CHECK(partial.reference_config() == Config({{"BLOCK_SIZE", 128}, {"VARIANT", 1}}));  // the rest at its default
+
+  // A kernel of its own keeps compiling at the default configuration.
+  const TuningSpec k = parse(kGood);
+  CHECK_FALSE(k.reference->configuration.has_value());
+  CHECK(k.reference_config() == k.default_config());
+  CHECK(k.reference_text() == "the reference kernel k_ref");
+
+  // No reference at all: the default configuration (many user kernels come without one).
+  const std::string none = [&] {
+    std::string t = kGood;
+    const auto pos = t.find(",\n  \"reference\"");
+    REQUIRE(pos != std::string::npos);
+    return t.substr(0, pos) + "\n}";
+  }();
+  const TuningSpec dflt = parse(none);
+  REQUIRE(dflt.reference);
+  CHECK(dflt.reference_config() == dflt.default_config());
+  CHECK(dflt.reference->configuration.has_value());
+
+  CHECK_THAT(error_of(with_ref("{\"configuration\": {\"BLOCK\": 64}}")),
+             Catch::Contains("/reference/configuration/BLOCK") && Catch::Contains("unknown parameter") &&
+                 Catch::Contains("BLOCK_SIZE, VARIANT"));
+  CHECK_THAT(error_of(with_ref("{\"configuration\": {\"BLOCK_SIZE\": 96}}")),
+             Catch::Contains("/reference/configuration/BLOCK_SIZE") && Catch::Contains("96 is not a value") &&
+                 Catch::Contains("64, 128, 256, 2048"));
+  CHECK_THAT(error_of(with_ref("{\"configuration\": {\"VARIANT\": \"fast\"}}")),
+             Catch::Contains("/reference/configuration/VARIANT") && Catch::Contains("\"fast\" is not a label") &&
+                 Catch::Contains("plain, 1, fancy"));
+  CHECK_THAT(error_of(with_ref("{\"configuration\": {\"VARIANT\": 1.5}}")),
+             Catch::Contains("/reference/configuration/VARIANT"));
+  CHECK_THAT(error_of(with_ref("{\"configuration\": \"fastest\"}")),
+             Catch::Contains("/reference/configuration") && Catch::Contains("\"default\""));
+  CHECK_THAT(error_of(with_ref("{\"configuration\": \"default\", \"kernel\": \"k_ref\"}")),
+             Catch::Contains("/reference") && Catch::Contains("not both"));
+}
+
+TEST_CASE("files are checked when a spec is loaded: missing, dtype, constant count", "[cpu][spec][data_file]") {
+  const TuningSpec s = TuningSpec::from_file(files_dir() + "/filed.tune.json");
+  CHECK(s.arguments[0].init.path == files_dir() + "/x.npy");
+  REQUIRE(s.arguments[3].value_file);
+  CHECK(s.arguments[3].value == "1.25");  // read from scale.npy
+  CHECK(s.reference->configuration.has_value());
+  CHECK(s.reference_text() == "the default configuration (BLOCK_SIZE=128 VARIANT=right)");
+
+  CHECK_THAT(filed_error("\"x.npy\"", "\"x_missing.npy\""),
+             Catch::Contains("/arguments/0/init/file") && Catch::Contains("argument 'x'") &&
+                 Catch::Contains("x_missing.npy") && Catch::Contains("No such file"));
+  CHECK_THAT(filed_error("\"dtype\": \"float32\", \"count\": \"n\", \"init\"",
+                         "\"dtype\": \"float64\", \"count\": \"n\", \"init\""),
+             Catch::Contains("/arguments/0/init/file") && Catch::Contains("argument 'x' is float64") &&
+                 Catch::Contains("<f4 (float32)"));
+  // bias has a constant count: its size is checked now.
+  CHECK_THAT(filed_error("\"count\": 16", "\"count\": 17"),
+             Catch::Contains("/arguments/1/init/file") &&
+                 Catch::Contains("argument 'bias' needs 17 elements of int32") && Catch::Contains("bias.bin") &&
+                 Catch::Contains("has 64 bytes"));
+  // A scalar's file holds one element of its dtype.
+  CHECK_THAT(filed_error("\"scale.npy\"", "\"x.npy\""), Catch::Contains("/arguments/3/value/file") &&
+                                                            Catch::Contains("argument 'scale' needs 1 element") &&
+                                                            Catch::Contains("(4099,)"));
+  CHECK_THAT(filed_error("\"dtype\": \"float32\", \"value\"", "\"dtype\": \"float64\", \"value\""),
+             Catch::Contains("/arguments/3/value/file") && Catch::Contains("float64"));
+  CHECK_THAT(filed_error("\"role\": \"output\"}", "\"role\": \"output\", \"expected\": {\"file\": \"f64_be.npy\"}}"),
+             Catch::Contains("/arguments/2/expected/file") && Catch::Contains("output 'y' (expected values)"));
 }

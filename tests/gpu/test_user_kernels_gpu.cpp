@@ -2,10 +2,10 @@
 // __constant__ memory), a templated entry point and a reference kernel that is not extern "C", and the resource
 // pre-check that records a configuration that cannot launch as invalid_resources before trying.
 #include <catch2/catch.hpp>
-
 #include <map>
 
 #include "test_support.hpp"
+#include "tuner/core/error.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
 #include "tuner/specs/specs.hpp"
@@ -70,4 +70,62 @@ TEST_CASE("user kernels: a constant argument larger than its symbol is refused b
   // The reference kernel runs first and reads the constant: the problem cannot be prepared.
   CHECK_THROWS_WITH(backend.prepare(spec.workloads.front(), ProblemKey::parse("n=1000"), 1),
                     Catch::Contains("d_vertices") && Catch::Contains("256 bytes"));
+}
+
+// Inputs from files (x.npy, bias.bin, a scalar from scale.npy: tests/data/files/make_files.py), with the default
+// configuration as the reference (the spec names none) or with expected values from y_expected.npy; VARIANT 1
+// is planted wrong (every 97th element from index 5 loses its bias) and must be caught either way.
+TEST_CASE("user kernels: inputs from files, the default configuration or a file as the reference",
+          "[gpu][user_kernels][data_file]") {
+  const std::string dir = autotune_test::data_dir() + "/files/";
+  const Workload w = Workload::parse("float32");
+  const ProblemKey p = ProblemKey::parse("n=4099");
+  for (const std::string name : {"filed", "filed_expected"}) {
+    for (auto mode : {cuda::TimingOptions::Verify::device, cuda::TimingOptions::Verify::host}) {
+      TuningSpec spec = specs::load_spec(dir + name + ".tune.json");
+      auto adapter = kernels::make_adapter(spec);
+      cuda::TimingOptions to;
+      to.samples = 5;
+      to.verify = mode;
+      cuda::CudaBackend backend(adapter, to);
+      auto db = db::Database::open(":memory:");
+      session::Result r = session::run(spec, backend, *db, w, p, {});
+      INFO(name << ", verification " << r.verification);
+      REQUIRE(r.space_size == 6);
+      const std::string against = name == "filed" ? ", against the default configuration (BLOCK_SIZE=128 VARIANT=right)"
+                                                  : ", against expected values of y from y_expected.npy";
+      CHECK(r.verification ==
+            (mode == cuda::TimingOptions::Verify::device ? "device" : "host (--verify host)") + against);
+      auto rows = rows_by_config(*db, r.session_id);
+      std::string summary;
+      for (const auto& [c, t] : rows) summary += c + ": " + to_string(t.m.status) + " " + t.m.log + "\n";
+      INFO(summary);
+      for (int block : {64, 128, 256}) {
+        const std::string key = "{\"BLOCK_SIZE\":" + std::to_string(block) + ",\"VARIANT\":";
+        // Every block size agrees with the reference bit for bit (the file's values were computed on the host
+        // from the same files: the inputs reached the GPU as they are on disk).
+        CHECK(rows.at(key + "0}").m.status == TrialStatus::ok);
+        const db::TrialRow& planted = rows.at(key + "1}");
+        CHECK(planted.m.status == TrialStatus::wrong_result);
+        CHECK_THAT(planted.m.log, Catch::Contains("y[5]") && Catch::Contains("43 of 4099 elements differ"));
+      }
+    }
+  }
+}
+
+TEST_CASE("user kernels: a problem size the input file does not hold is a spec error before anything runs",
+          "[gpu][user_kernels][data_file]") {
+  TuningSpec spec = specs::load_spec(autotune_test::data_dir() + "/files/filed.tune.json");
+  auto adapter = kernels::make_adapter(spec);
+  cuda::CudaBackend backend(adapter, cuda::TimingOptions{});
+  try {
+    backend.prepare(spec.workloads.front(), ProblemKey::parse("n=4000"), 1);
+    FAIL("prepared a problem the file does not fit");
+  } catch (const SpecError& e) {
+    CHECK(e.pointer() == "/arguments/0/init/file");
+    CHECK_THAT(e.what(), Catch::Contains("argument 'x' needs 4000 elements") && Catch::Contains("x.npy"));
+  }
+  // The backend is still usable for the problem the file holds.
+  CHECK_NOTHROW(backend.prepare(spec.workloads.front(), ProblemKey::parse("n=4099"), 1));
+  CHECK(backend.evaluate({spec.default_config()}).at(0).status == TrialStatus::ok);
 }

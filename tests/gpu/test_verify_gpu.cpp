@@ -42,6 +42,7 @@ class PlantingAdapter : public KernelAdapter {
   HostBuffers make_inputs(const Workload& w, const ProblemKey& p, std::uint64_t seed) const override {
     return inner_->make_inputs(w, p, seed);
   }
+  void validate_inputs(const Workload& w, const ProblemKey& p) const override { inner_->validate_inputs(w, p); }
   std::optional<HostBuffers> reference(const HostBuffers& in, const Workload& w, const ProblemKey& p) const override {
     return inner_->reference(in, w, p);
   }
@@ -124,7 +125,10 @@ void check_agreement(const TuningSpec& spec, const Workload& w, const ProblemKey
       const bool device = mode == cuda::TimingOptions::Verify::device;
       INFO(spec.name << " " << w.key() << " " << p.key() << ", " << c.name << ", verification "
                      << backend.verification());
-      if (device) CHECK(backend.verification() == "device");
+      // A user kernel's verification says what its expected values come from.
+      const std::string against = spec.reference_text().empty() ? "" : ", against " + spec.reference_text();
+      if (device)
+        CHECK(backend.verification() == "device" + against);
       else CHECK(backend.verification().rfind("host", 0) == 0);
       const std::vector<Measurement> m = backend.evaluate({spec.default_config()});
       REQUIRE(m.size() == 1);

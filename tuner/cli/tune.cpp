@@ -367,7 +367,11 @@ int tune_with(const TuneArgs& ta, const TuningSpec& spec, const std::shared_ptr<
 
 std::shared_ptr<const KernelAdapter> tune_adapter(const TuneArgs& ta, const TuningSpec& spec) {
   // A spec stub (an imported kernel) has no adapter: it can only be replayed, and its GB/s stays unknown.
-  return ta.simulate && spec.is_stub() ? nullptr : kernels::make_adapter(spec);
+  if (ta.simulate && spec.is_stub()) return nullptr;
+  std::shared_ptr<const KernelAdapter> adapter = kernels::make_adapter(spec);
+  // The files of a user kernel's inputs are checked before a GPU is looked for: a wrong one is a spec error.
+  if (!ta.simulate) adapter->validate_inputs(ta.pf.workload(spec), ta.pf.problem_key(spec));
+  return adapter;
 }
 
 TuningSpec load_tune_spec(const TuneArgs& ta, const std::string& db_path) {

@@ -52,7 +52,8 @@ int tune_with(const TuneArgs& ta, const TuningSpec& spec, const std::shared_ptr<
 /// The spec of ta.kernel (built-in, .json file, or a stub an import stored in --from/db_path) with the
 /// narrowing flags applied; checks the workload and the flag combination.
 TuningSpec load_tune_spec(const TuneArgs& ta, const std::string& db_path);
-/// The kernel's adapter; null for a spec stub replayed with --simulate (no launch plan, no bytes moved).
+/// The kernel's adapter; null for a spec stub replayed with --simulate (no launch plan, no bytes moved). Unless
+/// simulating, the files the inputs come from are checked for the problem of ta first (SpecError).
 std::shared_ptr<const KernelAdapter> tune_adapter(const TuneArgs& ta, const TuningSpec& spec);
 
 #ifdef AUTOTUNE_WITH_MPI

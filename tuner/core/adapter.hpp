@@ -31,13 +31,25 @@ class KernelAdapter {
   /// Host contents of every input buffer, deterministic in seed, random and non-zero where the type allows.
   virtual HostBuffers make_inputs(const Workload& w, const ProblemKey& p, std::uint64_t seed) const = 0;
 
+  /// Checks, without making them, that the inputs and expected values of this problem can be made: for a user
+  /// kernel, that the files its spec names exist and hold the dtype and element count the problem needs (a
+  /// .npy header or a file size at most is read). Throws SpecError with the field's JSON pointer, naming the
+  /// argument and the file. Called before a problem's first compilation (the CLI, CudaBackend::prepare).
+  virtual void validate_inputs(const Workload& w, const ProblemKey& p) const {
+    (void)w;
+    (void)p;
+  }
+
   /// Expected outputs computed on the CPU (the adapter's own encoding; only verify() reads it).
-  /// Adapters that check against a reference kernel instead return nullopt and provide reference_plan().
+  /// Adapters that check against a reference kernel instead return nullopt and provide reference_plan(). An
+  /// adapter may return the expected values of some outputs only (a user kernel's outputs with expected values
+  /// from files) and provide reference_plan() too: the reference kernel's outputs fill in the others.
   virtual std::optional<HostBuffers> reference(const HostBuffers& inputs, const Workload& w,
                                                const ProblemKey& p) const = 0;
 
-  /// Plan of the reference kernel (compiled from reference_source()), run once per problem; its output
-  /// buffers become the expected values. Only for adapters whose reference() returns nullopt.
+  /// Plan of the reference kernel (compiled from reference_source() with the -D macros of the spec's
+  /// reference_config()), run once per problem; its output buffers become the expected values of the outputs
+  /// that reference() leaves out.
   virtual std::optional<LaunchPlan> reference_plan(const Workload&, const ProblemKey&,
                                                    const DeviceInfo&) const { return std::nullopt; }
   virtual std::string reference_source() const { return {}; }

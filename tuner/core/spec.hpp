@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tuner/core/config.hpp"
+#include "tuner/core/data_file.hpp"
 #include "tuner/core/expr.hpp"
 #include "tuner/core/keys.hpp"
 
@@ -41,6 +42,31 @@ struct VerifyPolicy {
   }
 };
 
+/// A number of a fill (a constant, the bounds of a uniform range): exact in `i` for integer dtypes, in `f` for
+/// floating ones (f is also set for integers, as a double).
+struct FillValue {
+  std::int64_t i = 0;
+  double f = 0;
+};
+
+/// Where the values of an input buffer or constant ("init"), a scalar ("value": {"file": ...}) or the expected
+/// values of an output ("expected") come from; docs/spec-format.md "Inputs from files".
+struct DataSource {
+  enum class Kind { random, zero, ones, iota, constant, file };
+  Kind kind = Kind::random;
+  /// random: a generator of its own seeded so; nullopt: the session's seed, one stream shared in argument order by
+  /// every random input without a seed (the inputs of a spec without seeds are those of earlier versions).
+  std::optional<std::uint64_t> seed;
+  /// random: uniform in [min, max) for floating dtypes, in [min, max] for integers; nullopt: the default
+  /// distribution (floats +-[0.5, 1.5) with a random sign, integers in [1, 1000], capped by the type's maximum).
+  std::optional<FillValue> min, max;
+  FillValue constant;  // constant: every element
+  std::string file;    // file: as the spec names it
+  std::string path;    // file: resolved against the spec's folder
+  DataFormat format = DataFormat::npy;
+  std::string pointer;  // file: JSON pointer of the field naming the file, for errors found when it is read
+};
+
 /// Argument of a user kernel (family "user").
 struct ArgSpec {
   /// constant: a __constant__ symbol of the source (not a kernel parameter), filled with count elements of
@@ -49,22 +75,43 @@ struct ArgSpec {
   enum class Role { input, output };
   std::string name;
   Kind kind = Kind::buffer;
-  std::string dtype;   // element type (buffer) or scalar type: int32, uint32, int64, float32, float64
+  std::string dtype;  // element type (buffer, constant) or scalar type: int8 ... uint64, float16/32/64
   Role role = Role::input;
   Expr count;          // elements (buffer)
-  std::string init = "random";  // buffer: random | zero | ones | iota
+  DataSource init;     // input buffer, constant: its values (default: random)
   std::string value;   // scalar: an integer expression, or a floating literal for float scalars
+  /// scalar: the file "value" names (exactly one element); `value` then holds the number read from it, as text
+  /// (empty when the spec was parsed without loading its files).
+  std::optional<DataSource> value_file;
+  /// output buffer: the expected values come from this file instead of the reference.
+  std::optional<DataSource> expected;
   std::string symbol;  // constant: the symbol's name in the source (default: name)
   VerifyPolicy verification;  // output buffer: overrides the spec's "verification"
   /// An input the tuner makes and uploads: an input buffer or a constant.
   bool is_input() const { return kind == Kind::constant || (kind == Kind::buffer && role == Role::input); }
+  bool is_output() const { return kind == Kind::buffer && role == Role::output; }
 };
+
+/// What reads `d` of argument `a`, for messages: "argument 'x'", or "output 'y' (expected values)".
+std::string data_reader(const ArgSpec& a, const DataSource& d);
+
+/// SpecError (d.pointer, naming the argument and the file) unless the file of d exists and holds a.dtype; with
+/// `count`, unless it holds exactly count elements. Reads no more than a .npy header.
+void check_data_file(const ArgSpec& a, const DataSource& d, std::optional<std::uint64_t> count);
+
+/// Reads `count` elements of the file of d into out (read_array_file); SpecError at d.pointer naming the argument
+/// and the file where it does not hold them.
+void read_data_file(const ArgSpec& a, const DataSource& d, std::uint64_t count, std::vector<unsigned char>& out);
 
 /// Reference for user kernels: a kernel run once per problem whose outputs are the expected values.
 struct ReferenceSpec {
   std::string source;  // path relative to the spec; empty = the spec's own source
   std::string source_text;
   LaunchSpec launch;
+  /// "reference": {"configuration": ...}: the tuned kernel itself at this configuration (the spec's source and
+  /// launch steps, the configuration's -D macros) is the reference; source, source_text and launch are unused.
+  /// A user spec with neither a reference nor expected values for every output gets the default configuration.
+  std::optional<Config> configuration;
 };
 
 /// source_hash of trials imported for a kernel whose measured source is unknown (a user spec, a spec stub).
@@ -116,6 +163,15 @@ struct TuningSpec {
   const Param* find_param(const std::string& name) const;
   const LaunchSpec* find_launch(const std::string& name) const;
   Config default_config() const;
+  /// The configuration whose -D macros the reference's source is compiled with: the reference's configuration,
+  /// else the default one.
+  Config reference_config() const {
+    return reference && reference->configuration ? *reference->configuration : default_config();
+  }
+  /// What the expected values of a user kernel come from, for the verification line of `tune`: "the reference
+  /// kernel ref_k", "the default configuration (B=128)", "the configuration B=64", "expected values from y.npy",
+  /// or several of these joined by "; "; empty for other families.
+  std::string reference_text() const;
   /// The comparison kernels the verification policies name (top level and outputs), each once, in spec order.
   std::vector<std::string> compare_kernels() const {
     std::vector<std::string> out;

@@ -107,6 +107,28 @@ bool failed(const CallStatus& r, Measurement& m) {
 
 }  // namespace
 
+std::vector<std::string> kernel_compile_options(const KernelAdapter& adapter, const Workload& w, const Config& c,
+                                                bool reference) {
+  const TuningSpec& spec = adapter.spec();
+  std::vector<std::string> o = build_options(adapter.compile_options(w), c, spec.defines);
+  const bool own_source = spec.reference && !spec.reference->source.empty();
+  // A reference kernel of its own is an entry point of the reference's source (the spec's unless it names one);
+  // a reference configuration runs the spec's kernels.
+  const bool reference_kernel = spec.reference && !spec.reference->configuration;
+  std::vector<std::string> entries;
+  if (!reference || !own_source) entries = spec.kernels;
+  if (reference_kernel && (reference || !own_source) &&
+      std::find(entries.begin(), entries.end(), spec.reference->launch.kernel) == entries.end())
+    entries.push_back(spec.reference->launch.kernel);
+  if (reference) {  // the comparison kernels are entry points of the reference's source
+    for (const std::string& k : spec.compare_kernels())
+      if (std::find(entries.begin(), entries.end(), k) == entries.end()) entries.push_back(k);
+  }
+  for (auto& e : entries) e = c.substitute(e);  // "scale<BLOCK_SIZE>" -> "scale<256>", as the plan names it
+  for (auto& e : name_expression_options(entries)) o.push_back(std::move(e));
+  return o;
+}
+
 struct CudaBackend::Impl {
   std::shared_ptr<const KernelAdapter> adapter;
   TimingOptions opt;
@@ -280,24 +302,8 @@ struct CudaBackend::Impl {
     }
   }
 
-  /// Options of the tuned source (reference = false) or of the reference kernel's source: C++ entry points
-  /// (templates, scoped names) are compiled as NVRTC name expressions.
   std::vector<std::string> options_for(const Config& c, bool reference = false) const {
-    const TuningSpec& spec = adapter->spec();
-    std::vector<std::string> o = build_options(adapter->compile_options(workload), c, spec.defines);
-    const bool own_source = spec.reference && !spec.reference->source.empty();
-    std::vector<std::string> entries;
-    if (!reference || !own_source) entries = spec.kernels;
-    if (spec.reference && (reference || !own_source) &&
-        std::find(entries.begin(), entries.end(), spec.reference->launch.kernel) == entries.end())
-      entries.push_back(spec.reference->launch.kernel);
-    if (reference) {  // the comparison kernels are entry points of the reference's source
-      for (const std::string& k : spec.compare_kernels())
-        if (std::find(entries.begin(), entries.end(), k) == entries.end()) entries.push_back(k);
-    }
-    for (auto& e : entries) e = c.substitute(e);  // "scale<BLOCK_SIZE>" -> "scale<256>", as the plan names it
-    for (auto& e : name_expression_options(entries)) o.push_back(std::move(e));
-    return o;
+    return kernel_compile_options(*adapter, workload, c, reference);
   }
 
   std::string program_name() const {
@@ -322,6 +328,7 @@ struct CudaBackend::Impl {
   }
 
   void prepare(const Workload& w, const ProblemKey& p, std::uint64_t s) {
+    adapter->validate_inputs(w, p);  // files the inputs come from: a SpecError before anything else
     pipeline.cancel();  // compile options depend on the workload: what was queued is of no use now
     prepared = false;
     expected.clear();
@@ -340,6 +347,8 @@ struct CudaBackend::Impl {
     std::size_t needed = planned.value_or(flush_bytes());
     make_and_upload(planned.has_value(), needed);
     choose_verification(needed);
+    const std::string against = adapter->spec().reference_text();
+    if (!against.empty()) verification += ", against " + against;
     if (!tools_installed) {
       install_tool_kernels();
       tools_installed = true;
@@ -401,7 +410,25 @@ struct CudaBackend::Impl {
     }
     counters.setup_ms["reference"] = reference_ms;
     inputs.clear();
-    expected = ref ? std::move(*ref) : run_reference_kernel();
+    expected = expected_values(std::move(ref));
+  }
+
+  /// The expected values: those of the adapter's CPU reference (or files), and the reference kernel's outputs for
+  /// the outputs it leaves out, where the adapter has a reference kernel.
+  HostBuffers expected_values(std::optional<HostBuffers> ref) {
+    const TuningSpec& spec = adapter->spec();
+    std::optional<LaunchPlan> plan = adapter->reference_plan(workload, problem, info);
+    if (!plan && !ref)
+      throw UsageError("kernel '" + spec.name + "' has neither a CPU reference nor a reference kernel");
+    if (!plan) {
+      // Comparison kernels are entry points of the reference's source: compiled here when no reference kernel is.
+      if (!spec.compare_kernels().empty()) compare_cubin = compile_reference().cubin;
+      return std::move(*ref);
+    }
+    HostBuffers out = run_reference_kernel(*plan);
+    if (ref)
+      for (auto& [name, bytes] : *ref) out[name] = std::move(bytes);
+    return out;
   }
 
   /// Sets checks (GPU comparisons) when asked for and possible, and says which verification is used.
@@ -443,20 +470,34 @@ struct CudaBackend::Impl {
     }
   }
 
-  HostBuffers run_reference_kernel() {
+  /// The reference's source compiled with the -D macros of the spec's reference configuration (the default one
+  /// unless the reference is another configuration of the tuned kernel).
+  CompileResult compile_reference() {
     const TuningSpec& spec = adapter->spec();
-    std::optional<LaunchPlan> plan = adapter->reference_plan(workload, problem, info);
-    if (!plan) throw UsageError("kernel '" + spec.name + "' has neither a CPU reference nor a reference kernel");
     std::string source = adapter->reference_source();
     if (source.empty()) source = spec.source_text;
-    CompileResult cr = compile(source, spec.headers, spec.name + "_reference.cu", options_for(spec.default_config(), true), arch);
+    CompileResult cr =
+        compile(source, spec.headers, spec.name + "_reference.cu", options_for(spec.reference_config(), true), arch);
     if (!cr.ok) {
-      throw SpecError("/reference", "the reference kernel of '" + spec.name + "' does not compile for " + arch +
-                                        ":\n" + excerpt(cr.log, kLogExcerpt));
+      throw SpecError("/reference", "the reference kernel of '" + spec.name + "' (" + reference_what() +
+                                        ") does not compile for " + arch + ":\n" + excerpt(cr.log, kLogExcerpt));
     }
+    return cr;
+  }
+
+  /// What the reference is, for messages: "the default configuration (B=128)", "the reference kernel k", ...
+  std::string reference_what() const {
+    const std::string text = adapter->spec().reference_text();
+    return text.empty() ? "its reference kernel" : text;
+  }
+
+  HostBuffers run_reference_kernel(const LaunchPlan& plan) {
+    const TuningSpec& spec = adapter->spec();
+    CompileResult cr = compile_reference();
     if (!spec.compare_kernels().empty()) compare_cubin = cr.cubin;
-    auto r = load_run(*plan, cr, true);
-    if (!r.ok()) throw UsageError("the reference kernel of '" + spec.name + "' failed: " + r.message);
+    auto r = load_run(plan, cr, true);
+    if (!r.ok())
+      throw UsageError("the reference of '" + spec.name + "' (" + reference_what() + ") failed: " + r.message);
     HostBuffers out = outputs;
     executor->call_ok(detail::UnloadRequest{}, "unloading the reference kernel failed");
     return out;

@@ -134,6 +134,15 @@ constexpr double kAutoTimeoutCeiling = 60.0;
 /// fastest verification run so far (best_run_seconds <= 0: none yet).
 double effective_timeout(const TimingOptions& options, double best_run_seconds);
 
+/// NVRTC options that CudaBackend compiles an adapter's source with at configuration c (reference = false), or
+/// its reference's source with (reference = true, c = the spec's reference_config(): the default configuration,
+/// or the configuration a "reference": {"configuration": ...} names): the adapter's compile_options(w), the
+/// configuration's -D macros and the spec's defines (build_options), then the C++ entry points as name
+/// expressions: the spec's kernels (unless the reference has a source of its own), the reference kernel, and for
+/// the reference the comparison kernels. Entry points take c's values ("scale<BLOCK_SIZE>" -> "scale<256>").
+std::vector<std::string> kernel_compile_options(const KernelAdapter& adapter, const Workload& w, const Config& c,
+                                                bool reference);
+
 /// Backend that compiles with NVRTC, verifies against the adapter's reference on poisoned outputs, and
 /// times with CUDA events. Not thread-safe (one session at a time).
 /// With TimingOptions::isolate (the default) the GPU work runs in a worker process: the host executable

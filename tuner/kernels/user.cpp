@@ -1,11 +1,13 @@
 // Adapter for user kernels described entirely by their spec (family "user"): buffers and scalars from
-// "arguments", launches from "launch", expected outputs from the spec's reference kernel.
+// "arguments" (made, or read from files), launches from "launch", expected outputs from files ("expected") or from
+// the spec's reference: a kernel of its own or a configuration of the tuned kernel.
 #include <cmath>
 #include <cstring>
 #include <random>
 
 #include "tuner/core/check.hpp"
 #include "tuner/core/error.hpp"
+#include "tuner/kernels/host_util.hpp"
 #include "tuner/kernels/registry.hpp"
 
 namespace autotune::kernels {
@@ -13,6 +15,10 @@ namespace autotune::kernels {
 namespace {
 
 bool is_float(const std::string& d) { return d == "float32" || d == "float64"; }
+bool is_integer(const std::string& d) {
+  return d == "int8" || d == "uint8" || d == "int16" || d == "uint16" || d == "int32" || d == "uint32" ||
+         d == "int64" || d == "uint64";
+}
 
 class UserAdapter : public KernelAdapter {
  public:
@@ -29,7 +35,11 @@ class UserAdapter : public KernelAdapter {
     return plan;
   }
 
+  /// The reference kernel's plan, or the plan of the reference configuration (every launch step, every
+  /// constant); none where every output has expected values from a file.
   std::optional<LaunchPlan> reference_plan(const Workload& w, const ProblemKey& p, const DeviceInfo& d) const override {
+    if (!spec_.reference) return std::nullopt;
+    if (spec_.reference->configuration) return plan(*spec_.reference->configuration, w, p, d);
     LaunchPlan plan;
     Config c = spec_.default_config();
     declare_buffers(plan, c, w, p, d);
@@ -41,38 +51,42 @@ class UserAdapter : public KernelAdapter {
     return plan;
   }
 
-  std::string reference_source() const override { return spec_.reference->source_text; }
+  /// The reference kernel's source; the spec's own where the reference is a configuration or there is none (the
+  /// comparison kernels are then entry points of the spec's source).
+  std::string reference_source() const override {
+    return spec_.reference && !spec_.reference->configuration ? spec_.reference->source_text : spec_.source_text;
+  }
 
   HostBuffers make_inputs(const Workload& w, const ProblemKey& p, std::uint64_t seed) const override {
     HostBuffers out;
-    std::mt19937_64 rng(seed);
-    DeviceInfo none;
-    Config c = spec_.default_config();
+    std::mt19937_64 rng(seed);  // shared, in argument order, by the random inputs without a seed of their own
     for (const auto& a : spec_.arguments) {
       if (!a.is_input()) continue;
-      std::int64_t count = eval_expr(a.count, c, p, none, w);
-      int es = dtype_size(a.dtype);
-      std::vector<unsigned char> bytes(static_cast<std::size_t>(count) * es);
-      for (std::int64_t i = 0; i < count; ++i) {
-        double v = 0;
-        if (a.init == "zero") v = 0;
-        else if (a.init == "ones") v = 1;
-        else if (a.init == "iota") v = static_cast<double>(i);
-        else {
-          // random, non-zero: floats in [0.5, 1.5) with a random sign, integers in [1, 1000]
-          std::uint64_t r = rng();
-          if (is_float(a.dtype)) v = (0.5 + static_cast<double>(r >> 11) * (1.0 / 9007199254740992.0)) * ((r & 1) ? -1 : 1);
-          else v = static_cast<double>(1 + r % 1000);
-        }
-        put(bytes.data() + i * es, a.dtype, v);
-      }
-      out[a.name] = std::move(bytes);
+      const std::uint64_t count = element_count(a, w, p);
+      std::vector<unsigned char>& bytes = out[a.name];
+      if (a.init.kind == DataSource::Kind::file)
+        read_data_file(a, a.init, count, bytes);
+      else
+        fill(a, static_cast<std::size_t>(count), rng, bytes);
     }
     return out;
   }
 
-  std::optional<HostBuffers> reference(const HostBuffers&, const Workload&, const ProblemKey&) const override {
-    return std::nullopt;  // the reference kernel provides the expected outputs
+  void validate_inputs(const Workload& w, const ProblemKey& p) const override {
+    for (const auto& a : spec_.arguments) {
+      if (a.is_input() && a.init.kind == DataSource::Kind::file) check_data_file(a, a.init, element_count(a, w, p));
+      if (a.expected) check_data_file(a, *a.expected, element_count(a, w, p));
+      if (a.value_file && a.value.empty()) throw unread_scalar(a);
+    }
+  }
+
+  /// The expected values of the outputs that name a file; nullopt when none does (the reference provides all).
+  std::optional<HostBuffers> reference(const HostBuffers&, const Workload& w, const ProblemKey& p) const override {
+    HostBuffers out;
+    for (const auto& a : spec_.arguments)
+      if (a.expected) read_data_file(a, *a.expected, element_count(a, w, p), out[a.name]);
+    if (out.empty()) return std::nullopt;
+    return out;
   }
 
   /// The comparisons of checks(), on the host.
@@ -156,6 +170,8 @@ class UserAdapter : public KernelAdapter {
       if (a.kind == ArgSpec::Kind::constant) continue;  // a module symbol, not a parameter
       if (a.kind == ArgSpec::Kind::buffer) {
         s.args.push_back(KernelArg::buf(a.name));
+      } else if (a.value_file && a.value.empty()) {
+        throw unread_scalar(a);
       } else if (a.dtype == "float32" || a.dtype == "float64") {
         double v = std::stod(a.value);
         s.args.push_back(a.dtype == "float32" ? KernelArg::f32(v) : KernelArg::f64(v));
@@ -170,20 +186,89 @@ class UserAdapter : public KernelAdapter {
     return s;
   }
 
-  static void put(unsigned char* dst, const std::string& dtype, double v) {
-    if (dtype == "float32") { float f = static_cast<float>(v); std::memcpy(dst, &f, 4); }
-    else if (dtype == "float64") { std::memcpy(dst, &v, 8); }
-    else if (dtype == "int32" || dtype == "uint32") { auto x = static_cast<std::int32_t>(v); std::memcpy(dst, &x, 4); }
-    else if (dtype == "int64" || dtype == "uint64") { auto x = static_cast<std::int64_t>(v); std::memcpy(dst, &x, 8); }
-    else throw UsageError("user kernels support int32, uint32, int64, uint64, float32, float64 buffers, not " + dtype);
+  /// Elements of argument a for this problem (the default configuration's count); UsageError below 1.
+  std::uint64_t element_count(const ArgSpec& a, const Workload& w, const ProblemKey& p) const {
+    const std::int64_t count = eval_expr(a.count, spec_.default_config(), p, DeviceInfo{}, w);
+    if (count < 1) throw UsageError("argument '" + a.name + "' would have " + std::to_string(count) + " elements");
+    return static_cast<std::uint64_t>(count);
   }
-  static double get(const unsigned char* src, const std::string& dtype) {
-    if (dtype == "float32") { float f; std::memcpy(&f, src, 4); return f; }
-    if (dtype == "float64") { double d; std::memcpy(&d, src, 8); return d; }
-    if (dtype == "int32") { std::int32_t x; std::memcpy(&x, src, 4); return x; }
-    if (dtype == "uint32") { std::uint32_t x; std::memcpy(&x, src, 4); return x; }
-    if (dtype == "int64") { std::int64_t x; std::memcpy(&x, src, 8); return static_cast<double>(x); }
-    std::uint64_t x; std::memcpy(&x, src, 8); return static_cast<double>(x);
+
+  static SpecError unread_scalar(const ArgSpec& a) {
+    return SpecError(a.value_file->pointer, "scalar '" + a.name + "' takes its value from file '" + a.value_file->file +
+                                                "', which was not read (the spec was loaded without its files)");
+  }
+
+  /// count elements of a made by its init (not a file) into bytes: random from rng (the session's stream) or from
+  /// a generator of the init's own seed, zero, ones, iota or a constant.
+  static void fill(const ArgSpec& a, std::size_t count, std::mt19937_64& session_rng,
+                   std::vector<unsigned char>& bytes) {
+    const DataSource& d = a.init;
+    const auto es = static_cast<std::size_t>(dtype_size(a.dtype));
+    bytes.assign(count * es, 0);
+    if (d.kind == DataSource::Kind::zero) return;
+    const bool floating = is_float(a.dtype);
+    if (!floating && !is_integer(a.dtype))
+      throw UsageError("argument '" + a.name + "': the tuner makes int8 to uint64, float32 and float64 values, not " +
+                       a.dtype + ": give its values in a file (\"init\": {\"file\": ...})");
+    std::optional<std::mt19937_64> own;
+    if (d.seed) own.emplace(*d.seed);
+    std::mt19937_64& rng = own ? *own : session_rng;
+    // The default distribution's integers: [1, 1000] (what every integer input was before typed fills), capped for
+    // 1-byte types.
+    const std::int64_t int_hi = es == 1 ? (a.dtype == "int8" ? 127 : 255) : 1000;
+    unsigned char* out = bytes.data();
+    for (std::size_t i = 0; i < count; ++i, out += es) {
+      switch (d.kind) {
+        case DataSource::Kind::ones:
+          store(out, a.dtype, es, 1, 1.0);
+          break;
+        case DataSource::Kind::iota:
+          store(out, a.dtype, es, static_cast<std::int64_t>(i), static_cast<double>(i));
+          break;
+        case DataSource::Kind::constant:
+          store(out, a.dtype, es, d.constant.i, d.constant.f);
+          break;
+        case DataSource::Kind::random:
+          if (d.min) {
+            if (floating)
+              store(out, a.dtype, es, 0, uniform_float(rng, a.dtype, d.min->f, d.max->f));
+            else
+              store(out, a.dtype, es, uniform_int(rng, d.min->i, d.max->i), 0);
+          } else {
+            // non-zero: floats in [0.5, 1.5) with a random sign, integers in [1, int_hi]
+            const std::uint64_t r = rng();
+            if (floating)
+              store(out, a.dtype, es, 0,
+                    (0.5 + static_cast<double>(r >> 11) * (1.0 / 9007199254740992.0)) * ((r & 1) ? -1 : 1));
+            else
+              store(out, a.dtype, es, static_cast<std::int64_t>(1 + r % static_cast<std::uint64_t>(int_hi)), 0);
+          }
+          break;
+        case DataSource::Kind::zero:
+        case DataSource::Kind::file:
+          break;
+      }
+    }
+  }
+
+  /// Uniform in [lo, hi) in the precision of dtype (a float32 that rounds up to hi is moved below it).
+  static double uniform_float(std::mt19937_64& rng, const std::string& dtype, double lo, double hi) {
+    const double v = lo + (hi - lo) * uniform01(rng);
+    if (dtype != "float32") return v < hi ? v : std::nextafter(hi, lo);
+    const auto f = static_cast<float>(v), top = static_cast<float>(hi);
+    return f < top ? f : std::nextafter(top, static_cast<float>(lo));
+  }
+
+  /// Writes one element: the integer i (its low es bytes, little-endian) for integer dtypes, f for float32/float64.
+  static void store(unsigned char* dst, const std::string& dtype, std::size_t es, std::int64_t i, double f) {
+    if (dtype == "float32") {
+      const auto x = static_cast<float>(f);
+      std::memcpy(dst, &x, 4);
+    } else if (dtype == "float64") {
+      std::memcpy(dst, &f, 8);
+    } else {
+      std::memcpy(dst, &i, es);
+    }
   }
 };
 
