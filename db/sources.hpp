@@ -17,6 +17,13 @@ std::vector<std::string> accepted_sources(const Database& db, const TuningSpec& 
 /// and compute capability: DeviceKey), device by device. Throws DbError.
 std::vector<TrialRow> trials_on_model(const Database& db, const DeviceInfo& model, TrialFilter f);
 
+/// The board (device row) of `cell.kernel`'s recorded trials that `device_name` names ("" = any; a name or a
+/// normalised name). Boards of one model (DeviceKey: a recording, and a few checks on another board of the model,
+/// such as revalidate's re-measurements) count as one: of those, the one with the most trials matching `cell` (its
+/// device_id ignored) is taken. Throws UsageError naming the recorded devices when nothing of the kernel is
+/// recorded, none is named so, or boards of several models match.
+DeviceRow recorded_board(const Database& db, const std::string& device_name, TrialFilter cell);
+
 /// accepted_sources() without a database: the spec's source and its equivalent_sources.
 std::vector<std::string> accepted_sources_without_db(const TuningSpec& spec);
 

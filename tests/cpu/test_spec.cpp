@@ -208,7 +208,7 @@ std::string filed_error(const std::string& from, const std::string& to) {
 
 }  // namespace
 
-TEST_CASE("init takes files, constants and uniform ranges; errors name their pointer", "[cpu][spec][data_file]") {
+TEST_CASE("init takes files, constants and uniform ranges, and its errors name their pointer", "[cpu][spec][data_file]") {
   // The strings of earlier versions keep their meaning.
   for (const auto& [text, kind] :
        std::vector<std::pair<std::string, DataSource::Kind>>{{"\"random\"", DataSource::Kind::random},
@@ -302,7 +302,7 @@ TEST_CASE("init takes files, constants and uniform ranges; errors name their poi
              Catch::Contains("/arguments/1/init") && Catch::Contains("\"expected\""));
 }
 
-TEST_CASE("scalars and expected outputs from files; errors name their pointer", "[cpu][spec][data_file]") {
+TEST_CASE("scalars and expected outputs from files, and their errors name their pointer", "[cpu][spec][data_file]") {
   // Parsed without loading files: the scalar's value is read when the spec is loaded with its files.
   const TuningSpec s = parse(with("\"value\": \"n\"", "\"value\": {\"file\": \"n.npy\"}"));
   REQUIRE(s.arguments[2].value_file);

@@ -328,7 +328,7 @@ TEST_CASE("user adapter: a __constant__ symbol's values from a file", "[cpu][use
   std::remove(path.c_str());
 }
 
-TEST_CASE("user adapter: constant and uniform fills; the default random fill is unchanged", "[cpu][user][data_file]") {
+TEST_CASE("user adapter: constant and uniform fills, and the default random fill unchanged", "[cpu][user][data_file]") {
   const std::string text = R"({"name": "fills", "family": "user", "source": "k.cu", "kernels": ["k"],
     "parameters": [{"name": "B", "values": [1]}], "problem": {"dims": ["n"]}, "workloads": ["float32"],
     "launch": [{"kernel": "k", "grid": 1, "block": 1}],

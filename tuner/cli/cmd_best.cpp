@@ -28,7 +28,11 @@ DeviceInfo lookup_device(const BestArgs& a, const Lookup& lk, const std::string&
         ((d.name == a.device_name || d.normalised_name() == DeviceKey(a.device_name, 0).name) &&
          (a.cc == 0 || d.cc == a.cc)))
       known.push_back(d);
-  if (known.size() == 1) return known.front();
+  // Several boards of one model (same normalised name and cc) are one device to the lookup, which answers per
+  // model: any of them will do.
+  bool one_model = !known.empty();
+  for (const DeviceInfo& d : known) one_model = one_model && DeviceKey::of(d) == DeviceKey::of(known.front());
+  if (one_model) return known.front();
   if (known.size() > 1)
     throw UsageError("several devices are recorded in " + db_path + ": choose one with --device (and --cc)");
   if (!a.device_name.empty() && a.cc > 0) {

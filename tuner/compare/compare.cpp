@@ -150,27 +150,12 @@ Recording load_recording(const db::Database& from, const TuningSpec& spec, const
                          const std::string& device_name) {
   db::TrialFilter f;
   f.kernel = spec.name;
-  std::set<std::int64_t> ids;
-  for (const auto& t : from.trials(f)) ids.insert(t.device_id);
-  if (ids.empty()) throw UsageError("no recorded trials of kernel '" + spec.name + "' in " + from.path());
-  std::vector<db::DeviceRow> matches;
-  std::string names;
-  for (std::int64_t id : ids) {
-    auto d = from.device(id);
-    if (!d) continue;
-    names += (names.empty() ? "" : ", ") + d->info.name;
-    if (device_name.empty() || d->info.name == device_name || d->info.normalised_name() == device_name)
-      matches.push_back(*d);
-  }
-  if (matches.empty())
-    throw UsageError("no recorded trials of kernel '" + spec.name + "' on device '" + device_name + "' in " +
-                     from.path() + " (recorded devices: " + names + ")");
-  if (matches.size() > 1)
-    throw UsageError("trials of kernel '" + spec.name + "' were recorded on several devices (" + names +
-                     "): choose one with --device");
+  f.workload = w.key();
+  f.problem = p.key();
+  const db::DeviceRow board = db::recorded_board(from, device_name, f);
 
   Recording r;
-  r.device = matches.front();
+  r.device = board;
   r.problem = p.key();
   f.device_id = r.device.id;
   f.workload = w.key();

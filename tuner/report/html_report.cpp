@@ -186,7 +186,22 @@ ReportData load_report_data(const db::Database& db, const ReportQuery& q) {
                        (other_source ? " for the current kernel source (only for an older source)" : ""));
     }
     if (chosen.empty()) throw UsageError("no trials on device '" + q.device_name + "' (recorded: " + names + ")");
-    if (chosen.size() > 1) throw UsageError("trials of several devices match (" + names + "): choose one with --device");
+    if (chosen.size() > 1) {
+      // Boards of one model: the one that recorded the most trials here is the recording (another board of the
+      // model may hold a few checks, e.g. revalidate's re-measurements).
+      std::map<std::int64_t, std::size_t> count;
+      for (const auto& t : rows) ++count[t.device_id];
+      bool one_model = true;
+      const auto first = db.device(chosen.front());
+      for (std::int64_t id : chosen) {
+        const auto dev = db.device(id);
+        one_model = one_model && dev && first && DeviceKey::of(dev->info) == DeviceKey::of(first->info);
+      }
+      if (!one_model) throw UsageError("trials of several devices match (" + names + "): choose one with --device");
+      std::sort(chosen.begin(), chosen.end(), [&](std::int64_t a, std::int64_t b) { return count[a] > count[b]; });
+      d.notes.push_back("the trials of the board of the model that recorded the most here (" +
+                        std::to_string(count[chosen.front()]) + " of " + std::to_string(rows.size()) + ")");
+    }
     device_id = chosen.front();
     for (auto& t : rows)
       if (t.device_id == *device_id) d.trials.push_back(std::move(t));

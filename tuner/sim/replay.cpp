@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "db/sources.hpp"
 #include "tuner/core/error.hpp"
 
 namespace autotune::sim {
@@ -15,26 +16,7 @@ ReplayBackend::ReplayBackend(const db::Database& from, std::string kernel, const
     : delay_ms_(delay_ms), from_(from), kernel_(std::move(kernel)) {
   db::TrialFilter f;
   f.kernel = kernel_;
-  std::set<std::int64_t> ids;
-  for (const auto& t : from_.trials(f)) ids.insert(t.device_id);
-  std::vector<db::DeviceRow> matches;
-  std::string names;
-  for (std::int64_t id : ids) {
-    auto d = from_.device(id);
-    if (!d) continue;
-    names += (names.empty() ? "" : ", ") + d->info.name;
-    if (device_name.empty() || d->info.name == device_name || d->info.normalised_name() == device_name)
-      matches.push_back(*d);
-  }
-  if (ids.empty())
-    throw UsageError("no recorded trials of kernel '" + kernel_ + "' in " + from_.path() + " to simulate from");
-  if (matches.empty())
-    throw UsageError("no recorded trials of kernel '" + kernel_ + "' on device '" + device_name + "' in " +
-                     from_.path() + " (recorded devices: " + names + ")");
-  if (matches.size() > 1)
-    throw UsageError("trials of kernel '" + kernel_ + "' were recorded on several devices (" + names +
-                     "): choose one with --device");
-  device_ = matches.front();
+  device_ = db::recorded_board(from_, device_name, f);
 }
 
 void ReplayBackend::prepare(const Workload& w, const ProblemKey& p, std::uint64_t) {
