@@ -200,6 +200,30 @@ TEST_CASE("kt import: the size comes from the cache or a flag, never a default, 
   CHECK_THAT(with_n.out, Catch::Contains("n=4096"));
   remove_db(db);
 
+  // A cache whose problem_size names a parameter (the grid is num_blocks' value) or mixes names and numbers: the
+  // size must come from a flag, and the error says why.
+  for (const nlohmann::json& symbolic : {nlohmann::json("num_blocks"), nlohmann::json::array({"num_blocks", 1})}) {
+    nlohmann::json named = nlohmann::json::parse(autotune_test::kt_reduction_cache(4096));
+    named["problem_size"] = symbolic;
+    const std::string file = write_cache("named.json", named.dump());
+    Run refused = run_cli("import --format kt-cache " + file + " --db " + db);
+    INFO(refused.out);
+    CHECK(refused.code == 2);
+    CHECK_THAT(refused.out, Catch::Contains("names the parameter num_blocks") && Catch::Contains("--n"));
+    CHECK(!exists(db));
+    Run given = run_cli("import --format kt-cache " + file + " --n 4096 --db " + db);
+    INFO(given.out);
+    CHECK(given.code == 0);
+    CHECK_THAT(given.out, Catch::Contains("imported 270 of 270") && Catch::Contains("n=4096"));
+    remove_db(db);
+  }
+  nlohmann::json bad = nlohmann::json::parse(autotune_test::kt_reduction_cache(4096));
+  bad["problem_size"] = nlohmann::json::array({true});
+  Run wrong = run_cli("import --format kt-cache " + write_cache("bad.json", bad.dump()) + " --n 4096 --db " + db);
+  CHECK(wrong.code == 2);
+  CHECK_THAT(wrong.out, Catch::Contains("neither an integer nor a parameter name"));
+  remove_db(db);
+
   // A built-in spec: the cache's problem size in the spec's dims, and a flag still wins.
   const std::string transpose = autotune_test::data_dir() + "/interop/kt_transpose.json";
   Run flag = run_cli("import --format kt-cache " + transpose + " --kernel transpose --rows 4000 --cols 2000 --db " + db);

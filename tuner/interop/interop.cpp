@@ -292,8 +292,8 @@ std::vector<ImportedTrial> parse_kt_cache(const std::string& text, const ImportO
     if (problem) return *problem;
     std::optional<ProblemKey> from_cache = opt.problem ? std::nullopt : kt_problem(header, *opt.spec, origin);
     if (!opt.problem && !from_cache)
-      throw UsageError(origin + " has no \"problem_size\": give the size it was measured at (--n, or --problem "
-                       "name=value,...)");
+      throw UsageError(origin + ": " + header.no_problem_reason() + ": give the size it was measured at (--n, or "
+                       "--problem name=value,...)");
     problem = pick_problem(opt, from_cache ? from_cache->key() : "");
     return *problem;
   };

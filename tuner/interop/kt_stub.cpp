@@ -137,11 +137,16 @@ KtCacheHeader read_kt_header(const json& root, const std::string& origin) {
     const json& ps = root["problem_size"];
     const json list = ps.is_array() ? ps : json::array({ps});
     for (const auto& v : list) {
+      if (v.is_string()) {  // a parameter's name: the size is that parameter's value, different per entry
+        h.problem_size_names.push_back(v.get<std::string>());
+        continue;
+      }
       auto x = integral(v);
-      if (!x || v.is_boolean() || v.is_string())
-        throw UsageError(origin + ": \"problem_size\" holds " + v.dump() + ", not an integer");
+      if (!x || v.is_boolean())
+        throw UsageError(origin + ": \"problem_size\" holds " + v.dump() + ", neither an integer nor a parameter name");
       h.problem_size.push_back(*x);
     }
+    if (!h.problem_size_names.empty()) h.problem_size.clear();
   }
   if (root.contains("tune_params_keys")) {
     const json& k = root["tune_params_keys"];
@@ -152,6 +157,14 @@ KtCacheHeader read_kt_header(const json& root, const std::string& origin) {
     }
   }
   return h;
+}
+
+std::string KtCacheHeader::no_problem_reason() const {
+  if (!problem_size_names.empty())
+    return "\"problem_size\" names the parameter" + std::string(problem_size_names.size() > 1 ? "s " : " ") +
+           joined(problem_size_names) + " instead of the size the cache was measured at";
+  if (problem_size.empty()) return "there is no \"problem_size\"";
+  return "";
 }
 
 std::optional<ProblemKey> kt_problem(const KtCacheHeader& h, const TuningSpec& spec, const std::string& origin) {
@@ -207,8 +220,8 @@ std::string kt_stub_spec(const json& root, const std::string& name, const std::s
     }
     sizes.push_back(p);
   } else {
-    throw UsageError(origin + " has no \"problem_size\": give the size the cache was measured at (--n, or --problem "
-                     "name=value,...)");
+    throw UsageError(origin + ": " + h.no_problem_reason() + ": give the size the cache was measured at (--n, or "
+                     "--problem name=value,...)");
   }
   std::vector<std::string> workloads = {w.key()};
   std::string description = "imported from Kernel Tuner cache " + origin + " (kernel " +

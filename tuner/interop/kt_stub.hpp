@@ -22,7 +22,12 @@ nlohmann::json read_kt_cache_json(const std::string& text, const std::string& or
 struct KtCacheHeader {
   std::string kernel_name;                  // "kernel_name"; "" when absent
   std::string device_name;                  // "device_name"; "" when absent
-  std::vector<std::int64_t> problem_size;   // "problem_size" (a number or a list); empty when absent
+  std::vector<std::int64_t> problem_size;   // "problem_size" (a number or a list); empty when absent or symbolic
+  /// The names of tunable parameters that "problem_size" holds instead of numbers (e.g. "num_blocks": the grid is
+  /// a parameter's value), in order; then the problem is not in the cache and problem_size is empty.
+  std::vector<std::string> problem_size_names;
+  /// Why the cache does not tell the problem, for messages ("" when it does).
+  std::string no_problem_reason() const;
   std::vector<std::string> keys;            // "tune_params_keys"; empty when absent
 };
 
