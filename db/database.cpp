@@ -394,9 +394,6 @@ int Database::schema_version() const {
 }
 
 void Database::exec(const std::string& sql) {
-  // ROLLBACK after SQLite already rolled back by itself (e.g. after SQLITE_FULL) is a no-op, so that
-  // transaction() rethrows the original error rather than "no transaction is active".
-  if (sql == "ROLLBACK" && sqlite3_get_autocommit(db_)) return;
   try {
     exec_all(db_, path_, sql);
   } catch (const DbError&) {
@@ -404,6 +401,19 @@ void Database::exec(const std::string& sql) {
     if (sql == "COMMIT" && !sqlite3_get_autocommit(db_)) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     throw;
   }
+}
+
+Database::Transaction::Transaction(Database& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }
+
+Database::Transaction::~Transaction() {
+  // Quietly: the exception that ended the scope is the one to report. SQLite may have rolled back already
+  // (e.g. after SQLITE_FULL).
+  if (open_ && !sqlite3_get_autocommit(db_.db_)) sqlite3_exec(db_.db_, "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+void Database::Transaction::commit() {
+  open_ = false;  // a failed COMMIT has rolled back (exec)
+  db_.exec("COMMIT");
 }
 
 bool Database::integrity_ok() const {
@@ -588,11 +598,12 @@ std::vector<std::string> Database::binary_keys() const {
 // ---- kernel specs ----
 
 void Database::put_kernel_spec(const std::string& name, const std::string& spec_json, const std::string& origin) {
-  Stmt q(db_, path_,
-         std::string("INSERT INTO kernel_specs (name, spec_json, origin, created_at, updated_at) VALUES (?1, ?2, ?3, ") +
-             kNowSql + ", " + kNowSql +
-             ") ON CONFLICT (name) DO UPDATE SET spec_json = excluded.spec_json, origin = excluded.origin, "
-             "updated_at = excluded.updated_at");
+  Stmt q(
+      db_, path_,
+      std::string("INSERT INTO kernel_specs (name, spec_json, origin, created_at, updated_at) VALUES (?1, ?2, ?3, ") +
+          kNowSql + ", " + kNowSql +
+          ") ON CONFLICT (name) DO UPDATE SET spec_json = excluded.spec_json, origin = excluded.origin, "
+          "updated_at = excluded.updated_at");
   q.bind(1, name).bind(2, spec_json).bind(3, origin);
   q.run();
 }

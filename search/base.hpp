@@ -155,8 +155,6 @@ class StrategyBase : public Strategy {
   const std::vector<std::size_t>& unknown_pool() const { return pool_; }
   /// Observed indices in the order their results arrived.
   const std::vector<std::size_t>& observed() const { return observed_; }
-  /// Best observed index (smallest value; failures only if nothing succeeded), or kNone.
-  std::size_t best_index() const { return best_; }
   std::size_t size() const { return space_.size(); }
   /// Warm-start points in the order given (valid, no repeats); empty without a warm start.
   const std::vector<std::size_t>& warm_points() const { return warm_; }
@@ -191,7 +189,6 @@ class StrategyBase : public Strategy {
   std::vector<std::size_t> observed_;
   std::vector<std::size_t> warm_;
   std::deque<std::size_t> queue_;
-  std::size_t best_ = kNone;
   std::unique_ptr<NearestValid> nearest_;
 };
 

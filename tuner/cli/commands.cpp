@@ -235,7 +235,8 @@ void add_compare_strategies(CLI::App& app, Globals& g) {
   c->add_option("--repeats", a->repeats, "runs (seeds) per strategy and budget")
       ->capture_default_str()
       ->transform(integer_in(1, 100000));
-  c->add_option("--strategies", a->strategies, "comma-separated strategies (default: all; random_sample is always included)");
+  c->add_option("--strategies", a->strategies,
+                "comma-separated strategies (default: all; random_sample is always included)");
   c->add_option("--strategy-option", a->strategy_options, "option of one strategy as name.key=value (repeatable)");
   add_seed_option(c, a->seed, "first seed (run r uses seed + r)");
   c->add_option("--batch", a->batch, "configurations asked from a strategy per step (tune uses 32)")
@@ -257,7 +258,8 @@ void add_compare_strategies(CLI::App& app, Globals& g) {
 
 void add_import(CLI::App& app, Globals& g) {
   auto a = std::make_shared<ImportArgs>();
-  auto* c = app.add_subcommand("import", "import Kernel Tuner cache files or T4 result files as recorded trials (--db)");
+  auto* c =
+      app.add_subcommand("import", "import Kernel Tuner cache files or T4 result files as recorded trials (--db)");
   c->add_option("--format", a->format, "kt-cache (Kernel Tuner cache JSON) or t4 (T4 results JSON)")
       ->required()
       ->check(one_of({"kt-cache", "t4"}));
@@ -296,16 +298,22 @@ void add_explore(CLI::App& app, Globals& g) {
                                "fixed; report GB/s, % of copy, occupancy, waves, threads per SM and a verdict");
   c->add_option("kernel", a->kernel, kKernelHelp)->required();
   add_problem_flags(c, a->pf);
-  c->add_option("--block-sizes", a->block_sizes, "threads per block to sweep, e.g. 64,128,256,512,1024 (default: the spec's)");
-  c->add_option("--blocks-per-sm", a->blocks_per_sm, "grid sizes in multiples of the SM count, e.g. 1,2,3,4,6,8,16,32 (default: the spec's)");
-  c->add_option("--fix", a->fix, "PARAM=VALUE for a parameter that is not swept (repeatable; default: the best known configuration, else the spec default)");
+  c->add_option("--block-sizes", a->block_sizes,
+                "threads per block to sweep, e.g. 64,128,256,512,1024 (default: the spec's)");
+  c->add_option("--blocks-per-sm", a->blocks_per_sm,
+                "grid sizes in multiples of the SM count, e.g. 1,2,3,4,6,8,16,32 (default: the spec's)");
+  c->add_option("--fix", a->fix,
+                "PARAM=VALUE for a parameter that is not swept (repeatable; default: the best known configuration, "
+                "else the spec default)");
   c->add_option("--tolerance", a->tolerance, "percent of the best within which a point counts as peak")
       ->capture_default_str()
       ->check(number_in(0, 50));
-  c->add_option("--plot", a->plot, "write the chart (GB/s against blocks per SM, one line per block size) to this SVG file");
+  c->add_option("--plot", a->plot,
+                "write the chart (GB/s against blocks per SM, one line per block size) to this SVG file");
   c->add_option("--power-plot", a->power_plot,
                 "write GB/s against board power (one line per block size; needs NVML) to this SVG file");
-  c->add_flag("--plan-only", a->plan_only, "print the planned points (validity, geometry, theoretical occupancy) without running them");
+  c->add_flag("--plan-only", a->plan_only,
+              "print the planned points (validity, geometry, theoretical occupancy) without running them");
   c->add_flag("--simulate", a->simulate, "answer every point from recorded trials instead of the GPU");
   c->add_option("--from", a->from, "database to replay with --simulate (default: --db)");
   c->add_option("--device", a->device_name, "device to replay with --simulate (when several are recorded)");
@@ -320,7 +328,8 @@ void add_explore(CLI::App& app, Globals& g) {
 
 void add_report(CLI::App& app, Globals& g) {
   auto a = std::make_shared<ReportArgs>();
-  auto* c = app.add_subcommand("report", "write a self-contained HTML report of a kernel's (or a session's) recorded trials");
+  auto* c =
+      app.add_subcommand("report", "write a self-contained HTML report of a kernel's (or a session's) recorded trials");
   c->add_option("target", a->target, "built-in kernel name, path to a .json spec, or a session id")->required();
   add_problem_flags(c, a->pf);
   c->add_option("--html", a->html, "output file (.html)")->required();

@@ -86,7 +86,8 @@ std::vector<BudgetSpec> parse_budgets(const std::string& text) {
       throw UsageError("bad budget '" + part + (b.percent ? "%" : "") + "' in '" + text +
                        "': expected a positive count or a percentage of the space (e.g. 50 or 5%)");
     if (!b.percent && v != std::floor(v))
-      throw UsageError("bad budget '" + part + "': a count of evaluations must be a whole number (or add % for a share)");
+      throw UsageError("bad budget '" + part +
+                       "': a count of evaluations must be a whole number (or add % for a share)");
     if (b.percent && v > 100) throw UsageError("bad budget '" + part + "%': more than 100% of the space");
     b.value = v;
     out.push_back(b);
@@ -239,7 +240,8 @@ RecordedWarmStart load_warm_start(const db::Database& from, const Recording& tar
     ws.indices.push_back(static_cast<std::size_t>(i));
     ws.source_ns.push_back(t.m.median_ns);
   }
-  if (rows.empty()) throw UsageError("no successful recorded trials of " + what + " in " + from.path() + " to warm-start from");
+  if (rows.empty())
+    throw UsageError("no successful recorded trials of " + what + " in " + from.path() + " to warm-start from");
   return ws;
 }
 

@@ -106,7 +106,8 @@ std::string compare_table(const CompareResult& r, bool markdown) {
   if (markdown) {
     os << "| strategy |";
     for (std::size_t b : r.budgets)
-      os << " " << b << " evals (" << fmt("%.3g", 100.0 * static_cast<double>(b) / static_cast<double>(r.space_size)) << "%) |";
+      os << " " << b << " evals (" << fmt("%.3g", 100.0 * static_cast<double>(b) / static_cast<double>(r.space_size))
+         << "%) |";
     os << " decision mean / p99 / max |\n|---|";
     for (std::size_t i = 0; i <= r.budgets.size(); ++i) os << "---|";
     os << "\n";
@@ -134,7 +135,8 @@ std::string compare_table(const CompareResult& r, bool markdown) {
   }
   for (std::size_t b : r.budgets) {
     const CompareRow* base = find("random_sample", b);
-    os << "budget " << b << " evaluations (" << fmt("%.3g", 100.0 * static_cast<double>(b) / static_cast<double>(r.space_size)) << "% of " << r.space_size
+    os << "budget " << b << " evaluations ("
+       << fmt("%.3g", 100.0 * static_cast<double>(b) / static_cast<double>(r.space_size)) << "% of " << r.space_size
        << "), " << (base ? base->repeats : 0) << " runs each\n";
     char line[512];
     std::snprintf(line, sizeof line, "  %-24s %7s %7s %7s %15s", "strategy", "median", "p10", "p90", "mean +- se");

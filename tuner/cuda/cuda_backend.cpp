@@ -172,7 +172,8 @@ struct CudaBackend::Impl {
       begin_tools_compile();
       CompileResult r = tools_compile.get();
       if (!r.ok)
-        throw EnvironmentError("the tuner's own kernels do not compile for " + arch + ":\n" + excerpt(r.log, kLogExcerpt));
+        throw EnvironmentError("the tuner's own kernels do not compile for " + arch + ":\n" +
+                               excerpt(r.log, kLogExcerpt));
       tools_cubin = std::move(r.cubin);
     }
     detail::ToolKernelsRequest q;
@@ -449,7 +450,8 @@ struct CudaBackend::Impl {
     if (!plan) throw UsageError("kernel '" + spec.name + "' has neither a CPU reference nor a reference kernel");
     std::string source = adapter->reference_source();
     if (source.empty()) source = spec.source_text;
-    CompileResult cr = compile(source, spec.headers, spec.name + "_reference.cu", options_for(spec.default_config(), true), arch);
+    CompileResult cr =
+        compile(source, spec.headers, spec.name + "_reference.cu", options_for(spec.default_config(), true), arch);
     if (!cr.ok) {
       throw SpecError("/reference", "the reference kernel of '" + spec.name + "' does not compile for " + arch +
                                         ":\n" + excerpt(cr.log, kLogExcerpt));
@@ -492,7 +494,8 @@ struct CudaBackend::Impl {
       if (o.bytes != 0) std::memcpy(host.data(), base + o.offset, o.bytes);
       seen.insert(o.name);
     }
-    for (auto it = outputs.begin(); it != outputs.end();) it = seen.count(it->first) != 0 ? std::next(it) : outputs.erase(it);
+    for (auto it = outputs.begin(); it != outputs.end();)
+      it = seen.count(it->first) != 0 ? std::next(it) : outputs.erase(it);
   }
 
   // ---- evaluation ------------------------------------------------------------------------------------
@@ -561,7 +564,8 @@ struct CudaBackend::Impl {
   std::string mismatch_of(const detail::LoadRunRequest::Reply& reply) const {
     const std::string where = " (" + workload.key() + ", " + problem.key() + ")";
     if (checks.empty()) return adapter->verify(outputs, expected, workload, problem);
-    if (reply.verdicts.size() != checks.size()) throw EnvironmentError("the GPU executor returned a wrong number of verdicts");
+    if (reply.verdicts.size() != checks.size())
+      throw EnvironmentError("the GPU executor returned a wrong number of verdicts");
     return verdict_message(checks, reply.verdicts, where);
   }
 

@@ -254,7 +254,8 @@ struct Executor::State {
     for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
       const BufferDecl& b = plan.buffers[i];
       if (b.role != BufferRole::output) continue;
-      if (b.bytes != 0) check(d->memcpy_dtoh(base + offset, static_cast<CUdeviceptr>(addresses[i]), b.bytes), "cuMemcpyDtoH");
+      if (b.bytes != 0)
+        check(d->memcpy_dtoh(base + offset, static_cast<CUdeviceptr>(addresses[i]), b.bytes), "cuMemcpyDtoH");
       places.push_back({b.name, offset, b.bytes});
       offset += (b.bytes + 63) / 64 * 64;
     }
@@ -317,7 +318,8 @@ struct Executor::State {
     for (std::uint64_t b = 0; b < blocks; ++b) {
       if (per_block[2 * b] == 0) continue;
       v.mismatches += per_block[2 * b];
-      if (v.examples.size() < kMaxMismatchExamples) v.examples.push_back(example(c, got, want.ptr, tol, per_block[2 * b + 1]));
+      if (v.examples.size() < kMaxMismatchExamples)
+        v.examples.push_back(example(c, got, want.ptr, tol, per_block[2 * b + 1]));
     }
     return v;
   }

@@ -165,7 +165,8 @@ SweepPlan plan_sweep(const TuningSpec& spec, const ProblemKey& p, const DeviceIn
       for (const auto& prm : spec.params) {
         Value v = c.at(prm.name);
         if (prm.index_of(v) < 0)
-          why.push_back(prm.name + "=" + std::to_string(v) + " is not one of the spec's values (" + values_text(prm) + ")");
+          why.push_back(prm.name + "=" + std::to_string(v) + " is not one of the spec's values (" + values_text(prm) +
+                        ")");
       }
       for (const auto& e : spec.constraints) {
         try {

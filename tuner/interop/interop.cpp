@@ -130,7 +130,9 @@ ProblemKey pick_problem(const ImportOptions& opt, const std::string& from_file) 
   if (opt.problem) p = *opt.problem;
   else if (!from_file.empty()) p = ProblemKey::parse(from_file);
   else if (!opt.spec->problem_sizes.empty()) p = opt.spec->problem_sizes.front();
-  else throw UsageError("kernel " + opt.spec->name + " has no default problem size: give --problem (or --n/--rows/--cols)");
+  else
+    throw UsageError("kernel " + opt.spec->name +
+                     " has no default problem size: give --problem (or --n/--rows/--cols)");
   opt.spec->check_problem(p);
   return p;
 }
@@ -351,7 +353,8 @@ DeviceInfo t4_device_info(const json& d) {
 /// Our top-level extension: full device descriptions by name.
 T4Devices t4_known_devices(const json& root) {
   T4Devices known;
-  if (!(root.contains("autotune") && root["autotune"].is_object() && root["autotune"].contains("devices"))) return known;
+  if (!(root.contains("autotune") && root["autotune"].is_object() && root["autotune"].contains("devices")))
+    return known;
   for (const auto& d : root["autotune"]["devices"]) {
     if (!d.is_object()) continue;
     DeviceInfo i = t4_device_info(d);
@@ -451,7 +454,8 @@ class T4Measurements {
 };
 
 /// The times of a correct result: a "time" measurement, the objective's, or the median of times.runtimes.
-void t4_times(Measurement& m, const json& res, const T4Measurements& meas, const json& times, const std::string& where) {
+void t4_times(Measurement& m, const json& res, const T4Measurements& meas, const json& times,
+              const std::string& where) {
   std::string objective = "time";
   if (res.contains("objectives") && res["objectives"].is_array() && !res["objectives"].empty() &&
       res["objectives"][0].is_string())
@@ -575,7 +579,8 @@ ImportReport store_trials(db::Database& db, const std::vector<ImportedTrial>& tr
         ++rep.inserted;
       } else {
         // Same key: "already present" only when it is the same measurement; another one is a conflict.
-        auto have = db.find_trial(row.kernel, row.source_hash, row.device_id, row.workload, row.problem, row.config_hash);
+        auto have =
+            db.find_trial(row.kernel, row.source_hash, row.device_id, row.workload, row.problem, row.config_hash);
         if (have && db::same_measurement(have->m, row.m)) ++rep.duplicates;
         else ++rep.conflicts;
       }

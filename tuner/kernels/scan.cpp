@@ -123,8 +123,9 @@ class ScanAdapter : public KernelAdapter {
       // when the others are done, find no tile left and end); at most one per tile.
       const bool persistent = variant == kSinglePassPrefetch || variant == kSinglePassPersistent;
       const std::int64_t blocks =
-          persistent ? std::min(tiles_of(n), std::max<std::int64_t>(1, d.sm_count) * std::max<std::int64_t>(1, 2048 / block))
-                     : tiles_of(n);
+          persistent
+              ? std::min(tiles_of(n), std::max<std::int64_t>(1, d.sm_count) * std::max<std::int64_t>(1, 2048 / block))
+              : tiles_of(n);
       LaunchStep s = kernel_step_1d("scan", "scan_single_pass", blocks, block);
       s.args = {KernelArg::buf("in"), KernelArg::buf("out"), KernelArg::i64(n), KernelArg::i32(k.exclusive ? 1 : 0),
                 KernelArg::buf("tile_state")};

@@ -335,7 +335,8 @@ class TransposeAdapter : public KernelAdapter {
     if (!opts.is_object()) throw SpecError("/family_options", "expected an object");
     for (auto it = opts.begin(); it != opts.end(); ++it) {
       if (it.key() != "mode") {
-        throw SpecError("/family_options/" + it.key(), "unknown option '" + it.key() + "' (the transpose family knows: mode)");
+        throw SpecError("/family_options/" + it.key(),
+                        "unknown option '" + it.key() + "' (the transpose family knows: mode)");
       }
     }
     if (opts.contains("mode")) {
