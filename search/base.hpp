@@ -8,11 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "search/rng.hpp"
 #include "search/strategy.hpp"
+#include "tuner/core/random.hpp"
 #include "tuner/core/space.hpp"
 
 namespace autotune::search::detail {
+
+/// The strategies' generator (one per strategy, seeded from the session).
+using Rng = Random;
 
 constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
 constexpr double kInf = std::numeric_limits<double>::infinity();

@@ -67,6 +67,21 @@ TEST_CASE("database: fresh :memory: database has the current schema", "[cpu][db]
   CHECK(db->trials({}).empty());
 }
 
+TEST_CASE("database: every field of a device round-trips, and an upsert updates every field but the identity",
+          "[cpu][db]") {
+  using autotune_test::differing_fields;
+  using autotune_test::distinct_device;
+  auto db = Database::open(":memory:");
+  const DeviceInfo d = distinct_device(sample_device());
+  const auto id = db->upsert_device(d);
+  CHECK(differing_fields(db->device(id)->info, d).empty());
+  const DeviceInfo newer = distinct_device(sample_device(), 7);
+  REQUIRE(!differing_fields(newer, d).empty());
+  CHECK(db->upsert_device(newer) == id);
+  CHECK(differing_fields(db->device(id)->info, newer).empty());
+  CHECK(differing_fields(db->devices().at(0).info, newer).empty());
+}
+
 TEST_CASE("database: device round trip and upsert identity", "[cpu][db]") {
   auto db = Database::open(":memory:");
   const DeviceInfo d = sample_device();

@@ -5,16 +5,11 @@
 #include <sstream>
 
 #include "tuner/compare/compare.hpp"
+#include "tuner/core/text.hpp"
 
 namespace autotune::compare {
 
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;

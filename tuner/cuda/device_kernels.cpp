@@ -133,4 +133,9 @@ std::string compare_kernel_name(const OutputCheck& c) {
   return "autotune_compare_bytes";
 }
 
+std::size_t l2_flush_bytes(int l2_bytes) {
+  if (l2_bytes <= 0) return 0;
+  return (2 * static_cast<std::size_t>(l2_bytes) + 3) / 4 * 4;
+}
+
 }  // namespace autotune::cuda::detail

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
-#include <random>
 
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/host_util.hpp"
@@ -169,12 +168,12 @@ class CompactionAdapter : public KernelAdapter {
     // Chunk [begin, end) selects floor(S * end / n) - floor(S * begin / n) of its elements (the counts add up
     // to S exactly), at positions drawn uniformly within the chunk.
     auto quota = [&](std::size_t i) { return static_cast<std::uint64_t>(selected * i / n); };
-    for_each_chunk(n, seed, [&](std::mt19937_64& rng, std::size_t begin, std::size_t end) {
+    for_each_chunk(n, seed, [&](Random& rng, std::size_t begin, std::size_t end) {
       std::uint64_t need = quota(end) - quota(begin);
       for (std::size_t i = begin; i < end; ++i) {
-        const bool take = need > 0 && rng() % static_cast<std::uint64_t>(end - i) < need;
+        const bool take = need > 0 && rng.bits() % static_cast<std::uint64_t>(end - i) < need;
         if (take) --need;
-        const std::uint64_t r = rng();
+        const std::uint64_t r = rng.bits();
         const bool negative = k.select_if ? !take : (r & 1) != 0;
         switch (k.elem) {
           case Elem::int32: {

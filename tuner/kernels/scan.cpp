@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <random>
 
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/host_util.hpp"
@@ -171,7 +170,7 @@ class ScanAdapter : public KernelAdapter {
     const auto n = static_cast<std::size_t>(problem_n(p));
     std::vector<unsigned char> bytes(n * k.size);
     const bool sum = k.op == Op::sum;
-    for_each_chunk(n, seed, [&](std::mt19937_64& rng, std::size_t begin, std::size_t end) {
+    for_each_chunk(n, seed, [&](Random& rng, std::size_t begin, std::size_t end) {
       for (std::size_t i = begin; i < end; ++i) {
         switch (k.elem) {
           case Elem::int32: {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "tuner/core/error.hpp"
+#include "tuner/core/stats.hpp"
 #include "tuner/core/trial.hpp"
 #include "tuner/report/power_chart.hpp"
 #include "tuner/report/svg.hpp"
@@ -20,13 +21,6 @@ std::string fixed(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
-}
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /// "VARIANT=grid_stride BLOCK_SIZE=512 ...": the spec's parameter order and labels, then any other keys.
@@ -117,7 +111,7 @@ std::vector<ParamEffect> parameter_effect(const std::vector<db::TrialRow>& trial
     e.failed = failed[v];
     if (!list.empty()) {
       e.best_gbps = *std::max_element(list.begin(), list.end());
-      e.median_gbps = median_of(list);
+      e.median_gbps = stats::median(list);
     }
     out.push_back(e);
   }
@@ -288,7 +282,7 @@ void write_distribution(std::ostream& o, const std::vector<const db::TrialRow*>&
   h.id = "time-histogram";
   h.title = "Median time of the " + std::to_string(ok.size()) + " valid trials";
   h.subtitle = "fastest " + format_time_ns(ok.front()->m.median_ns) + ", median " +
-               format_time_ns(median_of(us) * 1e3) + ", slowest " + format_time_ns(ok.back()->m.median_ns) +
+               format_time_ns(stats::median(us) * 1e3) + ", slowest " + format_time_ns(ok.back()->m.median_ns) +
                "; log scale";
   h.x_label = "median time per run (microseconds, log scale)";
   h.values = us;
