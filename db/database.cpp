@@ -185,31 +185,54 @@ void check_sqlite_header(const std::string& path) {
     throw DbError(path + " is not an autotune database (file is not SQLite)");
 }
 
+// The columns of DeviceInfo's fields are named after them (DeviceInfo::for_each_field, in its order).
+void read_column(const Stmt& s, int c, std::string& v) { v = s.text(c); }
+void read_column(const Stmt& s, int c, int& v) { v = s.int32(c); }
+void read_column(const Stmt& s, int c, std::uint64_t& v) { v = static_cast<std::uint64_t>(s.int64(c)); }
+
+/// "name, cc, sm_count, ...": the device columns of DeviceInfo's fields.
+std::string device_field_columns() {
+  std::string out;
+  const DeviceInfo names_only;
+  DeviceInfo::for_each_field(
+      names_only, [&](const char* name, const auto&) { out += (out.empty() ? "" : ", ") + std::string(name); });
+  return out;
+}
+
+/// "id, <the fields>, copy_gbps": what read_device reads.
+const std::string& device_columns() {
+  static const std::string columns = "id, " + device_field_columns() + ", copy_gbps";
+  return columns;
+}
+
 DeviceRow read_device(const Stmt& s) {
   DeviceRow r;
   r.id = s.int64(0);
-  DeviceInfo& d = r.info;
-  d.name = s.text(1);
-  d.cc = s.int32(2);
-  d.sm_count = s.int32(3);
-  d.max_threads_per_block = s.int32(4);
-  d.max_shared_memory_per_block = s.int32(5);
-  d.max_shared_memory_per_block_optin = s.int32(6);
-  d.warp_size = s.int32(7);
-  d.l2_bytes = s.int32(8);
-  d.total_memory = static_cast<std::uint64_t>(s.int64(9));
-  d.driver_version = s.int32(10);
-  d.uuid = s.text(11);
-  d.clock_khz = s.int32(12);
-  d.memory_clock_khz = s.int32(13);
-  d.memory_bus_width = s.int32(14);
-  r.copy_gbps = s.real(15);
+  int c = 1;
+  DeviceInfo::for_each_field(r.info, [&](const char*, auto& v) { read_column(s, c++, v); });
+  r.copy_gbps = s.real(c);
   return r;
 }
-constexpr const char* kDeviceColumns =
-    "id, name, cc, sm_count, max_threads_per_block, max_shared_memory_per_block, "
-    "max_shared_memory_per_block_optin, warp_size, l2_bytes, total_memory, driver_version, uuid, "
-    "clock_khz, memory_clock_khz, memory_bus_width, copy_gbps";
+
+/// The upsert of a device: identity (normalised_name, cc, uuid); the other fields and last_seen_at follow the
+/// newest report. Binds: the fields as ?1.. in for_each_field order, then normalised_name.
+const std::string& upsert_device_sql() {
+  static const std::string sql = [] {
+    std::string values, updates;
+    int n = 0;
+    const DeviceInfo names_only;
+    DeviceInfo::for_each_field(names_only, [&](const char* name, const auto&) {
+      values += "?" + std::to_string(++n) + ", ";
+      const std::string f = name;
+      if (f != "cc" && f != "uuid") updates += f + " = excluded." + f + ", ";
+    });
+    return "INSERT INTO devices (" + device_field_columns() + ", normalised_name, first_seen_at, last_seen_at) " +
+           "VALUES (" + values + "?" + std::to_string(n + 1) + ", " + kNowSql + ", " + kNowSql +
+           ") ON CONFLICT (normalised_name, cc, uuid) DO UPDATE SET " + updates +
+           "last_seen_at = excluded.last_seen_at";
+  }();
+  return sql;
+}
 
 SessionRow read_session(const Stmt& s) {
   SessionRow r;
@@ -408,9 +431,6 @@ int Database::schema_version() const {
 }
 
 void Database::exec(const std::string& sql) {
-  // ROLLBACK after SQLite already rolled back by itself (e.g. after SQLITE_FULL) is a no-op, so that
-  // transaction() rethrows the original error rather than "no transaction is active".
-  if (sql == "ROLLBACK" && sqlite3_get_autocommit(db_)) return;
   try {
     exec_all(db_, path_, sql);
   } catch (const DbError&) {
@@ -418,6 +438,19 @@ void Database::exec(const std::string& sql) {
     if (sql == "COMMIT" && !sqlite3_get_autocommit(db_)) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     throw;
   }
+}
+
+Database::Transaction::Transaction(Database& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }
+
+Database::Transaction::~Transaction() {
+  // Quietly: the exception that ended the scope is the one to report. SQLite may have rolled back already
+  // (e.g. after SQLITE_FULL).
+  if (open_ && !sqlite3_get_autocommit(db_.db_)) sqlite3_exec(db_.db_, "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+void Database::Transaction::commit() {
+  open_ = false;  // a failed COMMIT has rolled back (exec)
+  db_.exec("COMMIT");
 }
 
 bool Database::integrity_ok() const {
@@ -446,25 +479,10 @@ bool Database::integrity_ok() const {
 std::int64_t Database::upsert_device(const DeviceInfo& d) {
   const std::string norm = d.normalised_name();
   {
-    Stmt s(db_, path_,
-           std::string("INSERT INTO devices (name, normalised_name, cc, sm_count, max_threads_per_block, "
-                       "max_shared_memory_per_block, max_shared_memory_per_block_optin, warp_size, l2_bytes, "
-                       "total_memory, driver_version, uuid, clock_khz, memory_clock_khz, memory_bus_width, "
-                       "first_seen_at, last_seen_at) "
-                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ") +
-               kNowSql + ", " + kNowSql +
-               ") ON CONFLICT (normalised_name, cc, uuid) DO UPDATE SET name = excluded.name, "
-               "sm_count = excluded.sm_count, max_threads_per_block = excluded.max_threads_per_block, "
-               "max_shared_memory_per_block = excluded.max_shared_memory_per_block, "
-               "max_shared_memory_per_block_optin = excluded.max_shared_memory_per_block_optin, "
-               "warp_size = excluded.warp_size, l2_bytes = excluded.l2_bytes, "
-               "total_memory = excluded.total_memory, driver_version = excluded.driver_version, "
-               "clock_khz = excluded.clock_khz, memory_clock_khz = excluded.memory_clock_khz, "
-               "memory_bus_width = excluded.memory_bus_width, last_seen_at = excluded.last_seen_at");
-    s.bind(1, d.name).bind(2, norm).bind(3, d.cc).bind(4, d.sm_count).bind(5, d.max_threads_per_block);
-    s.bind(6, d.max_shared_memory_per_block).bind(7, d.max_shared_memory_per_block_optin);
-    s.bind(8, d.warp_size).bind(9, d.l2_bytes).bind(10, d.total_memory).bind(11, d.driver_version);
-    s.bind(12, d.uuid).bind(13, d.clock_khz).bind(14, d.memory_clock_khz).bind(15, d.memory_bus_width);
+    Stmt s(db_, path_, upsert_device_sql());
+    int i = 0;
+    DeviceInfo::for_each_field(d, [&](const char*, const auto& v) { s.bind(++i, v); });
+    s.bind(i + 1, norm);
     s.run();
   }
   Stmt q(db_, path_, "SELECT id FROM devices WHERE normalised_name = ?1 AND cc = ?2 AND uuid = ?3");
@@ -481,14 +499,14 @@ void Database::set_copy_bandwidth(std::int64_t device_id, double gbps) {
 }
 
 std::optional<DeviceRow> Database::device(std::int64_t id) const {
-  Stmt s(db_, path_, std::string("SELECT ") + kDeviceColumns + " FROM devices WHERE id = ?1");
+  Stmt s(db_, path_, "SELECT " + device_columns() + " FROM devices WHERE id = ?1");
   s.bind(1, id);
   if (!s.step()) return std::nullopt;
   return read_device(s);
 }
 
 std::vector<DeviceRow> Database::devices() const {
-  Stmt s(db_, path_, std::string("SELECT ") + kDeviceColumns + " FROM devices ORDER BY id");
+  Stmt s(db_, path_, "SELECT " + device_columns() + " FROM devices ORDER BY id");
   std::vector<DeviceRow> out;
   while (s.step()) out.push_back(read_device(s));
   return out;
@@ -602,11 +620,12 @@ std::vector<std::string> Database::binary_keys() const {
 // ---- kernel specs ----
 
 void Database::put_kernel_spec(const std::string& name, const std::string& spec_json, const std::string& origin) {
-  Stmt q(db_, path_,
-         std::string("INSERT INTO kernel_specs (name, spec_json, origin, created_at, updated_at) VALUES (?1, ?2, ?3, ") +
-             kNowSql + ", " + kNowSql +
-             ") ON CONFLICT (name) DO UPDATE SET spec_json = excluded.spec_json, origin = excluded.origin, "
-             "updated_at = excluded.updated_at");
+  Stmt q(
+      db_, path_,
+      std::string("INSERT INTO kernel_specs (name, spec_json, origin, created_at, updated_at) VALUES (?1, ?2, ?3, ") +
+          kNowSql + ", " + kNowSql +
+          ") ON CONFLICT (name) DO UPDATE SET spec_json = excluded.spec_json, origin = excluded.origin, "
+          "updated_at = excluded.updated_at");
   q.bind(1, name).bind(2, spec_json).bind(3, origin);
   q.run();
 }

@@ -181,11 +181,30 @@ class Database {
   /// Names of the stored spec stubs, sorted.
   std::vector<std::string> kernel_spec_names() const;
 
-  /// Runs fn inside BEGIN IMMEDIATE ... COMMIT (ROLLBACK on exception, rethrown).
-  template <class F> void transaction(F&& fn) {
-    exec("BEGIN IMMEDIATE");
-    try { fn(); } catch (...) { exec("ROLLBACK"); throw; }
-    exec("COMMIT");
+  /// A write transaction for the lifetime of a scope: BEGIN IMMEDIATE on construction (DbError when it cannot
+  /// start), COMMIT by commit() (DbError when it fails, after rolling back), ROLLBACK when the scope ends
+  /// without commit(). The rollback never throws: an exception that ends the scope is the one the caller sees,
+  /// even when the ROLLBACK fails too. Not copyable; the Database must outlive it.
+  class Transaction {
+   public:
+    explicit Transaction(Database& db);
+    ~Transaction();
+    Transaction(const Transaction&) = delete;
+    Transaction& operator=(const Transaction&) = delete;
+    void commit();
+
+   private:
+    Database& db_;
+    bool open_ = true;
+  };
+
+  /// Runs fn inside a Transaction: committed when fn returns, rolled back when it throws (fn's exception is
+  /// rethrown, also when the rollback fails).
+  template <class F>
+  void transaction(F&& fn) {
+    Transaction t(*this);
+    fn();
+    t.commit();
   }
   void exec(const std::string& sql);
   /// PRAGMA integrity_check == "ok".

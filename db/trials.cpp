@@ -106,7 +106,8 @@ bool Database::insert_trial(TrialRow& t) {
                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
                        "?18, ?19, COALESCE(NULLIF(?20, ''), ") +
                kNowSql +
-               "), ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34) ON CONFLICT (kernel, source_hash, device_id, workload, problem, config_hash) DO NOTHING");
+               "), ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34) ON CONFLICT (kernel, "
+               "source_hash, device_id, workload, problem, config_hash) DO NOTHING");
     q.bind_id(1, t.session_id).bind(2, t.device_id).bind(3, t.kernel).bind(4, t.source_hash);
     q.bind(5, t.workload).bind(6, t.problem).bind(7, t.problem_elements).bind(8, t.config_json);
     q.bind(9, t.config_hash).bind(10, to_string(t.m.status)).bind(11, t.m.median_ns).bind(12, t.m.min_ns);

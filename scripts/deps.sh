@@ -3,11 +3,12 @@
 # Usage: scripts/deps.sh [more packages]   (e.g. scripts/fuzz.sh adds clang and its runtime libraries)
 set -euo pipefail
 # libopenmpi-dev + openmpi-bin: the MPI scale-out of `tune` (-DAUTOTUNE_MPI=ON, tests/cpu/test_mpi.cpp).
-# clang-tidy: scripts/tidy.sh (the .clang-tidy profile over the product sources).
+# clang-tidy: scripts/tidy.sh (the .clang-tidy profile over the product sources); clang-format (with
+# clang-format-diff): scripts/format_check.sh (the changed lines against .clang-format).
 # chromium: the report's headless render check (tests/cpu/test_html_report.cpp); libstb-dev: decoding its PNG;
 # libxml2-dev: the XML well-formedness check of the report's SVG/XHTML (tests/xml_check.hpp).
 pkgs=(cmake ninja-build g++ libsqlite3-dev nlohmann-json3-dev catch2 libcli11-dev chromium libstb-dev libxml2-dev clang-tidy
-      libopenmpi-dev openmpi-bin "$@")
+      clang-format libopenmpi-dev openmpi-bin "$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

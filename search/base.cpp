@@ -438,7 +438,6 @@ void StrategyBase::observe(const std::vector<Observation>& results) {
     values_[i] = v;
     remove_from_pool(i);
     observed_.push_back(i);
-    if (best_ == kNone || v < values_[best_]) best_ = i;
   }
 }
 

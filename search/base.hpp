@@ -8,11 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "search/rng.hpp"
 #include "search/strategy.hpp"
+#include "tuner/core/random.hpp"
 #include "tuner/core/space.hpp"
 
 namespace autotune::search::detail {
+
+/// The strategies' generator (one per strategy, seeded from the session).
+using Rng = Random;
 
 constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -155,8 +158,6 @@ class StrategyBase : public Strategy {
   const std::vector<std::size_t>& unknown_pool() const { return pool_; }
   /// Observed indices in the order their results arrived.
   const std::vector<std::size_t>& observed() const { return observed_; }
-  /// Best observed index (smallest value; failures only if nothing succeeded), or kNone.
-  std::size_t best_index() const { return best_; }
   std::size_t size() const { return space_.size(); }
   /// Warm-start points in the order given (valid, no repeats); empty without a warm start.
   const std::vector<std::size_t>& warm_points() const { return warm_; }
@@ -191,7 +192,6 @@ class StrategyBase : public Strategy {
   std::vector<std::size_t> observed_;
   std::vector<std::size_t> warm_;
   std::deque<std::size_t> queue_;
-  std::size_t best_ = kNone;
   std::unique_ptr<NearestValid> nearest_;
 };
 

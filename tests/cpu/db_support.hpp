@@ -9,6 +9,8 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "db/database.hpp"
@@ -86,6 +88,46 @@ inline DeviceInfo sample_device(const std::string& uuid = "GPU-1234abcd") {
   d.memory_clock_khz = 3201000;
   d.memory_bus_width = 6144;
   return d;
+}
+
+/// `base` with every field but the identity (name, cc, uuid) set to a value of its own through
+/// DeviceInfo::for_each_field, so that a field added there is covered: strings "<field>-<offset>", int fields
+/// 1000 + offset + their position, the 64-bit one 2^40 + offset + its position.
+inline DeviceInfo distinct_device(const DeviceInfo& base, int offset = 0) {
+  DeviceInfo d = base;
+  int k = 0;
+  auto set = [&](const std::string& name, auto& v) {
+    ++k;
+    if (name == "name" || name == "cc" || name == "uuid") return;
+    using V = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<V, std::string>)
+      v = name + "-" + std::to_string(offset);
+    else if constexpr (std::is_same_v<V, int>)
+      v = 1000 + offset + k;
+    else
+      v = (V{1} << 40) + static_cast<V>(offset + k);
+  };
+  DeviceInfo::for_each_field(d, set);
+  return d;
+}
+
+/// The fields (DeviceInfo::for_each_field) in which a and b differ, as "name: a-value != b-value".
+inline std::vector<std::string> differing_fields(const DeviceInfo& a, const DeviceInfo& b) {
+  auto texts = [](const DeviceInfo& d) {
+    std::vector<std::pair<std::string, std::string>> out;
+    DeviceInfo::for_each_field(d, [&](const char* name, const auto& v) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>)
+        out.emplace_back(name, v);
+      else
+        out.emplace_back(name, std::to_string(v));
+    });
+    return out;
+  };
+  const auto ta = texts(a), tb = texts(b);
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < ta.size(); ++i)
+    if (ta[i].second != tb[i].second) out.push_back(ta[i].first + ": " + ta[i].second + " != " + tb[i].second);
+  return out;
 }
 
 inline TrialRow sample_trial(std::int64_t device_id, const std::string& config_hash, TrialStatus status = TrialStatus::ok,

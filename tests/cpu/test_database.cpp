@@ -8,10 +8,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <grp.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -62,6 +65,21 @@ TEST_CASE("database: fresh :memory: database has the current schema", "[cpu][db]
   CHECK(db->devices().empty());
   CHECK(db->sessions().empty());
   CHECK(db->trials({}).empty());
+}
+
+TEST_CASE("database: every field of a device round-trips, and an upsert updates every field but the identity",
+          "[cpu][db]") {
+  using autotune_test::differing_fields;
+  using autotune_test::distinct_device;
+  auto db = Database::open(":memory:");
+  const DeviceInfo d = distinct_device(sample_device());
+  const auto id = db->upsert_device(d);
+  CHECK(differing_fields(db->device(id)->info, d).empty());
+  const DeviceInfo newer = distinct_device(sample_device(), 7);
+  REQUIRE(!differing_fields(newer, d).empty());
+  CHECK(db->upsert_device(newer) == id);
+  CHECK(differing_fields(db->device(id)->info, newer).empty());
+  CHECK(differing_fields(db->devices().at(0).info, newer).empty());
 }
 
 TEST_CASE("database: device round trip and upsert identity", "[cpu][db]") {
@@ -465,6 +483,63 @@ TEST_CASE("database: transaction commits or rolls back", "[cpu][db]") {
   CHECK(db->trials({}).size() == 1);
   TrialRow later = sample_trial(dev, "later");
   CHECK(db->insert_trial(later));
+}
+
+namespace {
+
+/// While set, the connections opened under RefusedRollbacks refuse every ROLLBACK ("not authorized").
+std::atomic<bool> deny_rollback{false};
+
+int refuse_rollback(void*, int action, const char* operation, const char*, const char*, const char*) {
+  const bool rollback = action == SQLITE_TRANSACTION && operation && std::string(operation) == "ROLLBACK";
+  return rollback && deny_rollback ? SQLITE_DENY : SQLITE_OK;
+}
+
+int install_refusal(sqlite3* db, const char**, const sqlite3_api_routines*) {
+  return sqlite3_set_authorizer(db, refuse_rollback, nullptr);
+}
+
+/// Every connection opened during its lifetime gets the authorizer above (SQLite's automatic extensions).
+struct RefusedRollbacks {
+  RefusedRollbacks() { sqlite3_auto_extension(reinterpret_cast<void (*)()>(install_refusal)); }
+  ~RefusedRollbacks() {
+    sqlite3_cancel_auto_extension(reinterpret_cast<void (*)()>(install_refusal));
+    deny_rollback = false;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("database: a failing transaction reports its own error when the rollback fails too", "[cpu][db]") {
+  std::unique_ptr<Database> db;
+  RefusedRollbacks refusal;
+  db = Database::open(":memory:");
+  const auto dev = db->upsert_device(sample_device());
+  deny_rollback = true;
+  CHECK_THROWS_WITH(db->transaction([&] {
+    TrialRow t = sample_trial(dev, "first");
+    REQUIRE(db->insert_trial(t));
+    throw std::runtime_error("the body failed");
+  }),
+                    "the body failed");
+  // The rollback was refused indeed: the transaction is still open.
+  CHECK_THROWS_WITH(db->exec("ROLLBACK"), Catch::Contains("not authorized"));
+  deny_rollback = false;
+  db->exec("ROLLBACK");
+  CHECK(db->trials({}).empty());
+
+  // The same for a database error in the body (a trial of an unknown device): its own message comes out.
+  deny_rollback = true;
+  CHECK_THROWS_WITH(db->transaction([&] {
+    TrialRow orphan = sample_trial(999, "orphan");
+    db->insert_trial(orphan);
+  }),
+                    !Catch::Contains("not authorized"));
+  deny_rollback = false;
+  db->exec("ROLLBACK");
+  TrialRow later = sample_trial(dev, "later");
+  CHECK(db->insert_trial(later));
+  CHECK(db->trials({}).size() == 1);
 }
 
 TEST_CASE("database: file database persists, uses WAL and is shared between connections", "[cpu][db]") {

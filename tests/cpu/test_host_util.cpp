@@ -50,8 +50,8 @@ TEST_CASE("for_each_chunk draws the same values for a seed on every call and oth
   const std::size_t count = 5 * kChunkElements + 17;
   auto draw = [&](std::uint64_t seed) {
     std::vector<std::uint64_t> v(count);
-    for_each_chunk(count, seed, [&](std::mt19937_64& rng, std::size_t begin, std::size_t end) {
-      for (std::size_t i = begin; i < end; ++i) v[i] = rng();
+    for_each_chunk(count, seed, [&](autotune::Random& rng, std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i) v[i] = rng.bits();
     });
     return v;
   };

@@ -12,15 +12,16 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "db_support.hpp"
 #include "test_support.hpp"
 #include "tests/cli_support.hpp"
-#include "tuner/core/error.hpp"
-#include "tuner/kernels/registry.hpp"
-#include "tuner/specs/specs.hpp"
 #include "tuner/compare/compare.hpp"
+#include "tuner/core/error.hpp"
 #include "tuner/interop/interop.hpp"
+#include "tuner/kernels/registry.hpp"
 #include "tuner/session/session.hpp"
 #include "tuner/sim/synthetic.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 using interop::ImportedTrial;
@@ -328,10 +329,14 @@ TEST_CASE("T4 round trip keeps every failure status", "[cpu][interop]") {
     a *= 2;
   }
   session::run(spec, be, *db, spec.workloads.front(), spec.problem_sizes.front(), {});
+  // Every field of the device has a value of its own, and comes back.
+  db->upsert_device(autotune_test::distinct_device(sim::SyntheticBackend::fake_device()));
   std::string text = interop::export_t4(*db, {});
   auto back = db::Database::open(":memory:");
   ImportOptions o = options_for(spec);
   interop::store_trials(*back, interop::parse_t4(text, o), &spec);
+  REQUIRE(back->devices().size() == 1);
+  CHECK(autotune_test::differing_fields(back->devices()[0].info, db->devices()[0].info).empty());
   auto a_rows = db->trials({});
   auto b_rows = back->trials({});
   REQUIRE(a_rows.size() == 14);

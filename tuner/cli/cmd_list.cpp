@@ -12,7 +12,8 @@ namespace autotune::cli {
 int run_list() {
   bool assumed = false;
   DeviceInfo dev = device_for_planning(&assumed);
-  std::printf("%-12s %-10s %10s %10s  %-40s %s\n", "kernel", "family", "cartesian", "valid", "workloads", "description");
+  std::printf("%-12s %-10s %10s %10s  %-40s %s\n", "kernel", "family", "cartesian", "valid", "workloads",
+              "description");
   for (const auto& name : specs::builtin_names()) {
     TuningSpec s = specs::builtin_spec(name);
     ParameterSpace sp = s.space(s.problem_sizes.front(), dev, s.workloads.front());

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tuner/cli/args.hpp"
+#include "tuner/cli/flag_checks.hpp"
 #include "tuner/core/objective.hpp"
 
 namespace autotune::cli {
@@ -28,14 +29,32 @@ void run_when_chosen(CLI::App* c, Globals& g, const std::function<int()>& run) {
 
 /// --n, --rows, --cols, --problem, --dtype, --op, and with_workload --workload.
 void add_problem_flags(CLI::App* c, ProblemFlags& f, bool with_workload = false) {
-  c->add_option("--n", f.n, "problem size (elements)")->check(CLI::PositiveNumber);
-  c->add_option("--rows", f.rows, "rows (matrix kernels)")->check(CLI::PositiveNumber);
-  c->add_option("--cols", f.cols, "columns (matrix kernels)")->check(CLI::PositiveNumber);
+  c->add_option("--n", f.n, "problem size (elements)")->transform(positive_integer<std::int64_t>());
+  c->add_option("--rows", f.rows, "rows (matrix kernels)")->transform(positive_integer<std::int64_t>());
+  c->add_option("--cols", f.cols, "columns (matrix kernels)")->transform(positive_integer<std::int64_t>());
   c->add_option("--problem", f.problem, "problem as name=value[,name=value] (alternative to --n/--rows/--cols)");
   c->add_option("--dtype", f.dtype, "element type: int32, float32, float64, ... (default: the spec's first)");
   c->add_option("--op", f.op, "operator, e.g. sum, min, max (default: the spec's first for this dtype)");
   if (with_workload)
     c->add_option("--workload", f.workload_key, "workload as dtype/op, e.g. float32/sum (alternative to --dtype/--op)");
+}
+
+/// --seed (tune, compare-strategies, explore).
+void add_seed_option(CLI::App* c, std::uint64_t& seed, const std::string& what) {
+  c->add_option("--seed", seed, what)->capture_default_str()->transform(non_negative_integer<std::uint64_t>());
+}
+
+/// The measurement flags that tune and explore share: --samples (at least 7 timed runs), --warmup, --timeout.
+void add_samples_option(CLI::App* c, int& samples, const std::string& what) {
+  c->add_option("--samples", samples, what)->capture_default_str()->transform(integer_in(7, 100000));
+}
+void add_warmup_option(CLI::App* c, int& warmup) {
+  c->add_option("--warmup", warmup, "untimed runs before sampling")
+      ->capture_default_str()
+      ->transform(integer_in(0, 1000));
+}
+void add_timeout_option(CLI::App* c, double& timeout) {
+  c->add_option("--timeout", timeout, kTimeoutHelp)->capture_default_str()->check(number_in(0, 86400));
 }
 
 /// --values, --restrict, --drop-constraint.
@@ -52,7 +71,7 @@ CLI::Option* add_objective_option(CLI::App* app, std::string& objective, const s
   for (const auto& n : objective_names()) choices += (choices.empty() ? "" : ", ") + n;
   return app->add_option("--objective", objective, what + " (" + choices + "; docs/energy.md)")
       ->capture_default_str()
-      ->check(CLI::IsMember(objective_names()));
+      ->check(one_of(objective_names()));
 }
 
 void add_devices(CLI::App& app, Globals& g) {
@@ -86,55 +105,57 @@ void add_tune_search_options(CLI::App* c, TuneArgs& a) {
                 "search strategy (see `autotune strategies`); default: broad_then_local when --budget or "
                 "--time-limit is given, else brute_force");
   c->add_option("--strategy-option", a.strategy_options, "strategy option key=value (repeatable)");
-  c->add_option("--budget", a.budget, "maximum new evaluations (default: no limit)");
-  c->add_option("--time-limit", a.time_limit, "stop after this many seconds");
-  c->add_option("--seed", a.seed, "seed for inputs and the strategy")->capture_default_str();
+  c->add_option("--budget", a.budget, "maximum new evaluations (default: no limit)")
+      ->transform(positive_integer<std::size_t>());
+  c->add_option("--time-limit", a.time_limit, "stop after this many seconds")->check(positive_number());
+  add_seed_option(c, a.seed, "seed for inputs and the strategy");
   c->add_option("--warm-start", a.warm_start,
                 "measure first up to this many configurations that the database's trials at other sizes (or on "
                 "devices of the same architecture) suggest; 0 = off")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(non_negative_integer<std::size_t>());
   c->add_option("--screen", a.screen,
                 "multi-fidelity: first tune a problem this many times smaller for a share of --time-limit, then "
                 "start at the target size from its best configurations (0 = off)")
-      ->check(CLI::Range(0.0, 1e9));
+      ->check(zero_or_number_above(1, 1e9));
   c->add_option("--screen-share", a.screen_share, "share of --time-limit spent screening")
       ->capture_default_str()
-      ->check(CLI::Range(0.05, 0.95));
+      ->check(number_in(0.05, 0.95));
 }
 
 /// tune's measurement options: samples, timeouts, L2 flush, objective, energy window, verification.
 void add_tune_measure_options(CLI::App* c, TuneArgs& a) {
-  c->add_option("--samples", a.samples, "most timed runs per configuration (>= 7)")->capture_default_str()->check(CLI::Range(7, 100000));
+  add_samples_option(c, a.samples, "most timed runs per configuration (>= 7)");
   c->add_option("--median-ci", a.median_ci,
                 "after 7 samples, stop once the 95% confidence interval of the median is within this many percent "
                 "of it (0: always take --samples)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 100.0));
-  c->add_option("--timeout", a.timeout, kTimeoutHelp)->capture_default_str()->check(CLI::Range(0.0, 86400.0));
+      ->check(number_in(0, 100));
+  add_timeout_option(c, a.timeout);
   c->add_option("--max-seconds-per-config", a.max_seconds,
                 "after 7 samples, stop once the samples add up to this much GPU time")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  c->add_option("--warmup", a.warmup, "untimed runs before sampling")->capture_default_str()->check(CLI::Range(0, 1000));
+      ->check(positive_number());
+  add_warmup_option(c, a.warmup);
   c->add_flag("--no-flush-l2", a.no_flush, "do not flush the L2 cache before each sample");
   add_objective_option(c, a.objective, "what the strategy minimises and the table ranks by");
   c->add_option("--energy-ms", a.energy_ms,
                 "after the samples, run each configuration back to back for about this long between two readings "
                 "of NVML's energy counter, for its energy per run (0 = no energy window; default: 100 for an "
                 "--objective that needs energy, else 0, since the window costs about that much per configuration)")
-      ->check(CLI::Range(0.0, 60000.0));
+      ->check(number_in(0, 60000));
   c->add_flag("--no-observe", a.no_observe,
               "record time only: no NVML clocks, power, energy or throttle reasons (also AUTOTUNE_NVML=off)");
   c->add_option("--verify", a.verify,
                 "where outputs are compared with the expected values: device (comparison kernels on the GPU, only "
                 "a verdict comes back) or host (outputs copied back and compared on the CPU)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"device", "host"}));
+      ->check(one_of({"device", "host"}));
 }
 
 /// tune's remaining options: compilation, outputs, the GPU, replay and MPI.
 void add_tune_run_options(CLI::App* c, TuneArgs& a) {
-  c->add_option("--jobs", a.jobs, "compile threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  c->add_option("--jobs", a.jobs, "compile threads (default: all cores)")->transform(positive_integer<int>());
   c->add_flag("--compile-in-process", a.compile_in_process,
               "run NVRTC on the compile threads instead of one compile worker process per thread");
   c->add_option("--binary-cache", a.binary_cache,
@@ -143,19 +164,20 @@ void add_tune_run_options(CLI::App* c, TuneArgs& a) {
                 "write the time split, counts and best configurations of the session to this JSON file");
   c->add_option("--gpu", a.device,
                 "GPU ordinal (under mpirun/srun: default the rank's node-local rank modulo the GPUs of its node)")
-      ->capture_default_str();
-  c->add_option("--top", a.top, "rows in the final table")->capture_default_str();
+      ->capture_default_str()
+      ->transform(non_negative_integer<int>());
+  c->add_option("--top", a.top, "rows in the final table")->capture_default_str()->transform(positive_integer<int>());
   c->add_flag("--simulate", a.simulate, "answer every evaluation from recorded trials instead of the GPU");
   c->add_option("--from", a.from, "database to replay with --simulate (default: --db)");
   c->add_option("--simulate-delay-ms", a.simulate_delay_ms,
                 "with --simulate: wall time each replayed configuration takes (to watch progress, or to exercise "
                 "an MPI job's fault handling)")
-      ->check(CLI::Range(0.0, 60000.0));
+      ->check(number_in(0, 60000));
   c->add_option("--rank-timeout", a.rank_timeout,
                 "under mpirun/srun: seconds without a message after which a rank is taken out and its "
                 "configurations go to the other ranks")
       ->capture_default_str()
-      ->check(CLI::Range(1.0, 86400.0));
+      ->check(number_in(1, 86400));
   c->add_option("--device", a.device_name, "device to replay with --simulate (when several are recorded)");
 }
 
@@ -225,9 +247,10 @@ void add_best(CLI::App& app, Globals& g) {
   c->add_option("--device", a->device_name,
                 "device to look up: a recorded name, or any board name together with --cc (default: this "
                 "machine's GPU, or the only recorded one)");
-  c->add_option("--cc", a->cc, "compute capability of --device as major*10+minor (e.g. 90), for a board that "
-                               "is not recorded: the answer then falls back to other boards")
-      ->check(CLI::PositiveNumber);
+  c->add_option("--cc", a->cc,
+                "compute capability of --device as major*10+minor (e.g. 90), for a board that "
+                "is not recorded: the answer then falls back to other boards")
+      ->transform(positive_integer<int>());
   c->add_flag("--json", a->json, "print the answer as JSON");
   add_objective_option(c, a->objective, "what best means");
   run_when_chosen(c, g, [&g, a] { return run_best(*a, g.db_path); });
@@ -243,20 +266,24 @@ void add_compare_strategies(CLI::App& app, Globals& g) {
   c->add_option("--device", a->device_name, "recorded device (when several are recorded)");
   c->add_option("--budgets", a->budgets, "evaluation budgets: counts and/or percentages of the space, e.g. 10,20,5%")
       ->capture_default_str();
-  c->add_option("--repeats", a->repeats, "runs (seeds) per strategy and budget")->capture_default_str()
-      ->check(CLI::Range(1, 100000));
-  c->add_option("--strategies", a->strategies, "comma-separated strategies (default: all; random_sample is always included)");
+  c->add_option("--repeats", a->repeats, "runs (seeds) per strategy and budget")
+      ->capture_default_str()
+      ->transform(integer_in(1, 100000));
+  c->add_option("--strategies", a->strategies,
+                "comma-separated strategies (default: all; random_sample is always included)");
   c->add_option("--strategy-option", a->strategy_options, "option of one strategy as name.key=value (repeatable)");
-  c->add_option("--seed", a->seed, "first seed (run r uses seed + r)")->capture_default_str();
+  add_seed_option(c, a->seed, "first seed (run r uses seed + r)");
   c->add_option("--batch", a->batch, "configurations asked from a strategy per step (tune uses 32)")
-      ->capture_default_str()->check(CLI::Range(1, 100000));
+      ->capture_default_str()
+      ->transform(integer_in(1, 100000));
   c->add_option("--warm-from-problem", a->warm_from,
                 "warm-start every run with the 5 fastest configurations recorded (same --from database, kernel, "
                 "workload and device) for this other problem, e.g. n=16777216");
   c->add_option("--within", a->within_percent,
                 "headline threshold in percent: a run counts when its best is within this much of the optimum "
                 "(the shares within 1, 2 and 5% are always reported)")
-      ->capture_default_str()->check(CLI::Range(0.0, 1000.0));
+      ->capture_default_str()
+      ->check(number_in(0, 1000));
   c->add_option("--csv", a->csv, "also write the results as CSV to this file (with standard errors)");
   c->add_option("--runs-csv", a->runs_csv, "also write one CSV row per run (strategy, budget, seed) to this file");
   c->add_flag("--markdown", a->markdown, "print the table as Markdown");
@@ -265,9 +292,11 @@ void add_compare_strategies(CLI::App& app, Globals& g) {
 
 void add_import(CLI::App& app, Globals& g) {
   auto a = std::make_shared<ImportArgs>();
-  auto* c = app.add_subcommand("import", "import Kernel Tuner cache files or T4 result files as recorded trials (--db)");
-  c->add_option("--format", a->format, "kt-cache (Kernel Tuner cache JSON) or t4 (T4 results JSON)")->required()
-      ->check(CLI::IsMember({"kt-cache", "t4"}));
+  auto* c =
+      app.add_subcommand("import", "import Kernel Tuner cache files or T4 result files as recorded trials (--db)");
+  c->add_option("--format", a->format, "kt-cache (Kernel Tuner cache JSON) or t4 (T4 results JSON)")
+      ->required()
+      ->check(one_of({"kt-cache", "t4"}));
   c->add_option("file", a->file, "file to import")->required();
   c->add_option("--kernel", a->kernel,
                 "built-in kernel, path to a .json spec, or kernel imported before, that the trials belong to; "
@@ -278,7 +307,8 @@ void add_import(CLI::App& app, Globals& g) {
   c->add_option("--device", a->device, "device name (default: the file's; required for T4 files from other tools)");
   c->add_option("--cc", a->cc,
                 "compute capability as major*10+minor (e.g. 90); needed for a device that is not yet in the "
-                "database when its name does not tell it");
+                "database when its name does not tell it")
+      ->transform(positive_integer<int>());
   add_problem_flags(c, a->pa, true);
   run_when_chosen(c, g, [&g, a] { return run_import(*a, g.db_path); });
 }
@@ -286,7 +316,7 @@ void add_import(CLI::App& app, Globals& g) {
 void add_export(CLI::App& app, Globals& g) {
   auto a = std::make_shared<ExportArgs>();
   auto* c = app.add_subcommand("export", "export recorded trials (--db) as a T4 results file");
-  c->add_option("--format", a->format, "output format (t4)")->capture_default_str()->check(CLI::IsMember({"t4"}));
+  c->add_option("--format", a->format, "output format (t4)")->capture_default_str()->check(one_of({"t4"}));
   c->add_option("--kernel", a->kernel, "only this kernel (default: all)");
   c->add_option("--device", a->device, "only this device (name or normalised name)");
   c->add_option("--workload", a->workload, "only this workload, e.g. float32/sum");
@@ -302,34 +332,45 @@ void add_explore(CLI::App& app, Globals& g) {
                                "fixed; report GB/s, % of copy, occupancy, waves, threads per SM and a verdict");
   c->add_option("kernel", a->kernel, kKernelHelp)->required();
   add_problem_flags(c, a->pf);
-  c->add_option("--block-sizes", a->block_sizes, "threads per block to sweep, e.g. 64,128,256,512,1024 (default: the spec's)");
-  c->add_option("--blocks-per-sm", a->blocks_per_sm, "grid sizes in multiples of the SM count, e.g. 1,2,3,4,6,8,16,32 (default: the spec's)");
-  c->add_option("--fix", a->fix, "PARAM=VALUE for a parameter that is not swept (repeatable; default: the best known configuration, else the spec default)");
-  c->add_option("--tolerance", a->tolerance, "percent of the best within which a point counts as peak")->capture_default_str()->check(CLI::Range(0.0, 50.0));
-  c->add_option("--plot", a->plot, "write the chart (GB/s against blocks per SM, one line per block size) to this SVG file");
+  c->add_option("--block-sizes", a->block_sizes,
+                "threads per block to sweep, e.g. 64,128,256,512,1024 (default: the spec's)");
+  c->add_option("--blocks-per-sm", a->blocks_per_sm,
+                "grid sizes in multiples of the SM count, e.g. 1,2,3,4,6,8,16,32 (default: the spec's)");
+  c->add_option("--fix", a->fix,
+                "PARAM=VALUE for a parameter that is not swept (repeatable; default: the best known configuration, "
+                "else the spec default)");
+  c->add_option("--tolerance", a->tolerance, "percent of the best within which a point counts as peak")
+      ->capture_default_str()
+      ->check(number_in(0, 50));
+  c->add_option("--plot", a->plot,
+                "write the chart (GB/s against blocks per SM, one line per block size) to this SVG file");
   c->add_option("--power-plot", a->power_plot,
                 "write GB/s against board power (one line per block size; needs NVML) to this SVG file");
-  c->add_flag("--plan-only", a->plan_only, "print the planned points (validity, geometry, theoretical occupancy) without running them");
+  c->add_flag("--plan-only", a->plan_only,
+              "print the planned points (validity, geometry, theoretical occupancy) without running them");
   c->add_flag("--simulate", a->simulate, "answer every point from recorded trials instead of the GPU");
   c->add_option("--from", a->from, "database to replay with --simulate (default: --db)");
   c->add_option("--device", a->device_name, "device to replay with --simulate (when several are recorded)");
-  c->add_option("--seed", a->seed, "seed for the inputs")->capture_default_str();
-  c->add_option("--samples", a->samples, "timed runs per point (>= 7)")->capture_default_str()->check(CLI::Range(7, 100000));
-  c->add_option("--warmup", a->warmup, "untimed runs before sampling")->capture_default_str()->check(CLI::Range(0, 1000));
+  add_seed_option(c, a->seed, "seed for the inputs");
+  add_samples_option(c, a->samples, "timed runs per point (>= 7)");
+  add_warmup_option(c, a->warmup);
   c->add_flag("--no-flush-l2", a->no_flush, "do not flush the L2 cache before each sample");
-  c->add_option("--timeout", a->timeout, kTimeoutHelp)->capture_default_str()->check(CLI::Range(0.0, 86400.0));
-  c->add_option("--gpu", a->gpu, "GPU ordinal")->capture_default_str();
+  add_timeout_option(c, a->timeout);
+  c->add_option("--gpu", a->gpu, "GPU ordinal")->capture_default_str()->transform(non_negative_integer<int>());
   run_when_chosen(c, g, [&g, a] { return run_explore(*a, g.db_path); });
 }
 
 void add_report(CLI::App& app, Globals& g) {
   auto a = std::make_shared<ReportArgs>();
-  auto* c = app.add_subcommand("report", "write a self-contained HTML report of a kernel's (or a session's) recorded trials");
+  auto* c =
+      app.add_subcommand("report", "write a self-contained HTML report of a kernel's (or a session's) recorded trials");
   c->add_option("target", a->target, "built-in kernel name, path to a .json spec, or a session id")->required();
   add_problem_flags(c, a->pf);
   c->add_option("--html", a->html, "output file (.html)")->required();
   c->add_option("--device", a->device_name, "device name (default: the only recorded one)");
-  c->add_option("--top", a->top, "rows in the best-configurations table")->capture_default_str();
+  c->add_option("--top", a->top, "rows in the best-configurations table")
+      ->capture_default_str()
+      ->transform(positive_integer<std::size_t>());
   run_when_chosen(c, g, [&g, a] { return run_report(*a, g.db_path); });
 }
 

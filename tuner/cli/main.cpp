@@ -1,17 +1,30 @@
 // autotune: command-line front end. Wiring only: every decision lives in the modules.
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
+#include <string>
 
 #include "db/database.hpp"
 #include "search/strategy.hpp"
 #include "tuner/cli/commands.hpp"
+#include "tuner/cli/parse_errors.hpp"
 #include "tuner/core/error.hpp"
 
 using namespace autotune;
+
+namespace {
+
+/// Prints "error: <what>" (after `kind`, e.g. "database: ") and returns the exit code of the README: 1 other
+/// failure, 2 bad input, 3 no usable GPU, 4 database error.
+int fail(int code, const std::string& what, const char* kind = "") {
+  std::cerr << "error: " << kind << what << "\n";
+  return code;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"autotune: tune CUDA kernels on this GPU, record every trial in SQLite, serve the best"};
@@ -30,25 +43,21 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
     return g.run ? g.run() : 0;
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return fail(2, cli::parse_error_message(app, e));
   } catch (const UsageError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 2;
+    return fail(2, e.what());
   } catch (const SpecError& e) {
-    std::cerr << "error: invalid spec: " << e.what() << "\n";
-    return 2;
+    return fail(2, e.what(), "invalid spec: ");
   } catch (const ExprError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 2;
+    return fail(2, e.what());
   } catch (const EnvironmentError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 3;
+    return fail(3, e.what());
   } catch (const DbError& e) {
-    std::cerr << "error: database: " << e.what() << "\n";
-    return 4;
+    return fail(4, e.what(), "database: ");
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 1;
+    return fail(1, e.what());
   }
 }

@@ -6,19 +6,13 @@
 
 #include "db/binary_cache.hpp"
 #include "tuner/core/error.hpp"
+#include "tuner/core/text.hpp"
 #include "tuner/core/trial.hpp"
 #include "tuner/cuda/runtime.hpp"
 
 namespace autotune::cli {
 
 using db::DbBinaryCache;
-
-/// One number through a printf format, e.g. fmt("%.2f s", 1.5) == "1.50 s".
-inline std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 /// "72.67 us" or "1.234 ms" (format_time_ns).
 inline std::string fmt_time(double ns) { return format_time_ns(ns); }

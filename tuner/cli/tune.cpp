@@ -80,7 +80,8 @@ std::string time_split_line(const session::Result& r) {
   std::string parts;  // what the set-up consisted of (parts may overlap), and the start before the session
   for (const char* part : {"inputs", "reference", "upload", "copy_bandwidth"}) {
     auto it = t.setup_parts_s.find(part);
-    if (it != t.setup_parts_s.end()) parts += (parts.empty() ? "" : ", ") + std::string(part) + fmt(" %.2f", it->second);
+    if (it != t.setup_parts_s.end())
+      parts += (parts.empty() ? "" : ", ") + std::string(part) + fmt(" %.2f", it->second);
   }
   if (!parts.empty()) line += " (" + parts + ")";
   if (t.compile_jobs > 0)
@@ -280,14 +281,16 @@ void TuneRun::print_report(const session::TuneOutcome& o) const {
     std::size_t ruled_out = 0;
     for (const auto& t : db_.trials(sf)) ruled_out += t.m.status == TrialStatus::invalid_resources ? 1 : 0;
     if (ruled_out)
-      std::fprintf(out_, "%zu of the failed were ruled out before launch: their compiled binary's registers or shared memory "
-                  "do not allow the launch (invalid_resources, the numbers in the log)\n", ruled_out);
+      std::fprintf(out_,
+                   "%zu of the failed were ruled out before launch: their compiled binary's registers or shared memory "
+                   "do not allow the launch (invalid_resources, the numbers in the log)\n",
+                   ruled_out);
   }
   const std::size_t covered = r.evaluated + r.reused;
   const bool limited = ta_.budget > 0 || ta_.time_limit > 0;
   if (covered < r.space_size && limited)
-    std::fprintf(out_, "stopped by the %s after %zu of %zu configurations (%s)\n", ta_.budget > 0 ? "budget" : "time limit",
-                covered, r.space_size, o.strategy.c_str());
+    std::fprintf(out_, "stopped by the %s after %zu of %zu configurations (%s)\n",
+                 ta_.budget > 0 ? "budget" : "time limit", covered, r.space_size, o.strategy.c_str());
   if (!opt.warm_start.empty())
     std::fprintf(out_, "warm start: %zu of %zu suggested configurations are valid here and were measured first\n",
                 r.warm_started, opt.warm_start.size());
@@ -305,7 +308,8 @@ void TuneRun::print_report(const session::TuneOutcome& o) const {
 void TuneRun::write_stats(const session::TuneOutcome& o) const {
   nlohmann::json j = stats_json(spec_, w_, p_, dev_, o.strategy, o.result, db_);
   j["command_s"] = since_start();
-  j["warm_start"] = {{"suggested", o.options.warm_start.size()}, {"used", o.result.warm_started}, {"source", o.warm.source}};
+  j["warm_start"] = {
+      {"suggested", o.options.warm_start.size()}, {"used", o.result.warm_started}, {"source", o.warm.source}};
   if (!o.screen.problem.empty())
     j["screen"] = {{"problem", o.screen.problem}, {"configs", o.screen.configs}, {"wall_s", o.screen.wall_s},
                    {"confirmed", o.screen.confirmed}};
@@ -321,9 +325,9 @@ void TuneRun::write_stats(const session::TuneOutcome& o) const {
 void require_gpu(const TuneArgs& ta) {
   std::string why;
   if (!cuda::driver_available(&why))
-    throw EnvironmentError(why + "\n  `autotune tune` needs an NVIDIA GPU. Without one, replay recorded trials: "
-                           "autotune tune " + ta.kernel + " --simulate --from tests/data/recorded_h100.db --n 268435456 "
-                           "(every family at two sizes; the error of a missing size lists those recorded)");
+    throw EnvironmentError(why + "\n  `autotune tune` needs an NVIDIA GPU. Without one, replay recorded trials: " +
+                           "autotune tune " + ta.kernel + " --simulate --from tests/data/recorded_h100.db --n " +
+                           "268435456 (every family at two sizes; the error of a missing size lists those recorded)");
 }
 
 LocalBackend make_local_backend(const TuneArgs& ta, const TuningSpec& spec,
@@ -378,7 +382,8 @@ TuningSpec load_tune_spec(const TuneArgs& ta, const std::string& db_path) {
   TuningSpec spec = interop::resolve_kernel(ta.kernel, {ta.from, db_path});
   ta.narrow.apply(spec);
   spec.check_workload(ta.pf.workload(spec));
-  if (ta.screen > 0 && !(ta.time_limit > 0)) throw UsageError("--screen needs --time-limit (the screening gets a share of it)");
+  if (ta.screen > 0 && !(ta.time_limit > 0))
+    throw UsageError("--screen needs --time-limit (the screening gets a share of it)");
   if (ta.screen > 0) session::screening_problem(spec, ta.pf.problem_key(spec), ta.screen);  // fails before a GPU starts
   return spec;
 }

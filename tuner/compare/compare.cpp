@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "tuner/core/error.hpp"
+#include "tuner/core/stats.hpp"
+#include "tuner/core/text.hpp"
 #include "tuner/session/warm_start.hpp"
 
 namespace autotune::compare {
@@ -17,23 +19,6 @@ namespace autotune::compare {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-std::string trim(const std::string& s) {
-  std::size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  std::size_t e = s.find_last_not_of(" \t");
-  return s.substr(b, e - b + 1);
-}
-
-/// Percentile q in [0, 1] of sorted values, linear interpolation between closest ranks.
-double percentile(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0;
-  double pos = q * static_cast<double>(sorted.size() - 1);
-  std::size_t lo = static_cast<std::size_t>(std::floor(pos));
-  std::size_t hi = std::min(lo + 1, sorted.size() - 1);
-  double frac = pos - static_cast<double>(lo);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
-}
 
 std::string list_some(const std::vector<std::string>& items, std::size_t total) {
   std::string out;
@@ -87,7 +72,8 @@ std::vector<BudgetSpec> parse_budgets(const std::string& text) {
       throw UsageError("bad budget '" + part + (b.percent ? "%" : "") + "' in '" + text +
                        "': expected a positive count or a percentage of the space (e.g. 50 or 5%)");
     if (!b.percent && v != std::floor(v))
-      throw UsageError("bad budget '" + part + "': a count of evaluations must be a whole number (or add % for a share)");
+      throw UsageError("bad budget '" + part +
+                       "': a count of evaluations must be a whole number (or add % for a share)");
     if (b.percent && v > 100) throw UsageError("bad budget '" + part + "%': more than 100% of the space");
     b.value = v;
     out.push_back(b);
@@ -231,7 +217,8 @@ RecordedWarmStart load_warm_start(const db::Database& from, const Recording& tar
     ws.indices.push_back(static_cast<std::size_t>(i));
     ws.source_ns.push_back(t.m.median_ns);
   }
-  if (rows.empty()) throw UsageError("no successful recorded trials of " + what + " in " + from.path() + " to warm-start from");
+  if (rows.empty())
+    throw UsageError("no successful recorded trials of " + what + " in " + from.path() + " to warm-start from");
   return ws;
 }
 
@@ -319,9 +306,9 @@ CompareRow summarise(const std::vector<double>& bests, const RecordedSpace& rec,
   row.mean = sum / n;
   row.mean_se = bests.size() > 1 ? std::sqrt(std::max(0.0, (sum2 - n * row.mean * row.mean) / (n - 1)) / n) : 0.0;
   std::sort(s.begin(), s.end());
-  row.median = percentile(s, 0.5);
-  row.p10 = percentile(s, 0.1);
-  row.p90 = percentile(s, 0.9);
+  row.median = stats::quantile_sorted(s, 0.5);
+  row.p10 = stats::quantile_sorted(s, 0.1);
+  row.p90 = stats::quantile_sorted(s, 0.9);
   auto share = [&](double limit) {
     std::size_t k = 0;
     for (double best : bests) k += best <= limit ? 1 : 0;
@@ -348,7 +335,7 @@ DecisionTime decision_time(const std::string& name, std::vector<double>& step_ns
   d.total_s = sum * 1e-9;
   d.mean_us = sum / static_cast<double>(step_ns.size()) * 1e-3;
   std::sort(step_ns.begin(), step_ns.end());
-  d.p99_us = percentile(step_ns, 0.99) * 1e-3;
+  d.p99_us = stats::quantile_sorted(step_ns, 0.99) * 1e-3;
   d.max_us = step_ns.back() * 1e-3;
   return d;
 }

@@ -5,16 +5,11 @@
 #include <sstream>
 
 #include "tuner/compare/compare.hpp"
+#include "tuner/core/text.hpp"
 
 namespace autotune::compare {
 
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -106,7 +101,8 @@ std::string compare_table(const CompareResult& r, bool markdown) {
   if (markdown) {
     os << "| strategy |";
     for (std::size_t b : r.budgets)
-      os << " " << b << " evals (" << fmt("%.3g", 100.0 * static_cast<double>(b) / static_cast<double>(r.space_size)) << "%) |";
+      os << " " << b << " evals (" << fmt("%.3g", 100.0 * static_cast<double>(b) / static_cast<double>(r.space_size))
+         << "%) |";
     os << " decision mean / p99 / max |\n|---|";
     for (std::size_t i = 0; i <= r.budgets.size(); ++i) os << "---|";
     os << "\n";
@@ -134,7 +130,8 @@ std::string compare_table(const CompareResult& r, bool markdown) {
   }
   for (std::size_t b : r.budgets) {
     const CompareRow* base = find("random_sample", b);
-    os << "budget " << b << " evaluations (" << fmt("%.3g", 100.0 * static_cast<double>(b) / static_cast<double>(r.space_size)) << "% of " << r.space_size
+    os << "budget " << b << " evaluations ("
+       << fmt("%.3g", 100.0 * static_cast<double>(b) / static_cast<double>(r.space_size)) << "% of " << r.space_size
        << "), " << (base ? base->repeats : 0) << " runs each\n";
     char line[512];
     std::snprintf(line, sizeof line, "  %-24s %7s %7s %7s %15s", "strategy", "median", "p10", "p90", "mean +- se");

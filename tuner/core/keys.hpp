@@ -29,9 +29,10 @@ struct DeviceInfo {
   /// Lower-case name with runs of non-alphanumerics collapsed to '_', e.g. "nvidia_h200".
   std::string normalised_name() const;
   /// The one list of the fields above: calls f(field_name, member) for each, in declaration order (name,
-  /// then cc, ...). Message formats, database columns and JSON objects are written and read through it, so a
-  /// new field needs one line here. D is DeviceInfo or const DeviceInfo; members are std::string, int or
-  /// std::uint64_t.
+  /// then cc, ...). The GPU worker's messages, MPI's JSON, the database's devices columns and T4's device
+  /// objects are written and read through it, so a new field needs one line here, and a database migration
+  /// that adds its column (db/database.cpp). D is DeviceInfo or const DeviceInfo; members are std::string, int
+  /// or std::uint64_t.
   template <typename D, typename F>
   static void for_each_field(D& d, F&& f) {
     f("name", d.name);

@@ -28,7 +28,8 @@ struct ProblemRequest {
     if (rows) p.dims["rows"] = rows;
     if (cols) p.dims["cols"] = cols;
     if (p.dims.empty()) {
-      if (s.problem_sizes.empty()) throw UsageError("kernel " + s.name + " has no default size: give --n (or --rows/--cols)");
+      if (s.problem_sizes.empty())
+        throw UsageError("kernel " + s.name + " has no default size: give --n (or --rows/--cols)");
       p = s.problem_sizes.front();
     }
     for (const auto& [k, v] : p.dims)

@@ -6,13 +6,15 @@
 #include <limits>
 #include <numeric>
 
+#include "tuner/core/stats.hpp"
+
 namespace autotune {
 
 double median_ci_width(std::vector<double> v) {
   const std::size_t n = v.size();
   if (n < 2) return std::numeric_limits<double>::infinity();
   std::sort(v.begin(), v.end());
-  const double median = n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  const double median = stats::median_sorted(v);
   if (!(median > 0)) return std::numeric_limits<double>::infinity();
   // 1-based ranks j = floor(n/2 - 1.96 sqrt(n)/2), k = ceil(1 + n/2 + 1.96 sqrt(n)/2), clamped to [1, n].
   const double half = 0.98 * std::sqrt(static_cast<double>(n));

@@ -73,7 +73,8 @@ struct Measurement {
   double compile_ms = 0;  // 0 when the binary came from the cache
   double verify_ms = 0;
   std::string log;        // compile log excerpt or error text for failures
-  std::string protocol;   // how the numbers were taken, e.g. "events;warmup=3;samples=7..15;stop=ci95<=2%|2s;l2=flush-read"
+  /// How the numbers were taken, e.g. "events;warmup=3;samples=7..15;stop=ci95<=2%|2s;l2=flush-read".
+  std::string protocol;
   /// Where it was measured when that is not the recording process's own GPU, e.g. an MPI rank
   /// "host=node3 rank=2 gpu=1 uuid=GPU-..."; "" otherwise. Stored with the trial as provenance.
   std::string measured_by;

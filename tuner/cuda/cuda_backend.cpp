@@ -19,6 +19,7 @@
 #include "tuner/core/error.hpp"
 #include "tuner/core/sampling.hpp"
 #include "tuner/core/stats.hpp"
+#include "tuner/core/text.hpp"
 #include "tuner/core/timer.hpp"
 #include "tuner/cuda/device_kernels.hpp"
 #include "tuner/cuda/driver.hpp"
@@ -32,19 +33,12 @@ using detail::CallStatus;
 
 namespace {
 
-constexpr std::size_t kGiB = std::size_t{1} << 30;
 // Device memory left free when checking that a problem fits (modules, stacks, lazily allocated driver
 // memory).
 constexpr std::size_t kMemoryReserve = std::size_t{256} << 20;
 constexpr std::size_t kLogExcerpt = 2000;
 constexpr double kCopyTimeoutS = 300;
 constexpr double kToolsTimeoutS = 300;
-
-std::string gib_text(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", bytes / static_cast<double>(kGiB));
-  return buf;
-}
 
 std::string excerpt(const std::string& text, std::size_t max_chars) {
   if (text.size() <= max_chars) return text;
@@ -194,7 +188,8 @@ struct CudaBackend::Impl {
       begin_tools_compile();
       CompileResult r = tools_compile.get();
       if (!r.ok)
-        throw EnvironmentError("the tuner's own kernels do not compile for " + arch + ":\n" + excerpt(r.log, kLogExcerpt));
+        throw EnvironmentError("the tuner's own kernels do not compile for " + arch + ":\n" +
+                               excerpt(r.log, kLogExcerpt));
       tools_cubin = std::move(r.cubin);
     }
     detail::ToolKernelsRequest q;
@@ -226,10 +221,7 @@ struct CudaBackend::Impl {
 
   // ---- problem ---------------------------------------------------------------------------------------
 
-  std::size_t flush_bytes() const {
-    if (!opt.flush_l2 || info.l2_bytes <= 0) return 0;
-    return 2 * static_cast<std::size_t>(info.l2_bytes);
-  }
+  std::size_t flush_bytes() const { return opt.flush_l2 ? detail::l2_flush_bytes(info.l2_bytes) : 0; }
 
   /// The inputs go through the start of the shared region, not the socket, and stay there for the
   /// problem's lifetime (the executor restores inputs from there; outputs go after them).
@@ -533,7 +525,8 @@ struct CudaBackend::Impl {
       if (o.bytes != 0) std::memcpy(host.data(), base + o.offset, o.bytes);
       seen.insert(o.name);
     }
-    for (auto it = outputs.begin(); it != outputs.end();) it = seen.count(it->first) != 0 ? std::next(it) : outputs.erase(it);
+    for (auto it = outputs.begin(); it != outputs.end();)
+      it = seen.count(it->first) != 0 ? std::next(it) : outputs.erase(it);
   }
 
   // ---- evaluation ------------------------------------------------------------------------------------
@@ -602,7 +595,8 @@ struct CudaBackend::Impl {
   std::string mismatch_of(const detail::LoadRunRequest::Reply& reply) const {
     const std::string where = " (" + workload.key() + ", " + problem.key() + ")";
     if (checks.empty()) return adapter->verify(outputs, expected, workload, problem);
-    if (reply.verdicts.size() != checks.size()) throw EnvironmentError("the GPU executor returned a wrong number of verdicts");
+    if (reply.verdicts.size() != checks.size())
+      throw EnvironmentError("the GPU executor returned a wrong number of verdicts");
     return verdict_message(checks, reply.verdicts, where);
   }
 
@@ -659,11 +653,10 @@ struct CudaBackend::Impl {
     std::vector<double>& ms = r.body.samples_ms;
     if (ms.empty()) throw EnvironmentError("the GPU executor returned no samples");
     std::sort(ms.begin(), ms.end());
-    const double median = stats::quantile_sorted(ms, 0.5);
     m.status = TrialStatus::ok;
-    m.median_ns = median * 1e6;
+    m.median_ns = stats::median_sorted(ms) * 1e6;
     m.min_ns = ms.front() * 1e6;
-    m.spread = median > 0 ? (stats::quantile_sorted(ms, 0.9) - stats::quantile_sorted(ms, 0.1)) / median : 0.0;
+    m.spread = stats::relative_spread_sorted(ms);
     m.samples = static_cast<int>(ms.size());
     m.observed = r.body.observed;
     if (!r.body.observer_note.empty() && observer_note.empty()) observer_note = r.body.observer_note;

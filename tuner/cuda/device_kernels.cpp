@@ -94,18 +94,25 @@ __device__ void compare_chunk(const Pred& match, u64 count, u64 chunk, u64* resu
     compare_chunk(PRED_INIT, count, chunk, results);                                                      \
   }
 
-AUTOTUNE_COMPARE(autotune_compare_bits1, (BitsEqual<unsigned char>{(const unsigned char*)got, (const unsigned char*)want}))
-AUTOTUNE_COMPARE(autotune_compare_bits2, (BitsEqual<unsigned short>{(const unsigned short*)got, (const unsigned short*)want}))
+AUTOTUNE_COMPARE(autotune_compare_bits1,
+                 (BitsEqual<unsigned char>{(const unsigned char*)got, (const unsigned char*)want}))
+AUTOTUNE_COMPARE(autotune_compare_bits2,
+                 (BitsEqual<unsigned short>{(const unsigned short*)got, (const unsigned short*)want}))
 AUTOTUNE_COMPARE(autotune_compare_bits4, (BitsEqual<unsigned>{(const unsigned*)got, (const unsigned*)want}))
 AUTOTUNE_COMPARE(autotune_compare_bits8, (BitsEqual<u64>{(const u64*)got, (const u64*)want}))
 AUTOTUNE_COMPARE(autotune_compare_bytes, (BytesEqual{(const unsigned char*)got, (const unsigned char*)want, es}))
 AUTOTUNE_COMPARE(autotune_compare_feq4, (FloatEqual<float>{(const float*)got, (const float*)want}))
 AUTOTUNE_COMPARE(autotune_compare_feq8, (FloatEqual<double>{(const double*)got, (const double*)want}))
-AUTOTUNE_COMPARE(autotune_compare_abs4, (AbsTolerance<float, double>{(const float*)got, (const double*)want, (const double*)tol}))
-AUTOTUNE_COMPARE(autotune_compare_abs4f, (AbsTolerance<float, float>{(const float*)got, (const float*)want, (const float*)tol}))
-AUTOTUNE_COMPARE(autotune_compare_abs8, (AbsTolerance<double, double>{(const double*)got, (const double*)want, (const double*)tol}))
-AUTOTUNE_COMPARE(autotune_compare_rel4, (RelTolerance<float>{(const float*)got, (const float*)want, relative, absolute}))
-AUTOTUNE_COMPARE(autotune_compare_rel8, (RelTolerance<double>{(const double*)got, (const double*)want, relative, absolute}))
+AUTOTUNE_COMPARE(autotune_compare_abs4,
+                 (AbsTolerance<float, double>{(const float*)got, (const double*)want, (const double*)tol}))
+AUTOTUNE_COMPARE(autotune_compare_abs4f,
+                 (AbsTolerance<float, float>{(const float*)got, (const float*)want, (const float*)tol}))
+AUTOTUNE_COMPARE(autotune_compare_abs8,
+                 (AbsTolerance<double, double>{(const double*)got, (const double*)want, (const double*)tol}))
+AUTOTUNE_COMPARE(autotune_compare_rel4,
+                 (RelTolerance<float>{(const float*)got, (const float*)want, relative, absolute}))
+AUTOTUNE_COMPARE(autotune_compare_rel8,
+                 (RelTolerance<double>{(const double*)got, (const double*)want, relative, absolute}))
 )";
 }
 
@@ -124,6 +131,11 @@ std::string compare_kernel_name(const OutputCheck& c) {
     case OutputCheck::Kind::user_kernel: return c.kernel;  // in the module of the user's comparison kernels
   }
   return "autotune_compare_bytes";
+}
+
+std::size_t l2_flush_bytes(int l2_bytes) {
+  if (l2_bytes <= 0) return 0;
+  return (2 * static_cast<std::size_t>(l2_bytes) + 3) / 4 * 4;
 }
 
 }  // namespace autotune::cuda::detail

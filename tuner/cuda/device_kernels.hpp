@@ -2,6 +2,7 @@
 // into the GPU executor next to the configurations it measures: the L2 flush before each timed sample, and the
 // comparison kernels that verify an output against expected values kept on the device (tuner/core/check.hpp).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,6 +30,10 @@ std::vector<std::string> tool_kernels_options();
 
 /// Entry point of the L2 flush kernel.
 constexpr const char* kL2FlushKernel = "autotune_l2_flush";
+
+/// Bytes of the buffer the L2 flush reads on a GPU with l2_bytes of L2: twice the L2, in whole 32-bit words
+/// (the buffer is filled with cuMemsetD32); 0 when the L2 size is not known (l2_bytes <= 0: no flush).
+std::size_t l2_flush_bytes(int l2_bytes);
 
 /// Entry point of the comparison kernel for a check's kind and element size.
 std::string compare_kernel_name(const OutputCheck& c);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tuner/core/stats.hpp"
+#include "tuner/core/text.hpp"
 #include "tuner/cuda/device_kernels.hpp"
 #include "tuner/cuda/driver.hpp"
 #include "tuner/cuda/messages.hpp"
@@ -32,12 +33,6 @@ struct DeviceBuffer {
   CUdeviceptr ptr = 0;
   std::size_t bytes = 0;  // allocated size
 };
-
-std::string gib_text(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", bytes / static_cast<double>(kGiB));
-  return buf;
-}
 
 }  // namespace
 
@@ -254,7 +249,8 @@ struct Executor::State {
     for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
       const BufferDecl& b = plan.buffers[i];
       if (b.role != BufferRole::output) continue;
-      if (b.bytes != 0) check(d->memcpy_dtoh(base + offset, static_cast<CUdeviceptr>(addresses[i]), b.bytes), "cuMemcpyDtoH");
+      if (b.bytes != 0)
+        check(d->memcpy_dtoh(base + offset, static_cast<CUdeviceptr>(addresses[i]), b.bytes), "cuMemcpyDtoH");
       places.push_back({b.name, offset, b.bytes});
       offset += (b.bytes + 63) / 64 * 64;
     }
@@ -317,7 +313,8 @@ struct Executor::State {
     for (std::uint64_t b = 0; b < blocks; ++b) {
       if (per_block[2 * b] == 0) continue;
       v.mismatches += per_block[2 * b];
-      if (v.examples.size() < kMaxMismatchExamples) v.examples.push_back(example(c, got, want.ptr, tol, per_block[2 * b + 1]));
+      if (v.examples.size() < kMaxMismatchExamples)
+        v.examples.push_back(example(c, got, want.ptr, tol, per_block[2 * b + 1]));
     }
     return v;
   }
@@ -377,10 +374,7 @@ struct Executor::State {
     }
   }
 
-  std::size_t flush_bytes() const {
-    if (info.l2_bytes <= 0) return 0;
-    return (2 * static_cast<std::size_t>(info.l2_bytes) + 3) / 4 * 4;
-  }
+  std::size_t flush_bytes() const { return l2_flush_bytes(info.l2_bytes); }
 
   /// Warm-up, then samples between events, each after an L2 flush, until the SamplingRule says enough: a
   /// stable median, the GPU-time budget spent, or the most samples taken.
@@ -528,8 +522,7 @@ struct Executor::State {
       check(d->event_elapsed_time(&t, ev_start, ev_end), "cuEventElapsedTime");
       ms.push_back(t);
     }
-    std::sort(ms.begin(), ms.end());
-    const double median_ms = 0.5 * (ms[(ms.size() - 1) / 2] + ms[ms.size() / 2]);
+    const double median_ms = stats::median(ms);
     if (!(median_ms > 0)) throw EnvironmentError("copy bandwidth measurement gave a zero time");
     return 2.0 * static_cast<double>(bytes) / (median_ms * 1e-3) / 1e9;
   }

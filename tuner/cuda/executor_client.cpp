@@ -39,7 +39,8 @@ DeviceInfo ExecutorClient::init_executor() {
   std::string payload;
   const CallStatus st = raw_exchange(encode(q), kInitTimeoutS, payload);
   if (!st.ok())
-    throw EnvironmentError("the GPU worker could not initialise device " + std::to_string(ordinal_) + ": " + st.message);
+    throw EnvironmentError("the GPU worker could not initialise device " + std::to_string(ordinal_) + ": " +
+                           st.message);
   Reader r(payload, 1);
   InitRequest::Reply reply;
   get(r, reply);
@@ -48,7 +49,6 @@ DeviceInfo ExecutorClient::init_executor() {
 
 void ExecutorClient::start_worker(bool restart) {
   worker_ = spawn_worker(region_.fd());
-  ++workers_started_;
   info_ = init_executor();
   if (restart && on_restart_) on_restart_();
 }

@@ -43,8 +43,6 @@ class ExecutorClient {
   const DeviceInfo& device() const { return info_; }
   /// The number under which the executor sees the shared region (for UploadRequest / LoadRunRequest::fd).
   int region_fd() const;
-  /// Worker processes started so far (1 after construction when isolated).
-  int workers_started() const { return workers_started_; }
   /// Called after a replacement worker has been initialised, to restore what the previous one held (tool
   /// kernels, inputs, expected values). May call call() itself.
   void on_restart(std::function<void()> f) { on_restart_ = std::move(f); }
@@ -83,7 +81,6 @@ class ExecutorClient {
   SharedRegion& region_;
   std::unique_ptr<Executor> local_;  // !isolate_
   WorkerProcess worker_;             // isolate_; pid < 0 when none runs
-  int workers_started_ = 0;
   DeviceInfo info_;
   std::function<void()> on_restart_;
 };

@@ -145,7 +145,8 @@ CUfunction resolve_function(const Driver& d, CUmodule module, const std::string&
   CUfunction fn = nullptr;
   CUresult r = d.module_get_function(&fn, module, name.c_str());
   if (r == CUDA_SUCCESS) return fn;
-  if (r != CUDA_ERROR_NOT_FOUND || !d.module_get_function_count) throw_call_error(r, "cuModuleGetFunction(" + name + ")");
+  if (r != CUDA_ERROR_NOT_FOUND || !d.module_get_function_count)
+    throw_call_error(r, "cuModuleGetFunction(" + name + ")");
   unsigned count = 0;
   check(d.module_get_function_count(&count, module), "cuModuleGetFunctionCount");
   std::vector<CUfunction> fns(count);
@@ -207,7 +208,8 @@ BoundPlan bind_plan(const Driver& d, CUmodule module, const LaunchPlan& plan) {
     const CUresult r = d.func_set_attribute(functions.at(kernel), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                             static_cast<int>(bytes));
     if (r != CUDA_SUCCESS)
-      throw_call_error(r, "cuFuncSetAttribute(" + kernel + ", MAX_DYNAMIC_SHARED_SIZE_BYTES=" + std::to_string(bytes) + ")");
+      throw_call_error(
+          r, "cuFuncSetAttribute(" + kernel + ", MAX_DYNAMIC_SHARED_SIZE_BYTES=" + std::to_string(bytes) + ")");
   }
   return out;
 }
@@ -239,7 +241,8 @@ void enqueue(const Driver& d, const BoundPlan& plan, const std::uintptr_t* buffe
   std::array<void*, kMaxKernelArgs> ptrs;
   for (const auto& st : plan.steps) {
     if (st.kind == LaunchStep::Kind::memset32) {
-      const CUresult r = d.memset_d32_async(static_cast<CUdeviceptr>(buffers[st.buffer]) + st.offset_bytes, st.value, st.count, stream);
+      const CUresult r = d.memset_d32_async(static_cast<CUdeviceptr>(buffers[st.buffer]) + st.offset_bytes, st.value,
+                                            st.count, stream);
       if (r != CUDA_SUCCESS) throw_call_error(r, st.describe());
       continue;
     }
@@ -248,7 +251,8 @@ void enqueue(const Driver& d, const BoundPlan& plan, const std::uintptr_t* buffe
       slots[i] = st.args[i];
       ptrs[i] = &slots[i];
     }
-    for (const auto& patch : st.patches) slots[patch.slot] = to_slot<CUdeviceptr>(static_cast<CUdeviceptr>(buffers[patch.buffer]) + st.args[patch.slot]);
+    for (const auto& patch : st.patches)
+      slots[patch.slot] = to_slot<CUdeviceptr>(static_cast<CUdeviceptr>(buffers[patch.buffer]) + st.args[patch.slot]);
     const CUresult r = d.launch_kernel(st.fn, st.grid[0], st.grid[1], st.grid[2], st.block[0], st.block[1],
                                        st.block[2], st.shared_bytes, stream, n ? ptrs.data() : nullptr, nullptr);
     if (r != CUDA_SUCCESS) throw_call_error(r, st.describe());

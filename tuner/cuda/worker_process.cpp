@@ -41,7 +41,8 @@ SharedRegion::~SharedRegion() {
 void SharedRegion::create() {
   if (fd_ >= 0) return;
   fd_ = ::memfd_create("autotune-outputs", MFD_CLOEXEC);
-  if (fd_ < 0) throw EnvironmentError(std::string("memfd_create for the output region failed: ") + std::strerror(errno));
+  if (fd_ < 0)
+    throw EnvironmentError(std::string("memfd_create for the output region failed: ") + std::strerror(errno));
   owned_ = true;
 }
 
@@ -49,7 +50,8 @@ void SharedRegion::reserve(std::size_t bytes) {
   if (!owned_) throw EnvironmentError("SharedRegion::reserve on a region this process does not own");
   if (bytes <= file_bytes_) return;
   if (::ftruncate(fd_, static_cast<off_t>(bytes)) != 0) {
-    throw EnvironmentError("cannot grow the output region to " + std::to_string(bytes) + " bytes: " + std::strerror(errno));
+    throw EnvironmentError("cannot grow the output region to " + std::to_string(bytes) +
+                           " bytes: " + std::strerror(errno));
   }
   file_bytes_ = bytes;
 }

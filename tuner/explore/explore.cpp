@@ -133,9 +133,10 @@ ExploreResult collect_results(const TuningSpec& spec, const db::Database& db, st
     VerdictPoint vp;
     vp.block_size = pt.block_size;
     vp.blocks_per_sm = pt.blocks_per_sm;
-    vp.threads_per_sm = pr.geo.resident_threads_per_sm > 0
-                            ? pr.geo.resident_threads_per_sm
-                            : static_cast<double>(pt.block_size) * static_cast<double>(std::max<Value>(pt.blocks_per_sm, 1));
+    vp.threads_per_sm =
+        pr.geo.resident_threads_per_sm > 0
+            ? pr.geo.resident_threads_per_sm
+            : static_cast<double>(pt.block_size) * static_cast<double>(std::max<Value>(pt.blocks_per_sm, 1));
     vp.ok = pr.m && pr.m->ok() && pr.gbps > 0;
     vp.gbps = pr.gbps;
     vp.state = pt.valid ? pr.state : "excluded by " + pt.excluded_by;
@@ -185,8 +186,11 @@ std::string format_report(const ExploreResult& r) {
   std::ostringstream o;
   const DeviceInfo& d = r.device;
   o << "explore " << r.kernel << " " << r.workload.key() << " " << r.problem.key() << " on " << d.name << " (cc "
-    << d.cc / 10 << "." << d.cc % 10 << ", " << d.sm_count << " SMs), backend " << (r.backend.empty() ? "-" : r.backend);
-  if (r.session_id) o << ", session " << r.session_id << " (" << r.evaluated << " measured now, " << r.reused << " from earlier trials)";
+    << d.cc / 10 << "." << d.cc % 10 << ", " << d.sm_count << " SMs), backend "
+    << (r.backend.empty() ? "-" : r.backend);
+  if (r.session_id)
+    o << ", session " << r.session_id << " (" << r.evaluated << " measured now, " << r.reused
+      << " from earlier trials)";
   o << "\n";
   if (r.copy_gbps > 0)
     o << "copy bandwidth: " << format_fixed(r.copy_gbps, 1) << " GB/s (device-to-device, bytes read + written)\n";
@@ -242,8 +246,8 @@ std::string format_report(const ExploreResult& r) {
                   pct.c_str(), occ.c_str(), waves.c_str(), whole.c_str(), thr.c_str(), state.c_str());
     o << line;
   }
-  o << "\nverdict for " << r.kernel << " on " << d.name << " (peak = within " << format_fixed(100 * r.verdict.tolerance, 0)
-    << "% of the best point of this sweep):\n";
+  o << "\nverdict for " << r.kernel << " on " << d.name << " (peak = within "
+    << format_fixed(100 * r.verdict.tolerance, 0) << "% of the best point of this sweep):\n";
   for (const auto& l : r.verdict.lines) o << "  - " << l << "\n";
   return o.str();
 }
@@ -287,7 +291,8 @@ std::string explore_chart_svg(const ExploreResult& r) {
       std::vector<const PointResult*> pts;
       for (const auto& pr : r.points)
         if (pr.point.block_size == bs && pr.gbps > 0) pts.push_back(&pr);
-      std::sort(pts.begin(), pts.end(), [](auto* a, auto* b) { return a->point.blocks_per_sm < b->point.blocks_per_sm; });
+      std::sort(pts.begin(), pts.end(),
+                [](auto* a, auto* b) { return a->point.blocks_per_sm < b->point.blocks_per_sm; });
       for (const auto* pr : pts) {
         report::LinePoint lp;
         lp.x = static_cast<double>(pr->point.blocks_per_sm);
@@ -315,7 +320,8 @@ std::string explore_chart_svg(const ExploreResult& r) {
     if (!s.points.empty()) c.series.push_back(std::move(s));
   }
   if (r.copy_gbps > 0)
-    c.hlines.push_back({r.copy_gbps, "device copy " + format_fixed(r.copy_gbps, 0) + " GB/s", "#b91c1c", "device copy", false});
+    c.hlines.push_back(
+        {r.copy_gbps, "device copy " + format_fixed(r.copy_gbps, 0) + " GB/s", "#b91c1c", "device copy", false});
   if (r.verdict.best_gbps > 0) {
     const std::string tol = format_fixed(100 * r.verdict.tolerance, 0) + "%";
     c.hlines.push_back({(1 - r.verdict.tolerance) * r.verdict.best_gbps, "", "#6b7280", "best - " + tol, false});

@@ -4,17 +4,11 @@
 #include <sstream>
 
 #include "tuner/core/error.hpp"
+#include "tuner/core/text.hpp"
 
 namespace autotune::explore {
 
 namespace {
-
-std::string trim(const std::string& s) {
-  std::size_t a = s.find_first_not_of(" \t");
-  if (a == std::string::npos) return {};
-  std::size_t b = s.find_last_not_of(" \t");
-  return s.substr(a, b - a + 1);
-}
 
 bool parse_int(const std::string& text, Value* out) {
   if (text.empty()) return false;
@@ -165,7 +159,8 @@ SweepPlan plan_sweep(const TuningSpec& spec, const ProblemKey& p, const DeviceIn
       for (const auto& prm : spec.params) {
         Value v = c.at(prm.name);
         if (prm.index_of(v) < 0)
-          why.push_back(prm.name + "=" + std::to_string(v) + " is not one of the spec's values (" + values_text(prm) + ")");
+          why.push_back(prm.name + "=" + std::to_string(v) + " is not one of the spec's values (" + values_text(prm) +
+                        ")");
       }
       for (const auto& e : spec.constraints) {
         try {

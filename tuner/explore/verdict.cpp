@@ -149,8 +149,8 @@ BlockVerdict block_verdict(const std::vector<VerdictPoint>& points, Value bs, do
 }
 
 /// The summary over block sizes: where 2 x SMs is within the tolerance (two_x_ok) and where below (two_x_off).
-std::string two_x_summary(const Verdict& v, const std::vector<Value>& two_x_ok, const std::vector<std::string>& two_x_off,
-                          const std::string& tol_text) {
+std::string two_x_summary(const Verdict& v, const std::vector<Value>& two_x_ok,
+                          const std::vector<std::string>& two_x_off, const std::string& tol_text) {
   std::size_t judged = two_x_ok.size() + two_x_off.size();
   if (judged == 0) return "2 x SMs could not be judged: it was not measured at any block size";
   std::string oks;
@@ -168,9 +168,10 @@ std::string two_x_summary(const Verdict& v, const std::vector<Value>& two_x_ok, 
   bool larger_only = true;
   for (const auto& b : v.blocks)
     if (b.two_x_measured && b.two_x_ratio < 1 - v.tolerance && b.block_size > min_ok) larger_only = false;
-  return s + (larger_only ? ": the 2 x SMs rule holds here only from " + std::to_string(min_ok) + " threads per block up"
-                          : ": the 2 x SMs rule holds here only at some block sizes, with no pattern in "
-                            "the block size");
+  return s + (larger_only
+                  ? ": the 2 x SMs rule holds here only from " + std::to_string(min_ok) + " threads per block up"
+                  : ": the 2 x SMs rule holds here only at some block sizes, with no pattern in "
+                    "the block size");
 }
 
 /// One verdict per block size (in order of first appearance), then the summary.
@@ -295,7 +296,8 @@ Verdict make_verdict(const std::vector<VerdictPoint>& points, double tolerance, 
     v.lines.push_back(v.rule.text);
     return v;
   }
-  const bool has_grid = std::any_of(points.begin(), points.end(), [](const VerdictPoint& p) { return p.blocks_per_sm > 0; });
+  const bool has_grid =
+      std::any_of(points.begin(), points.end(), [](const VerdictPoint& p) { return p.blocks_per_sm > 0; });
   find_best(v, ok, has_grid);
   if (has_grid) judge_two_x(v, points, tol_text);
   derive_rule(v, ok, has_grid, tol_text, max_threads_per_sm);

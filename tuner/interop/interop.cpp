@@ -12,6 +12,7 @@
 
 #include "db/merge.hpp"
 #include "tuner/core/error.hpp"
+#include "tuner/core/stats.hpp"
 #include "tuner/interop/kt_stub.hpp"
 
 namespace autotune::interop {
@@ -66,20 +67,6 @@ Value to_value(const json& v, const Param& p, const std::string& where) {
                    " is not an integer" + (labels.empty() ? "" : " or one of its labels (" + labels + ")"));
 }
 
-/// (p90 - p10) / median of samples, linear interpolation; 0 for fewer than 2 samples.
-double spread_of(std::vector<double> s) {
-  if (s.size() < 2) return 0;
-  std::sort(s.begin(), s.end());
-  auto pct = [&](double q) {
-    double pos = q * static_cast<double>(s.size() - 1);
-    std::size_t lo = static_cast<std::size_t>(std::floor(pos));
-    std::size_t hi = std::min(lo + 1, s.size() - 1);
-    return s[lo] + (s[hi] - s[lo]) * (pos - static_cast<double>(lo));
-  };
-  double med = pct(0.5);
-  return med > 0 ? (pct(0.9) - pct(0.1)) / med : 0;
-}
-
 /// Fills min/spread/samples from sample times in ms.
 void fill_from_samples(Measurement& m, const json& samples, const std::string& where) {
   if (!samples.is_array()) return;
@@ -91,7 +78,7 @@ void fill_from_samples(Measurement& m, const json& samples, const std::string& w
   if (ns.empty()) return;
   m.samples = static_cast<int>(ns.size());
   m.min_ns = *std::min_element(ns.begin(), ns.end());
-  m.spread = spread_of(ns);
+  m.spread = stats::relative_spread(ns);
   m.sample_ns = std::move(ns);  // kept: an export writes them back
 }
 
@@ -130,7 +117,9 @@ ProblemKey pick_problem(const ImportOptions& opt, const std::string& from_file) 
   if (opt.problem) p = *opt.problem;
   else if (!from_file.empty()) p = ProblemKey::parse(from_file);
   else if (!opt.spec->problem_sizes.empty()) p = opt.spec->problem_sizes.front();
-  else throw UsageError("kernel " + opt.spec->name + " has no default problem size: give --problem (or --n/--rows/--cols)");
+  else
+    throw UsageError("kernel " + opt.spec->name +
+                     " has no default problem size: give --problem (or --n/--rows/--cols)");
   opt.spec->check_problem(p);
   return p;
 }
@@ -326,32 +315,25 @@ namespace {
 /// Device descriptions by "name#cc", with their copy bandwidth.
 using T4Devices = std::map<std::string, std::pair<DeviceInfo, double>>;
 
+// A device description's keys are DeviceInfo's field names (DeviceInfo::for_each_field); a key that is missing
+// or of another type leaves the field at its default.
+void read_device_field(const json& d, const char* key, std::string& v) { v = string_or(d, key, v); }
+void read_device_field(const json& d, const char* key, int& v) { v = static_cast<int>(number_or(d, key, v)); }
+void read_device_field(const json& d, const char* key, std::uint64_t& v) {
+  if (d.contains(key) && d[key].is_number_unsigned()) v = d[key].get<std::uint64_t>();
+}
+
 DeviceInfo t4_device_info(const json& d) {
   DeviceInfo i;
-  i.name = string_or(d, "name");
-  i.cc = static_cast<int>(number_or(d, "cc", 0));
-  i.sm_count = static_cast<int>(number_or(d, "sm_count", 0));
-  i.max_threads_per_block = static_cast<int>(number_or(d, "max_threads_per_block", i.max_threads_per_block));
-  i.max_shared_memory_per_block =
-      static_cast<int>(number_or(d, "max_shared_memory_per_block", i.max_shared_memory_per_block));
-  i.max_shared_memory_per_block_optin =
-      static_cast<int>(number_or(d, "max_shared_memory_per_block_optin", i.max_shared_memory_per_block_optin));
-  i.warp_size = static_cast<int>(number_or(d, "warp_size", i.warp_size));
-  i.l2_bytes = static_cast<int>(number_or(d, "l2_bytes", 0));
-  if (d.contains("total_memory") && d["total_memory"].is_number_unsigned())
-    i.total_memory = d["total_memory"].get<std::uint64_t>();
-  i.driver_version = static_cast<int>(number_or(d, "driver_version", 0));
-  i.uuid = string_or(d, "uuid");
-  i.clock_khz = static_cast<int>(number_or(d, "clock_khz", 0));
-  i.memory_clock_khz = static_cast<int>(number_or(d, "memory_clock_khz", 0));
-  i.memory_bus_width = static_cast<int>(number_or(d, "memory_bus_width", 0));
+  DeviceInfo::for_each_field(i, [&](const char* key, auto& v) { read_device_field(d, key, v); });
   return i;
 }
 
 /// Our top-level extension: full device descriptions by name.
 T4Devices t4_known_devices(const json& root) {
   T4Devices known;
-  if (!(root.contains("autotune") && root["autotune"].is_object() && root["autotune"].contains("devices"))) return known;
+  if (!(root.contains("autotune") && root["autotune"].is_object() && root["autotune"].contains("devices")))
+    return known;
   for (const auto& d : root["autotune"]["devices"]) {
     if (!d.is_object()) continue;
     DeviceInfo i = t4_device_info(d);
@@ -451,7 +433,8 @@ class T4Measurements {
 };
 
 /// The times of a correct result: a "time" measurement, the objective's, or the median of times.runtimes.
-void t4_times(Measurement& m, const json& res, const T4Measurements& meas, const json& times, const std::string& where) {
+void t4_times(Measurement& m, const json& res, const T4Measurements& meas, const json& times,
+              const std::string& where) {
   std::string objective = "time";
   if (res.contains("objectives") && res["objectives"].is_array() && !res["objectives"].empty() &&
       res["objectives"][0].is_string())
@@ -464,8 +447,7 @@ void t4_times(Measurement& m, const json& res, const T4Measurements& meas, const
     fill_from_samples(tmp, runtimes, where);
     std::vector<double> v;
     for (const auto& x : runtimes) v.push_back(x.get<double>() * 1e6);
-    std::sort(v.begin(), v.end());
-    ns = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    ns = stats::median(v);
   }
   if (!(ns > 0) || !std::isfinite(ns))
     throw UsageError(where + " is marked correct but has no positive time (a \"time\" measurement, the "
@@ -575,7 +557,8 @@ ImportReport store_trials(db::Database& db, const std::vector<ImportedTrial>& tr
         ++rep.inserted;
       } else {
         // Same key: "already present" only when it is the same measurement; another one is a conflict.
-        auto have = db.find_trial(row.kernel, row.source_hash, row.device_id, row.workload, row.problem, row.config_hash);
+        auto have =
+            db.find_trial(row.kernel, row.source_hash, row.device_id, row.workload, row.problem, row.config_hash);
         if (have && db::same_measurement(have->m, row.m)) ++rep.duplicates;
         else ++rep.conflicts;
       }
@@ -680,21 +663,10 @@ std::string export_t4(const db::Database& db, const ExportFilter& f, std::size_t
   for (std::int64_t id : used_devices) {
     const auto& d = devices[id];
     const DeviceInfo& i = d.info;
-    devs.push_back(ojson{{"name", i.name},
-                         {"cc", i.cc},
-                         {"sm_count", i.sm_count},
-                         {"max_threads_per_block", i.max_threads_per_block},
-                         {"max_shared_memory_per_block", i.max_shared_memory_per_block},
-                         {"max_shared_memory_per_block_optin", i.max_shared_memory_per_block_optin},
-                         {"warp_size", i.warp_size},
-                         {"l2_bytes", i.l2_bytes},
-                         {"total_memory", i.total_memory},
-                         {"driver_version", i.driver_version},
-                         {"uuid", i.uuid},
-                         {"clock_khz", i.clock_khz},
-                         {"memory_clock_khz", i.memory_clock_khz},
-                         {"memory_bus_width", i.memory_bus_width},
-                         {"copy_gbps", d.copy_gbps}});
+    ojson dev = ojson::object();
+    DeviceInfo::for_each_field(i, [&](const char* key, const auto& v) { dev[key] = v; });
+    dev["copy_gbps"] = d.copy_gbps;
+    devs.push_back(std::move(dev));
   }
   if (count) *count = results.size();
   ojson root;

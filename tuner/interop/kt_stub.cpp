@@ -107,7 +107,8 @@ StubParam stored_param(const json& pj) {
 /// Adds the values (or labels) of `more` to `p`.
 void extend(StubParam& p, const StubParam& more, const std::string& origin) {
   if (p.labels.empty() != more.labels.empty())
-    throw UsageError(origin + ": parameter " + p.name + " has " + (p.labels.empty() ? "integer values" : "labelled values") +
+    throw UsageError(origin + ": parameter " + p.name + " has " +
+                     (p.labels.empty() ? "integer values" : "labelled values") +
                      " in the stored stub but not in this cache");
   if (p.labels.empty()) {
     for (Value v : more.values)
@@ -187,7 +188,8 @@ std::string kt_stub_spec(const json& root, const std::string& name, const std::s
   const KtCacheHeader h = read_kt_header(root, origin);
   // Parameter names: tune_params_keys, else tune_params, else the first entry's keys that are not observers.
   std::vector<std::string> names = h.keys;
-  const json tp = root.contains("tune_params") && root["tune_params"].is_object() ? root["tune_params"] : json::object();
+  const json tp =
+      root.contains("tune_params") && root["tune_params"].is_object() ? root["tune_params"] : json::object();
   if (names.empty())
     for (const auto& [k, v] : tp.items()) names.push_back(k);
   if (names.empty()) throw UsageError(origin + " lists no tunable parameters (\"tune_params_keys\" / \"tune_params\")");

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
-#include <random>
 
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/host_util.hpp"
@@ -37,7 +36,9 @@ Kind classify(const Workload& w) {
   if (w.dtype == "int32") k.elem = Elem::int32;
   else if (w.dtype == "float32") k.elem = Elem::float32;
   else if (w.dtype == "float64") k.elem = Elem::float64;
-  else throw UsageError("compaction workload " + w.key() + ": unsupported dtype '" + w.dtype + "' (int32, float32, float64)");
+  else
+    throw UsageError("compaction workload " + w.key() + ": unsupported dtype '" + w.dtype +
+                     "' (int32, float32, float64)");
   if (w.op == "flagged") k.select_if = false;
   else if (w.op == "if") k.select_if = true;
   else throw UsageError("compaction workload " + w.key() + ": unknown selection '" + w.op + "' (flagged, if)");
@@ -140,7 +141,8 @@ class CompactionAdapter : public KernelAdapter {
     }
     for (std::size_t l = levels - 1; l-- > 0;) {
       LaunchStep s = kernel_step_1d("compaction", "compact_scan_add", tiles_of(m[l]) - 1, block);
-      s.args = {KernelArg::buf("partials", scanned[l]), KernelArg::i64(m[l]), KernelArg::buf("partials", scanned[l + 1])};
+      s.args = {KernelArg::buf("partials", scanned[l]), KernelArg::i64(m[l]),
+                KernelArg::buf("partials", scanned[l + 1])};
       plan.steps.push_back(std::move(s));
     }
     LaunchStep scatter = kernel_step_1d("compaction", "compact_scatter", tiles, block);
@@ -153,8 +155,9 @@ class CompactionAdapter : public KernelAdapter {
   }
 
   /// Exactly selected_count(n, select_pct) elements are selected, spread evenly over the chunks of
-  /// for_each_chunk and at positions drawn uniformly within each (selection sampling). "flagged": flags are 0 or a random byte in [1, 255], values random and non-zero. "if":
-  /// selected values are positive, the others negative (threshold 0).
+  /// for_each_chunk and at positions drawn uniformly within each (selection sampling). "flagged": flags are 0 or a
+  /// random byte in [1, 255], values random and non-zero. "if": selected values are positive, the others negative
+  /// (threshold 0).
   HostBuffers make_inputs(const Workload& w, const ProblemKey& p, std::uint64_t seed) const override {
     const Kind k = kind(w);
     const auto [n64, pct] = problem(p);
@@ -165,12 +168,12 @@ class CompactionAdapter : public KernelAdapter {
     // Chunk [begin, end) selects floor(S * end / n) - floor(S * begin / n) of its elements (the counts add up
     // to S exactly), at positions drawn uniformly within the chunk.
     auto quota = [&](std::size_t i) { return static_cast<std::uint64_t>(selected * i / n); };
-    for_each_chunk(n, seed, [&](std::mt19937_64& rng, std::size_t begin, std::size_t end) {
+    for_each_chunk(n, seed, [&](Random& rng, std::size_t begin, std::size_t end) {
       std::uint64_t need = quota(end) - quota(begin);
       for (std::size_t i = begin; i < end; ++i) {
-        const bool take = need > 0 && rng() % static_cast<std::uint64_t>(end - i) < need;
+        const bool take = need > 0 && rng.bits() % static_cast<std::uint64_t>(end - i) < need;
         if (take) --need;
-        const std::uint64_t r = rng();
+        const std::uint64_t r = rng.bits();
         const bool negative = k.select_if ? !take : (r & 1) != 0;
         switch (k.elem) {
           case Elem::int32: {
@@ -245,7 +248,8 @@ class CompactionAdapter : public KernelAdapter {
     auto count_it = outputs.find("count");
     auto out_it = outputs.find("out");
     if (count_it == outputs.end() || count_it->second.size() != 4) return "output 'count' is missing";
-    if (out_it == outputs.end() || out_it->second.size() != n * k.size) return "output 'out' is missing or has the wrong size";
+    if (out_it == outputs.end() || out_it->second.size() != n * k.size)
+      return "output 'out' is missing or has the wrong size";
     auto want_count_it = expected.find("count");
     auto want_it = expected.find("out");
     if (want_count_it == expected.end() || want_it == expected.end()) return "expected values are missing";

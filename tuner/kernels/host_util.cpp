@@ -13,21 +13,22 @@
 
 namespace autotune::kernels {
 
-double uniform01(std::mt19937_64& rng) {
-  return static_cast<double>(rng() >> 11) * (1.0 / 9007199254740992.0);  // 2^-53
-}
+namespace {
 
-std::int64_t uniform_int(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi) {
+/// An integer in [lo, hi] (lo <= hi) from one rng.uniform() scaled to the range.
+std::int64_t scaled_int(Random& rng, std::int64_t lo, std::int64_t hi) {
   const double span = static_cast<double>(hi) - static_cast<double>(lo) + 1.0;
-  auto k = static_cast<std::int64_t>(std::floor(uniform01(rng) * span));
+  auto k = static_cast<std::int64_t>(std::floor(rng.uniform() * span));
   if (k > hi - lo) k = hi - lo;  // guard against rounding of span near 2^53
   return lo + k;
 }
 
-std::int64_t uniform_nonzero_int(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi) {
-  if (lo > 0 || hi < 0) return uniform_int(rng, lo, hi);
+}  // namespace
+
+std::int64_t uniform_nonzero_int(Random& rng, std::int64_t lo, std::int64_t hi) {
+  if (lo > 0 || hi < 0) return scaled_int(rng, lo, hi);
   // Draw from [lo, hi - 1] and shift the non-negative part up by one: 0 is skipped, others stay uniform.
-  std::int64_t v = uniform_int(rng, lo, hi - 1);
+  std::int64_t v = scaled_int(rng, lo, hi - 1);
   return v >= 0 ? v + 1 : v;
 }
 
@@ -75,10 +76,10 @@ std::uint64_t splitmix64(std::uint64_t x) {
 }  // namespace
 
 void for_each_chunk(std::size_t count, std::uint64_t seed,
-                    const std::function<void(std::mt19937_64&, std::size_t, std::size_t)>& fn) {
+                    const std::function<void(Random&, std::size_t, std::size_t)>& fn) {
   const std::uint64_t base = splitmix64(seed);
   parallel_chunks(count, [&](std::size_t chunk, std::size_t begin, std::size_t end) {
-    std::mt19937_64 rng(splitmix64(base ^ splitmix64(static_cast<std::uint64_t>(chunk))));
+    Random rng(splitmix64(base ^ splitmix64(static_cast<std::uint64_t>(chunk))));
     fn(rng, begin, end);
   });
 }
@@ -110,8 +111,8 @@ std::string element_text(const std::vector<unsigned char>& bytes, std::size_t i,
   return format_number(size == 4 ? static_cast<double>(load_element<float>(bytes, i)) : load_element<double>(bytes, i));
 }
 
-double signed_input_value(std::mt19937_64& rng, bool sum, int bits) {
-  const std::uint64_t r = rng();
+double signed_input_value(Random& rng, bool sum, int bits) {
+  const std::uint64_t r = rng.bits();
   const double sign = (r & 1) ? -1.0 : 1.0;
   if (sum) return sign * static_cast<double>(32 + (r >> 59)) / 64.0;
   return sign * static_cast<double>((r >> (64 - bits)) + 1) * std::ldexp(1.0, -bits);

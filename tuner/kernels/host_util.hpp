@@ -1,27 +1,23 @@
-// Small host-side helpers shared by the kernel-family adapters: a portable seeded uniform generator over
-// std::mt19937_64 (the standard distributions are implementation-defined, these are not), typed access to
-// byte buffers, and number formatting for verification messages. All functions are pure or act only on
-// their arguments; thread-safe as long as each thread uses its own generator.
+// Small host-side helpers shared by the kernel-family adapters: seeded input values drawn from the project's
+// generator (tuner/core/random.hpp) chunk by chunk, typed access to byte buffers, and number formatting for
+// verification messages. All functions are pure or act only on their arguments; thread-safe as long as each
+// thread uses its own generator.
 #pragma once
 #include <cstdint>
 #include <cstring>
 #include <functional>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "tuner/core/plan.hpp"
+#include "tuner/core/random.hpp"
 
 namespace autotune::kernels {
 
-/// Uniform in [0, 1) from the top 53 bits of one draw.
-double uniform01(std::mt19937_64& rng);
-
-/// Uniform integer in [lo, hi] (inclusive; requires lo <= hi). Bias below 2^-53 * (hi - lo + 1).
-std::int64_t uniform_int(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi);
-
-/// Uniform integer in [lo, hi] without 0 (requires lo < hi or lo == hi != 0).
-std::int64_t uniform_nonzero_int(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi);
+/// An integer input value in [lo, hi] without 0 (requires lo < hi or lo == hi != 0), from one rng.uniform()
+/// scaled to the range: off uniform by less than 2^-53 * (hi - lo + 1) (Random::below is the exact draw), kept
+/// so that a seed gives the inputs it has always given.
+std::int64_t uniform_nonzero_int(Random& rng, std::int64_t lo, std::int64_t hi);
 
 /// Elements per chunk of parallel_chunks and for_each_chunk: the unit of work and of seeding.
 constexpr std::size_t kChunkElements = std::size_t{1} << 16;
@@ -35,7 +31,7 @@ void parallel_chunks(std::size_t count, const std::function<void(std::size_t, st
 /// only on seed and the chunk, never on the number of threads. Inputs of the kernel families are made
 /// this way, so that 2^26 or 2^28 elements take a fraction of a second on a many-core machine.
 void for_each_chunk(std::size_t count, std::uint64_t seed,
-                    const std::function<void(std::mt19937_64&, std::size_t, std::size_t)>& fn);
+                    const std::function<void(Random&, std::size_t, std::size_t)>& fn);
 
 /// Element i of a buffer holding T values (memcpy, no alignment needed). No bounds check.
 template <typename T>
@@ -74,7 +70,7 @@ std::string element_text(const std::vector<unsigned char>& bytes, std::size_t i,
 /// (random signs keep partial sums near sqrt(n)) and in float64 always, which makes an n-scaled tolerance tight
 /// enough to catch one dropped element. Otherwise: magnitude uniform in (0, 1] at `bits` bits of precision (24
 /// for float, 53 for double), random sign.
-double signed_input_value(std::mt19937_64& rng, bool sum, int bits);
+double signed_input_value(Random& rng, bool sum, int bits);
 
 /// A one-dimensional kernel launch step of `family`'s plan; UsageError naming the kernel when grid is not in
 /// [1, 2^31 - 1].

@@ -9,7 +9,6 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <set>
 
 #include "tuner/core/error.hpp"
@@ -270,7 +269,7 @@ class ReductionAdapter : public KernelAdapter {
     std::vector<unsigned char> bytes(static_cast<std::size_t>(n) * static_cast<std::size_t>(k.size));
     const std::size_t scalars = static_cast<std::size_t>(n) * static_cast<std::size_t>(k.components);
     const bool sum = k.op == Op::sum;
-    for_each_chunk(scalars, seed, [&](std::mt19937_64& rng, std::size_t begin, std::size_t end) {
+    for_each_chunk(scalars, seed, [&](Random& rng, std::size_t begin, std::size_t end) {
       switch (k.elem) {
         case Elem::int32:
           for (std::size_t i = begin; i < end; ++i) {

@@ -15,7 +15,8 @@ std::shared_ptr<const KernelAdapter> make_adapter(const TuningSpec& spec) {
   if (spec.family == "transpose") return make_transpose_adapter(spec);
   if (spec.family == "scan") return make_scan_adapter(spec);
   if (spec.family == "compaction") return make_compaction_adapter(spec);
-  throw UsageError("kernel " + spec.name + ": unknown family '" + spec.family + "' (known: reduction, scan, transpose, compaction, user)");
+  throw UsageError("kernel " + spec.name + ": unknown family '" + spec.family +
+                   "' (known: reduction, scan, transpose, compaction, user)");
 }
 
 }  // namespace autotune::kernels

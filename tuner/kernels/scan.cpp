@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <random>
 
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/host_util.hpp"
@@ -123,8 +122,9 @@ class ScanAdapter : public KernelAdapter {
       // when the others are done, find no tile left and end); at most one per tile.
       const bool persistent = variant == kSinglePassPrefetch || variant == kSinglePassPersistent;
       const std::int64_t blocks =
-          persistent ? std::min(tiles_of(n), std::max<std::int64_t>(1, d.sm_count) * std::max<std::int64_t>(1, 2048 / block))
-                     : tiles_of(n);
+          persistent
+              ? std::min(tiles_of(n), std::max<std::int64_t>(1, d.sm_count) * std::max<std::int64_t>(1, 2048 / block))
+              : tiles_of(n);
       LaunchStep s = kernel_step_1d("scan", "scan_single_pass", blocks, block);
       s.args = {KernelArg::buf("in"), KernelArg::buf("out"), KernelArg::i64(n), KernelArg::i32(k.exclusive ? 1 : 0),
                 KernelArg::buf("tile_state")};
@@ -170,7 +170,7 @@ class ScanAdapter : public KernelAdapter {
     const auto n = static_cast<std::size_t>(problem_n(p));
     std::vector<unsigned char> bytes(n * k.size);
     const bool sum = k.op == Op::sum;
-    for_each_chunk(n, seed, [&](std::mt19937_64& rng, std::size_t begin, std::size_t end) {
+    for_each_chunk(n, seed, [&](Random& rng, std::size_t begin, std::size_t end) {
       for (std::size_t i = begin; i < end; ++i) {
         switch (k.elem) {
           case Elem::int32: {

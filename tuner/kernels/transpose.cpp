@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -52,8 +51,8 @@ struct Permutation {
   int bits = 0;
   std::uint64_t mask = 0, a = 1, b = 0, c = 1;
 
-  Permutation(int k, std::mt19937_64& rng)
-      : bits(k), mask((std::uint64_t{1} << k) - 1), a(rng() | 1), b(rng()), c(rng() | 1) {}
+  Permutation(int k, Random& rng)
+      : bits(k), mask((std::uint64_t{1} << k) - 1), a(rng.bits() | 1), b(rng.bits()), c(rng.bits() | 1) {}
 
   std::uint64_t operator()(std::uint64_t x) const {
     x = (x * a + b) & mask;
@@ -77,9 +76,9 @@ std::uint64_t mix64(std::uint64_t x) {
 // 64 + ((i >> 24) + hash(low bits)) mod 128. Finite, normal, non-zero, and distinct for i < 2^31 (the
 // mantissa gives back the low bits, and with them the exponent gives back i >> 24).
 void fill_float32(std::vector<unsigned char>& out, std::size_t count, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
+  Random rng(seed);
   const Permutation perm(24, rng);
-  const std::uint64_t salt = rng();
+  const std::uint64_t salt = rng.bits();
   parallel_chunks(count, [&](std::size_t, std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
       const std::uint64_t low = i & 0xFFFFFFu;
@@ -94,9 +93,9 @@ void fill_float32(std::vector<unsigned char>& out, std::size_t count, std::uint6
 // Element i as float64 bits: sign and mantissa from a permutation of the low 53 bits of i (distinct for
 // every i < 2^53), exponent field 959 + hash(i) mod 128 (magnitudes about 2^-64 to 2^63).
 void fill_float64(std::vector<unsigned char>& out, std::size_t count, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
+  Random rng(seed);
   const Permutation perm(53, rng);
-  const std::uint64_t salt = rng();
+  const std::uint64_t salt = rng.bits();
   parallel_chunks(count, [&](std::size_t, std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
       const std::uint64_t m = perm(i);
@@ -335,7 +334,8 @@ class TransposeAdapter : public KernelAdapter {
     if (!opts.is_object()) throw SpecError("/family_options", "expected an object");
     for (auto it = opts.begin(); it != opts.end(); ++it) {
       if (it.key() != "mode") {
-        throw SpecError("/family_options/" + it.key(), "unknown option '" + it.key() + "' (the transpose family knows: mode)");
+        throw SpecError("/family_options/" + it.key(),
+                        "unknown option '" + it.key() + "' (the transpose family knows: mode)");
       }
     }
     if (opts.contains("mode")) {

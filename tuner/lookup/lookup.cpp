@@ -223,7 +223,8 @@ std::shared_ptr<Prepared> prepare_rows(const db::Database& db, const TuningSpec&
     r.board = bit->second;
     auto bb = base_of.find({r.board, t.problem});
     if (bb == base_of.end())
-      bb = base_of.emplace(std::make_pair(r.board, t.problem), base_bindings(r.problem, prep->boards[r.board].info, w)).first;
+      bb = base_of.emplace(std::make_pair(r.board, t.problem), base_bindings(r.problem, prep->boards[r.board].info, w))
+               .first;
     if (!config_valid(spec, r.config, bb->second)) {
       ++prep->stale_config;
       continue;
@@ -297,8 +298,9 @@ class Answerer {
         notes.push_back("the spec default violates a constraint of the spec on this device/problem");
     } else {
       if (a.observed.throttled())
-        notes.push_back("measured while the clocks were throttled (" + throttle_reason_names(a.observed.throttle_reasons &
-                        kThrottleFlagged) + "): no unthrottled measurement was usable");
+        notes.push_back("measured while the clocks were throttled (" +
+                        throttle_reason_names(a.observed.throttle_reasons & kThrottleFlagged) +
+                        "): no unthrottled measurement was usable");
       auto it = prep_.session_spec_hash.find(a.session_id);
       if (it != prep_.session_spec_hash.end() && !it->second.empty() && it->second != prep_.spec_hash)
         notes.push_back("measured under an earlier version of the spec (its configuration is still valid)");

@@ -214,7 +214,8 @@ class GroupBackend : public Backend {
     for (const auto& [r, note] : observer_notes_) distinct.insert(note);
     if (distinct.size() <= 1) return distinct.empty() ? "" : *distinct.begin();
     std::string out;
-    for (const auto& [r, note] : observer_notes_) out += (out.empty() ? "" : "; ") + ("rank " + std::to_string(r) + ": " + note);
+    for (const auto& [r, note] : observer_notes_)
+      out += (out.empty() ? "" : "; ") + ("rank " + std::to_string(r) + ": " + note);
     return out;
   }
 

@@ -27,7 +27,8 @@ std::string RankServer::hello() const {
 
 std::optional<Message> RankServer::handle(const Message& request) {
   auto reply = [](int tag, const nlohmann::json& j) { return Message{-1, tag, j.dump()}; };
-  if (!backend_ || failed_) return reply(kFailure, {{"error", error_.empty() ? "backend failed" : error_}, {"usage", false}});
+  if (!backend_ || failed_)
+    return reply(kFailure, {{"error", error_.empty() ? "backend failed" : error_}, {"usage", false}});
   try {
     const nlohmann::json j = nlohmann::json::parse(request.payload);
     switch (request.tag) {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "tuner/core/error.hpp"
+#include "tuner/core/stats.hpp"
 #include "tuner/core/trial.hpp"
 #include "tuner/report/power_chart.hpp"
 #include "tuner/report/svg.hpp"
@@ -20,13 +21,6 @@ std::string fixed(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
-}
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /// "VARIANT=grid_stride BLOCK_SIZE=512 ...": the spec's parameter order and labels, then any other keys.
@@ -117,7 +111,7 @@ std::vector<ParamEffect> parameter_effect(const std::vector<db::TrialRow>& trial
     e.failed = failed[v];
     if (!list.empty()) {
       e.best_gbps = *std::max_element(list.begin(), list.end());
-      e.median_gbps = median_of(list);
+      e.median_gbps = stats::median(list);
     }
     out.push_back(e);
   }
@@ -172,7 +166,8 @@ ReportData load_report_data(const db::Database& db, const ReportQuery& q) {
       auto dev = db.device(id);
       std::string name = dev ? dev->info.name : "device " + std::to_string(id);
       names += (names.empty() ? "" : ", ") + name;
-      if (q.device_name.empty() || (dev && (dev->info.name == q.device_name || dev->info.normalised_name() == q.device_name)))
+      if (q.device_name.empty() ||
+          (dev && (dev->info.name == q.device_name || dev->info.normalised_name() == q.device_name)))
         chosen.push_back(id);
     }
     if (rows.empty()) {
@@ -257,11 +252,11 @@ void write_summary(std::ostream& o, const ReportData& d, const SortedTrials& s) 
     o << "<div class=\"card\"><div class=\"k\">best</div><div class=\"v\">" << fixed(b->gbps, 1)
       << " GB/s</div><div class=\"n\">" << format_time_ns(b->m.median_ns) << " median</div></div>\n";
     if (copy > 0)
-      o << "<div class=\"card\"><div class=\"k\">of device copy</div><div class=\"v\">" << fixed(100 * b->gbps / copy, 1)
-        << "%</div><div class=\"n\">copy " << fixed(copy, 1) << " GB/s</div></div>\n";
+      o << "<div class=\"card\"><div class=\"k\">of device copy</div><div class=\"v\">"
+        << fixed(100 * b->gbps / copy, 1) << "%</div><div class=\"n\">copy " << fixed(copy, 1) << " GB/s</div></div>\n";
   }
-  o << "<div class=\"card\"><div class=\"k\">trials</div><div class=\"v\">" << d.trials.size() << "</div><div class=\"n\">"
-    << s.ok.size() << " valid, " << s.failed.size() << " failed</div></div>\n";
+  o << "<div class=\"card\"><div class=\"k\">trials</div><div class=\"v\">" << d.trials.size()
+    << "</div><div class=\"n\">" << s.ok.size() << " valid, " << s.failed.size() << " failed</div></div>\n";
   o << "<div class=\"card\"><div class=\"k\">device</div><div class=\"v\" style=\"font-size:16px\">"
     << xml_escape(d.device.info.name) << "</div><div class=\"n\">cc " << d.device.info.cc / 10 << "."
     << d.device.info.cc % 10 << ", " << d.device.info.sm_count << " SMs</div></div>\n</div>\n";
@@ -274,13 +269,14 @@ void write_best(std::ostream& o, const ReportData& d, const std::vector<const db
     o << "<p>No configuration verified.</p>\n";
     return;
   }
-  o << "<table id=\"best-table\">\n<tr><th class=\"num\">rank</th><th class=\"num\">median</th><th class=\"num\">min</th>"
-       "<th class=\"num\">spread</th><th class=\"num\">GB/s</th><th class=\"num\">% copy</th><th>configuration</th></tr>\n";
+  o << "<table id=\"best-table\">\n<tr><th class=\"num\">rank</th><th class=\"num\">median</th>"
+       "<th class=\"num\">min</th><th class=\"num\">spread</th><th class=\"num\">GB/s</th>"
+       "<th class=\"num\">% copy</th><th>configuration</th></tr>\n";
   for (std::size_t i = 0; i < ok.size() && i < d.top; ++i) {
     const auto* t = ok[i];
     o << "<tr><td class=\"num\">" << i + 1 << "</td><td class=\"num\">" << format_time_ns(t->m.median_ns)
-      << "</td><td class=\"num\">" << format_time_ns(t->m.min_ns) << "</td><td class=\"num\">" << fixed(100 * t->m.spread, 1)
-      << "%</td><td class=\"num\">" << fixed(t->gbps, 1) << "</td><td class=\"num\">"
+      << "</td><td class=\"num\">" << format_time_ns(t->m.min_ns) << "</td><td class=\"num\">"
+      << fixed(100 * t->m.spread, 1) << "%</td><td class=\"num\">" << fixed(t->gbps, 1) << "</td><td class=\"num\">"
       << (copy > 0 ? fixed(100 * t->gbps / copy, 1) + "%" : "-") << "</td><td class=\"cfg\">"
       << xml_escape(config_text(t->config_json, d.params)) << "</td></tr>\n";
   }
@@ -299,8 +295,9 @@ void write_distribution(std::ostream& o, const std::vector<const db::TrialRow*>&
   HistogramSpec h;
   h.id = "time-histogram";
   h.title = "Median time of the " + std::to_string(ok.size()) + " valid trials";
-  h.subtitle = "fastest " + format_time_ns(ok.front()->m.median_ns) + ", median " + format_time_ns(median_of(us) * 1e3) +
-               ", slowest " + format_time_ns(ok.back()->m.median_ns) + "; log scale";
+  h.subtitle = "fastest " + format_time_ns(ok.front()->m.median_ns) + ", median " +
+               format_time_ns(stats::median(us) * 1e3) + ", slowest " + format_time_ns(ok.back()->m.median_ns) +
+               "; log scale";
   h.x_label = "median time per run (microseconds, log scale)";
   h.values = us;
   h.log_x = true;
@@ -339,14 +336,16 @@ BarChartSpec parameter_chart(const std::string& name, const Param* sp, const std
     BarGroup g;
     g.label = e.label;
     g.values = {e.ok ? e.best_gbps : -1, e.ok ? e.median_gbps : -1};
-    std::string counts = " (" + std::to_string(e.ok) + " valid" + (e.failed ? ", " + std::to_string(e.failed) + " failed" : "") + ")";
+    std::string counts =
+        " (" + std::to_string(e.ok) + " valid" + (e.failed ? ", " + std::to_string(e.failed) + " failed" : "") + ")";
     g.tooltips = {name + "=" + e.label + ": best " + fixed(e.best_gbps, 1) + " GB/s" + counts,
                   name + "=" + e.label + ": median " + fixed(e.median_gbps, 1) + " GB/s" + counts};
     b.groups.push_back(g);
   }
   std::size_t longest = 0;
   for (const auto& g : b.groups) longest = std::max(longest, g.label.size());
-  if (static_cast<double>(longest) * 7.0 > 900.0 / static_cast<double>(std::max<std::size_t>(b.groups.size(), 1))) b.height = 380;  // rotated labels
+  if (static_cast<double>(longest) * 7.0 > 900.0 / static_cast<double>(std::max<std::size_t>(b.groups.size(), 1)))
+    b.height = 380;  // rotated labels
   if (copy > 0) b.hlines.push_back({copy, "device copy " + fixed(copy, 0) + " GB/s", "#b91c1c", "device copy", false});
   return b;
 }
@@ -403,8 +402,8 @@ void write_failures(std::ostream& o, const ReportData& d, const std::vector<cons
   o << "<table id=\"failures-table\">\n<tr><th>status</th><th class=\"num\">trials</th><th>example configuration</th>"
        "<th>log (first line)</th></tr>\n";
   for (const auto& [st, list] : by) {
-    o << "<tr><td class=\"bad\">" << xml_escape(st) << "</td><td class=\"num\">" << list.size() << "</td><td class=\"cfg\">"
-      << xml_escape(config_text(list.front()->config_json, d.params)) << "</td><td><pre>"
+    o << "<tr><td class=\"bad\">" << xml_escape(st) << "</td><td class=\"num\">" << list.size()
+      << "</td><td class=\"cfg\">" << xml_escape(config_text(list.front()->config_json, d.params)) << "</td><td><pre>"
       << xml_escape(first_line(list.front()->m.log, 200)) << "</pre></td></tr>\n";
   }
   o << "</table>\n";
@@ -421,8 +420,9 @@ void write_device(std::ostream& o, const ReportData& d) {
   row("device", di.name + " (" + di.normalised_name() + ")");
   row("compute capability", std::to_string(di.cc / 10) + "." + std::to_string(di.cc % 10));
   row("SMs", std::to_string(di.sm_count));
-  row("memory", fixed(static_cast<double>(di.total_memory) / 1073741824.0, 1) + " GiB, bus " + std::to_string(di.memory_bus_width) +
-                    " bit, memory clock " + fixed(di.memory_clock_khz / 1000.0, 0) + " MHz");
+  row("memory", fixed(static_cast<double>(di.total_memory) / 1073741824.0, 1) + " GiB, bus " +
+                    std::to_string(di.memory_bus_width) + " bit, memory clock " +
+                    fixed(di.memory_clock_khz / 1000.0, 0) + " MHz");
   row("L2", fixed(di.l2_bytes / 1048576.0, 0) + " MiB");
   row("SM clock", fixed(di.clock_khz / 1000.0, 0) + " MHz");
   row("driver", std::to_string(di.driver_version / 1000) + "." + std::to_string(di.driver_version % 1000 / 10));
@@ -440,13 +440,15 @@ void write_device(std::ostream& o, const ReportData& d) {
 
 /// The sessions table, the footer and the end of the page.
 void write_sessions(std::ostream& o, const ReportData& d) {
-  o << "<h3>Sessions</h3>\n<table id=\"sessions-table\">\n<tr><th class=\"num\">id</th><th>backend</th><th>strategy</th>"
-       "<th>compiler</th><th class=\"num\">seed</th><th>started</th><th>finished</th><th>status</th><th>source</th></tr>\n";
+  o << "<h3>Sessions</h3>\n<table id=\"sessions-table\">\n<tr><th "
+       "class=\"num\">id</th><th>backend</th><th>strategy</th>"
+       "<th>compiler</th><th "
+       "class=\"num\">seed</th><th>started</th><th>finished</th><th>status</th><th>source</th></tr>\n";
   for (const auto& s : d.sessions) {
-    o << "<tr><td class=\"num\">" << s.id << "</td><td>" << xml_escape(s.backend) << "</td><td>" << xml_escape(s.strategy)
-      << "</td><td>" << xml_escape(s.compiler_version) << "</td><td class=\"num\">" << s.seed << "</td><td>"
-      << xml_escape(s.started_at) << "</td><td>" << xml_escape(s.finished_at) << "</td><td>" << xml_escape(s.status)
-      << "</td><td class=\"cfg\">" << xml_escape(s.source_hash.substr(0, 16)) << "</td></tr>\n";
+    o << "<tr><td class=\"num\">" << s.id << "</td><td>" << xml_escape(s.backend) << "</td><td>"
+      << xml_escape(s.strategy) << "</td><td>" << xml_escape(s.compiler_version) << "</td><td class=\"num\">" << s.seed
+      << "</td><td>" << xml_escape(s.started_at) << "</td><td>" << xml_escape(s.finished_at) << "</td><td>"
+      << xml_escape(s.status) << "</td><td class=\"cfg\">" << xml_escape(s.source_hash.substr(0, 16)) << "</td></tr>\n";
   }
   o << "</table>\n";
   o << "<footer>Generated by autotune report" << (d.generated_at.empty() ? "" : " at " + xml_escape(d.generated_at))

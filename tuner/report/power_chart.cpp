@@ -51,10 +51,10 @@ std::string power_chart_svg(const PowerChartSpec& spec) {
   }
   const auto fastest = std::max_element(pts.begin(), pts.end(), [](auto& a, auto& b) { return a.gbps < b.gbps; });
   const bool energies = std::all_of(pts.begin(), pts.end(), [](auto& p) { return p.energy_j > 0; });
-  const auto frugal = energies ? std::min_element(pts.begin(), pts.end(), [](auto& a, auto& b) { return a.energy_j < b.energy_j; })
-                               : std::max_element(pts.begin(), pts.end(), [](auto& a, auto& b) {
-                                   return a.gbps / a.power_w < b.gbps / b.power_w;
-                                 });
+  const auto frugal =
+      energies ? std::min_element(pts.begin(), pts.end(), [](auto& a, auto& b) { return a.energy_j < b.energy_j; })
+               : std::max_element(pts.begin(), pts.end(),
+                                  [](auto& a, auto& b) { return a.gbps / a.power_w < b.gbps / b.power_w; });
   c.highlights.push_back({fastest->power_w, fastest->gbps, "#111827", "fastest: " + tooltip(*fastest)});
   c.highlights.push_back({frugal->power_w, frugal->gbps, "#b91c1c", "least energy: " + tooltip(*frugal)});
   c.highlight_legend = "fastest, least energy";

@@ -66,8 +66,8 @@ void y_axis(std::ostringstream& o, const Frame& fr, const std::vector<double>& t
   }
   if (!label.empty()) {
     double cy = (fr.top + fr.bottom) / 2;
-    o << "<text x=\"18\" y=\"" << f1(cy) << "\" text-anchor=\"middle\" fill=\"" << kInk << "\" transform=\"rotate(-90 18 "
-      << f1(cy) << ")\">" << xml_escape(label) << "</text>\n";
+    o << "<text x=\"18\" y=\"" << f1(cy) << "\" text-anchor=\"middle\" fill=\"" << kInk
+      << "\" transform=\"rotate(-90 18 " << f1(cy) << ")\">" << xml_escape(label) << "</text>\n";
   }
   o << "</g>\n";
 }
@@ -230,15 +230,17 @@ void line_references(std::ostringstream& o, const LineChartSpec& spec, const Lin
   for (const auto& h : spec.hlines) {
     double y = sc.py(h.y);
     o << "<g class=\"hline\"><line x1=\"" << f1(fr.left) << "\" y1=\"" << f1(y) << "\" x2=\"" << f1(fr.right)
-      << "\" y2=\"" << f1(y) << "\" stroke=\"" << xml_escape(h.color) << "\" stroke-width=\"1.5\" stroke-dasharray=\"7 4\"/>";
+      << "\" y2=\"" << f1(y) << "\" stroke=\"" << xml_escape(h.color)
+      << "\" stroke-width=\"1.5\" stroke-dasharray=\"7 4\"/>";
     if (h.label.empty())
       o << "</g>\n";
     else if (h.label_left)
-      o << "<text x=\"" << f1(fr.left + 6) << "\" y=\"" << f1(y + 15) << "\" font-size=\"11\" fill=\"" << xml_escape(h.color)
-        << "\">" << xml_escape(h.label) << "</text></g>\n";
-    else
-      o << "<text x=\"" << f1(fr.right - 4) << "\" y=\"" << f1(y - 6) << "\" text-anchor=\"end\" font-size=\"11\" fill=\""
+      o << "<text x=\"" << f1(fr.left + 6) << "\" y=\"" << f1(y + 15) << "\" font-size=\"11\" fill=\""
         << xml_escape(h.color) << "\">" << xml_escape(h.label) << "</text></g>\n";
+    else
+      o << "<text x=\"" << f1(fr.right - 4) << "\" y=\"" << f1(y - 6)
+        << "\" text-anchor=\"end\" font-size=\"11\" fill=\"" << xml_escape(h.color) << "\">" << xml_escape(h.label)
+        << "</text></g>\n";
   }
 }
 
@@ -249,15 +251,17 @@ void line_series(std::ostringstream& o, const LineChartSpec& spec, const LineSca
     const std::string color = s.color.empty() ? palette(i) : s.color;
     o << "<g class=\"series\" data-name=\"" << xml_escape(s.name) << "\">\n";
     if (s.points.size() > 1) {
-      o << "<polyline fill=\"none\" stroke=\"" << xml_escape(color) << "\" stroke-width=\"2.2\" stroke-linejoin=\"round\" points=\"";
+      o << "<polyline fill=\"none\" stroke=\"" << xml_escape(color)
+        << "\" stroke-width=\"2.2\" stroke-linejoin=\"round\" points=\"";
       for (std::size_t k = 0; k < s.points.size(); ++k)
         o << (k ? " " : "") << f1(sc.px(s.points[k].x)) << "," << f1(sc.py(s.points[k].y));
       o << "\"/>\n";
     }
     for (const auto& p : s.points) {
       std::string tip = p.tooltip.empty() ? s.name + ": " + format_number(p.x) + ", " + format_number(p.y) : p.tooltip;
-      o << "<circle cx=\"" << f1(sc.px(p.x)) << "\" cy=\"" << f1(sc.py(p.y)) << "\" r=\"3.6\" fill=\"" << xml_escape(color)
-        << "\" stroke=\"#ffffff\" stroke-width=\"1\"><title>" << xml_escape(tip) << "</title></circle>\n";
+      o << "<circle cx=\"" << f1(sc.px(p.x)) << "\" cy=\"" << f1(sc.py(p.y)) << "\" r=\"3.6\" fill=\""
+        << xml_escape(color) << "\" stroke=\"#ffffff\" stroke-width=\"1\"><title>" << xml_escape(tip)
+        << "</title></circle>\n";
     }
     o << "</g>\n";
   }
@@ -292,8 +296,8 @@ void line_legend(std::ostringstream& o, const LineChartSpec& spec, const Frame& 
   for (const auto& h : spec.hlines) {
     o << "<line x1=\"" << f1(lx) << "\" y1=\"" << f1(y) << "\" x2=\"" << f1(lx + 22) << "\" y2=\"" << f1(y)
       << "\" stroke=\"" << xml_escape(h.color) << "\" stroke-width=\"1.5\" stroke-dasharray=\"7 4\"/><text x=\""
-      << f1(lx + 30) << "\" y=\"" << f1(y + 4) << "\" fill=\"" << kInk << "\">" << xml_escape(h.legend.empty() ? h.label : h.legend)
-      << "</text>\n";
+      << f1(lx + 30) << "\" y=\"" << f1(y + 4) << "\" fill=\"" << kInk << "\">"
+      << xml_escape(h.legend.empty() ? h.label : h.legend) << "</text>\n";
     y += 20;
   }
   o << "</g>\n";
@@ -369,12 +373,13 @@ std::string bar_chart(const BarChartSpec& spec) {
       double v = g.values[k];
       if (!std::isfinite(v) || v < 0) continue;
       double y = py(v);
-      std::string tip = k < g.tooltips.size() && !g.tooltips[k].empty()
-                            ? g.tooltips[k]
-                            : g.label + (spec.series.size() > k ? " " + spec.series[k] : "") + ": " + format_number(v, 1);
-      o << "<rect x=\"" << f1(gx + bar_w * static_cast<double>(k) + 1) << "\" y=\"" << f1(y) << "\" width=\"" << f1(std::max(bar_w - 2, 1.0))
-        << "\" height=\"" << f1(fr.bottom - y) << "\" fill=\"" << palette(k) << "\"><title>" << xml_escape(tip)
-        << "</title></rect>\n";
+      std::string tip =
+          k < g.tooltips.size() && !g.tooltips[k].empty()
+              ? g.tooltips[k]
+              : g.label + (spec.series.size() > k ? " " + spec.series[k] : "") + ": " + format_number(v, 1);
+      o << "<rect x=\"" << f1(gx + bar_w * static_cast<double>(k) + 1) << "\" y=\"" << f1(y) << "\" width=\""
+        << f1(std::max(bar_w - 2, 1.0)) << "\" height=\"" << f1(fr.bottom - y) << "\" fill=\"" << palette(k)
+        << "\"><title>" << xml_escape(tip) << "</title></rect>\n";
     }
     double cx = fr.left + band * static_cast<double>(gi) + band / 2;
     if (rotate)
@@ -389,7 +394,8 @@ std::string bar_chart(const BarChartSpec& spec) {
   for (const auto& h : spec.hlines) {
     double y = py(h.y);
     o << "<g class=\"hline\"><line x1=\"" << f1(fr.left) << "\" y1=\"" << f1(y) << "\" x2=\"" << f1(fr.right)
-      << "\" y2=\"" << f1(y) << "\" stroke=\"" << xml_escape(h.color) << "\" stroke-width=\"1.5\" stroke-dasharray=\"7 4\"/>";
+      << "\" y2=\"" << f1(y) << "\" stroke=\"" << xml_escape(h.color)
+      << "\" stroke-width=\"1.5\" stroke-dasharray=\"7 4\"/>";
     o << "<text x=\"" << f1(fr.right - 4) << "\" y=\"" << f1(y - 6) << "\" text-anchor=\"end\" font-size=\"11\" fill=\""
       << xml_escape(h.color) << "\">" << xml_escape(h.label) << "</text></g>\n";
   }
@@ -473,8 +479,8 @@ std::string histogram(const HistogramSpec& spec) {
     for (double t : xt) {
       double x = px(t);
       if (x < fr.left - 0.5 || x > fr.right + 0.5) continue;
-      o << "<line x1=\"" << f1(x) << "\" y1=\"" << f1(fr.bottom) << "\" x2=\"" << f1(x) << "\" y2=\"" << f1(fr.bottom + 5)
-        << "\" stroke=\"" << kAxis << "\"/><text x=\"" << f1(x) << "\" y=\"" << f1(fr.bottom + 18)
+      o << "<line x1=\"" << f1(x) << "\" y1=\"" << f1(fr.bottom) << "\" x2=\"" << f1(x) << "\" y2=\""
+        << f1(fr.bottom + 5) << "\" stroke=\"" << kAxis << "\"/><text x=\"" << f1(x) << "\" y=\"" << f1(fr.bottom + 18)
         << "\" text-anchor=\"middle\" fill=\"" << kMuted << "\">" << xml_escape(format_number(t, 1)) << "</text>\n";
     }
     o << "</g>\n";

@@ -172,7 +172,8 @@ class Family {
     for (std::int64_t d : dims) {
       const std::string& name = spec_.problem_dims[i++];
       if (d < 1 && name != "select_pct")
-        throw UsageError(spec_.name + ": problem dimension " + name + " must be at least 1 (got " + std::to_string(d) + ")");
+        throw UsageError(spec_.name + ": problem dimension " + name + " must be at least 1 (got " + std::to_string(d) +
+                         ")");
       problem.dims[name] = d;
     }
     const DeviceInfo& dev = launcher_.device();
@@ -201,7 +202,8 @@ class Family {
       plan = adapter_->plan(c.answer.config, w, problem, dev);
     } catch (const UsageError& e) {
       if (c.answer.config == spec_.default_config()) throw;
-      c.note = "the looked-up configuration cannot run at " + c.problem + " (" + e.what() + "): the spec default is used";
+      c.note =
+          "the looked-up configuration cannot run at " + c.problem + " (" + e.what() + "): the spec default is used";
       c.answer.config = spec_.default_config();
       c.answer.match = lookup::Match::spec_default;
       plan = adapter_->plan(c.answer.config, w, problem, dev);
@@ -226,7 +228,8 @@ class Family {
         for (std::size_t u = 0; u < user_buffers_.size(); ++u)
           if (user_buffers_[u] == b.name) s.user = static_cast<int>(u);
         if (s.user < 0)
-          throw UsageError(spec_.name + ": the launch plan needs buffer '" + b.name + "', which this call does not supply");
+          throw UsageError(spec_.name + ": the launch plan needs buffer '" + b.name +
+                           "', which this call does not supply");
       }
       p->slots.push_back(s);
     }
@@ -312,8 +315,8 @@ FamilyHandle& FamilyHandle::operator=(FamilyHandle&&) noexcept = default;
 
 int FamilyHandle::workload(const std::string& dtype, const std::string& op) const { return f_->workload(dtype, op); }
 void FamilyHandle::require(int w, const std::string& dtype, const std::string& op) const { f_->require(w, dtype, op); }
-void FamilyHandle::launch(int w, std::initializer_list<std::int64_t> dims, std::initializer_list<std::uintptr_t> buffers,
-                          void* stream) {
+void FamilyHandle::launch(int w, std::initializer_list<std::int64_t> dims,
+                          std::initializer_list<std::uintptr_t> buffers, void* stream) {
   f_->launch(w, dims, buffers, stream);
 }
 Choice FamilyHandle::choice(int w, std::initializer_list<std::int64_t> dims) { return f_->choice(w, dims); }
@@ -336,12 +339,14 @@ DeviceBuffer::~DeviceBuffer() {
 }
 
 void DeviceBuffer::upload(const void* src, std::size_t bytes) {
-  if (bytes > bytes_) throw UsageError("DeviceBuffer::upload: " + std::to_string(bytes) + " bytes into " + std::to_string(bytes_));
+  if (bytes > bytes_)
+    throw UsageError("DeviceBuffer::upload: " + std::to_string(bytes) + " bytes into " + std::to_string(bytes_));
   impl_->launcher.copy_to_device(ptr_, src, bytes);
 }
 
 void DeviceBuffer::download(void* dst, std::size_t bytes) const {
-  if (bytes > bytes_) throw UsageError("DeviceBuffer::download: " + std::to_string(bytes) + " bytes from " + std::to_string(bytes_));
+  if (bytes > bytes_)
+    throw UsageError("DeviceBuffer::download: " + std::to_string(bytes) + " bytes from " + std::to_string(bytes_));
   impl_->launcher.copy_to_host(dst, ptr_, bytes);
 }
 

@@ -335,7 +335,9 @@ void Session::report_progress() {
   prog_.failed = res_.failed;
   prog_.elapsed_s = elapsed_s();
   prog_.total = std::max(prog_.total, prog_.done);
-  prog_.eta_s = prog_.done ? prog_.elapsed_s / static_cast<double>(prog_.done) * static_cast<double>(prog_.total - prog_.done) : -1;
+  prog_.eta_s = prog_.done
+                    ? prog_.elapsed_s / static_cast<double>(prog_.done) * static_cast<double>(prog_.total - prog_.done)
+                    : -1;
   if (opt_.on_progress) opt_.on_progress(prog_);
 }
 

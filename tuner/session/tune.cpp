@@ -18,7 +18,8 @@ ProblemKey screening_problem(const TuningSpec& spec, const ProblemKey& p, double
   const double per_dim = std::pow(factor, 1.0 / static_cast<double>(sized));
   ProblemKey small = p;
   for (auto& [name, v] : small.dims)
-    if (v > 1024) v = std::max<std::int64_t>(1024, static_cast<std::int64_t>(std::llround(static_cast<double>(v) / per_dim)));
+    if (v > 1024)
+      v = std::max<std::int64_t>(1024, static_cast<std::int64_t>(std::llround(static_cast<double>(v) / per_dim)));
   if (small == p) {
     char f[32];
     std::snprintf(f, sizeof f, "%g", factor);
@@ -56,7 +57,8 @@ class Workflow {
     out.warm = warm_from_db(q_.problem);
     opt.warm_start = screened;
     for (const Config& c : out.warm.configs)
-      if (std::find(opt.warm_start.begin(), opt.warm_start.end(), c) == opt.warm_start.end()) opt.warm_start.push_back(c);
+      if (std::find(opt.warm_start.begin(), opt.warm_start.end(), c) == opt.warm_start.end())
+        opt.warm_start.push_back(c);
     opt.bytes_moved = q_.bytes_moved ? q_.bytes_moved(q_.workload, q_.problem) : 0;
     out.result = session::run(spec_, backend_, db_, q_.workload, q_.problem, opt);
     out.options = std::move(opt);

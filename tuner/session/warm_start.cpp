@@ -16,13 +16,15 @@ struct ProblemTop {
   std::vector<db::TrialRow> rows;  // fastest first, one per config
 };
 
-/// Rows of one query (fastest first) reduced to the fastest `count` distinct configurations with a finite positive median.
+/// Rows of one query (fastest first) reduced to the fastest `count` distinct configurations with a finite positive
+/// median.
 std::vector<db::TrialRow> distinct_fastest(std::vector<db::TrialRow> rows, std::size_t count) {
   std::vector<db::TrialRow> out;
   std::set<std::string> seen;
   for (db::TrialRow& t : rows) {
     if (out.size() >= count) break;
-    if (std::isfinite(t.m.median_ns) && t.m.median_ns > 0 && seen.insert(t.config_hash).second) out.push_back(std::move(t));
+    if (std::isfinite(t.m.median_ns) && t.m.median_ns > 0 && seen.insert(t.config_hash).second)
+      out.push_back(std::move(t));
   }
   return out;
 }

@@ -21,7 +21,8 @@ std::string dir_of(const std::string& path) {
 
 /// The embedded kernel headers the spec's source includes, so that a header's text is part of its source hash.
 void add_headers(TuningSpec& s) {
-  for (const embedded::File* h : embedded::headers_for(s.source_text)) s.headers[h->path] = std::string(h->data, h->size);
+  for (const embedded::File* h : embedded::headers_for(s.source_text))
+    s.headers[h->path] = std::string(h->data, h->size);
 }
 
 /// The names a text includes in quotes (#include "name"), in order of appearance.
@@ -142,13 +143,15 @@ bool is_builtin(const std::string& name) {
 
 TuningSpec load_spec(const std::string& name_or_path, const StoredSpecs& stored) {
   auto ends_with = [&](const std::string& suf) {
-    return name_or_path.size() >= suf.size() && name_or_path.compare(name_or_path.size() - suf.size(), suf.size(), suf) == 0;
+    return name_or_path.size() >= suf.size() &&
+           name_or_path.compare(name_or_path.size() - suf.size(), suf.size(), suf) == 0;
   };
   if (ends_with(".json") || name_or_path.find('/') != std::string::npos) {
     TuningSpec s = TuningSpec::from_file(name_or_path);
     const std::string spec_dir = dir_of(name_or_path);
     const bool absolute = !s.source_path.empty() && s.source_path[0] == '/';
-    const std::string source_dir = dir_of(absolute || spec_dir.empty() ? s.source_path : spec_dir + "/" + s.source_path);
+    const std::string source_dir =
+        dir_of(absolute || spec_dir.empty() ? s.source_path : spec_dir + "/" + s.source_path);
     add_file_headers(s, source_dir);
     return s;
   }

@@ -1,7 +1,7 @@
-// Portable random numbers for the search strategies.
+// The one random number generator: the search strategies' draws and the kernel families' seeded inputs.
 // std::uniform_int_distribution and friends are implementation-defined, so the same seed could give
-// different sequences with another standard library; these helpers derive every draw from the raw
-// output of std::mt19937_64 (whose sequence the standard fixes) with arithmetic of our own.
+// different sequences with another standard library; every draw here derives from the raw output of
+// std::mt19937_64 (whose sequence the standard fixes) with arithmetic of our own.
 #pragma once
 #include <cmath>
 #include <cstddef>
@@ -10,13 +10,14 @@
 #include <utility>
 #include <vector>
 
-namespace autotune::search::detail {
+namespace autotune {
 
-/// Seeded generator. Not thread-safe (one per strategy object).
-class Rng {
+/// Seeded generator. Not thread-safe (one per strategy object, one per chunk of inputs).
+class Random {
  public:
-  explicit Rng(std::uint64_t seed) : engine_(seed) {}
+  explicit Random(std::uint64_t seed) : engine_(seed) {}
 
+  /// The next raw 64-bit draw of std::mt19937_64.
   std::uint64_t bits() { return engine_(); }
 
   /// Uniform integer in [0, n); returns 0 for n <= 1. Unbiased (rejects the short last block).
@@ -58,4 +59,4 @@ class Rng {
   std::mt19937_64 engine_;
 };
 
-}  // namespace autotune::search::detail
+}  // namespace autotune
