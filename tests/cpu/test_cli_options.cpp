@@ -283,7 +283,7 @@ TEST_CASE("cli options: an option on the wrong side of the sub-command, or of an
   CHECK(checked > 80);
   check_refusals({
       {"--binary-cache x.db tune reduction", "--binary-cache is an option of `tune`: put it after the sub-command"},
-      {"best reduction --binary-cache x.db", "--binary-cache is not an option of `best` (it is one of `tune`)"},
+      {"best reduction --binary-cache x.db", "--binary-cache is not an option of `best` (it is one of `tune`, `revalidate`)"},
       {"summary reduction --no-such-option 1", "unknown option --no-such-option of `summary`"},
       {"", "no sub-command given"},
       {"tuen reduction", "unknown sub-command 'tuen'"},

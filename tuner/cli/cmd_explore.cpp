@@ -117,7 +117,7 @@ std::function<std::optional<int>(const explore::SweepPoint&)> driver_occupancy(
   const std::string arch = "sm_" + std::to_string(dev.cc);
   return [adapter, w, arch, bc, ordinal](const explore::SweepPoint& pt) -> std::optional<int> {
     std::vector<std::string> o = adapter->compile_options(w);
-    for (auto& s : cuda::config_defines(pt.config)) o.push_back(std::move(s));
+    for (auto& s : cuda::config_defines(pt.config, adapter->spec().params)) o.push_back(std::move(s));
     for (const auto& [name, value] : adapter->spec().defines)
       o.push_back(value.empty() ? "-D" + name : "-D" + name + "=" + value);
     const std::string& src = adapter->spec().source_text;

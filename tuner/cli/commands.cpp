@@ -203,16 +203,16 @@ void add_revalidate(CLI::App& app, Globals& g) {
   add_problem_flags(c, a->t.pf);
   c->add_option("--top", a->top, "configurations re-measured per recorded cell (device model, workload, problem)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
+      ->transform(integer_in(1, 100000));
   c->add_option("--tolerance", a->tolerance,
                 "percent within which a re-measured median agrees with the record (or the two spreads, if larger)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 100.0));
+      ->transform(number_in(0.0, 100.0));
   add_tune_measure_options(c, a->t);
-  c->add_option("--jobs", a->t.jobs, "compile threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  c->add_option("--jobs", a->t.jobs, "compile threads (default: all cores)")->transform(positive_integer<int>());
   c->add_option("--binary-cache", a->t.binary_cache,
                 "database whose binaries table caches the compiled kernels (default: --db itself)");
-  c->add_option("--gpu", a->t.device, "GPU ordinal")->capture_default_str();
+  c->add_option("--gpu", a->t.device, "GPU ordinal")->capture_default_str()->transform(non_negative_integer<int>());
   c->footer("Cells whose trials the current kernel source already serves are left alone. A carried row keeps its "
             "measurement and says where it came from (best: \"carried forward: revalidated from source ...\"); a cell "
             "that does not agree is reported for re-tuning. Nothing recorded is changed or removed.");

@@ -9,6 +9,11 @@
 
 namespace autotune {
 
+std::string Param::macro(Value v) const {
+  auto it = macro_text.find(v);
+  return it != macro_text.end() ? it->second : std::to_string(v);
+}
+
 std::string Param::label(Value v) const {
   auto it = labels.find(v);
   return it == labels.end() ? std::to_string(v) : it->second;

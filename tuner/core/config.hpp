@@ -19,6 +19,16 @@ struct Param {
   Value default_value = 0;               // one of values
   std::map<Value, std::string> labels;   // optional names for values (e.g. variant names)
   std::string description;
+  /// What the values are (spec "values" given as numbers, floats, strings or booleans, e.g. from a T1 file).
+  /// integer: the value itself, in -DNAME=value and in expressions. The other kinds are stored as codes 0, 1, ...
+  /// with their text as the label: -DNAME=<label> (macro_text), and in Python expressions the float, string or
+  /// bool (docs/spec-format.md "Typed values").
+  enum class Kind { integer, floating, string, boolean };
+  Kind kind = Kind::integer;
+  std::map<Value, std::string> macro_text;  // value -> the text after -DNAME= where it is not the number
+
+  /// The text after -DNAME= for value v.
+  std::string macro(Value v) const;
 
   /// Label for v, or the number as text.
   std::string label(Value v) const;

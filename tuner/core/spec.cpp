@@ -192,6 +192,46 @@ std::string parse_param_name(const json& pj, const std::string& ptr, std::set<st
   return name;
 }
 
+/// Typed values (docs/spec-format.md "Typed values"): a "values" list of strings, of booleans, or of numbers with
+/// a fraction, stored as codes 0, 1, ... with their text as label and macro text. Returns false for a list of
+/// integers (stored as themselves). Throws SpecError for a list that mixes kinds or repeats a value.
+bool parse_typed_values(const json& vs, const std::string& vp, Param& p) {
+  bool strings = true, bools = true, numbers = true, integers = true;
+  for (const json& v : vs) {
+    strings = strings && v.is_string();
+    bools = bools && v.is_boolean();
+    numbers = numbers && v.is_number();
+    integers = integers && (v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) &&
+                                                       v.get<double>() == std::floor(v.get<double>()) &&
+                                                       std::fabs(v.get<double>()) < 9.2e18 && false));
+  }
+  if (integers) return false;
+  if (!strings && !bools && !numbers) {
+    // Name the first value of another kind than the first one.
+    auto kind = [](const json& v) { return v.is_string() ? 's' : v.is_boolean() ? 'b' : v.is_number() ? 'n' : 'x'; };
+    for (std::size_t k = 0; k < vs.size(); ++k)
+      if (kind(vs[k]) != kind(vs[0]) || kind(vs[k]) == 'x')
+        throw SpecError(join_ptr(vp, k), std::string("expected ") +
+                                             (vs[0].is_number_integer() ? "an integer" : "a value of the first one's kind") +
+                                             ", got " + vs[k].dump() + " (one kind of value per parameter)");
+  }
+  p.kind = strings ? Param::Kind::string : bools ? Param::Kind::boolean : Param::Kind::floating;
+  for (std::size_t k = 0; k < vs.size(); ++k) {
+    std::string text;
+    if (strings) text = vs[k].get<std::string>();
+    else if (bools) text = vs[k].get<bool>() ? "1" : "0";
+    else text = vs[k].dump();  // the number as written (shortest round trip)
+    if (strings && text.empty()) throw SpecError(join_ptr(vp, k), "an empty string is not a macro value");
+    const Value code = bools ? (vs[k].get<bool>() ? 1 : 0) : static_cast<Value>(k);
+    for (const auto& [c, t] : p.macro_text)
+      if (t == text) throw SpecError(join_ptr(vp, k), "duplicate value " + vs[k].dump());
+    p.values.push_back(code);
+    p.macro_text[code] = text;
+    p.labels[code] = bools ? (vs[k].get<bool>() ? "True" : "False") : text;
+  }
+  return true;
+}
+
 /// The values of parameter pj, from exactly one of "values" or "range".
 void parse_param_values(const json& pj, const std::string& ptr, Param& p) {
   if (pj.contains("values") == pj.contains("range"))
@@ -200,6 +240,7 @@ void parse_param_values(const json& pj, const std::string& ptr, Param& p) {
     const json& vs = pj["values"];
     std::string vp = join_ptr(ptr, "values");
     if (!vs.is_array() || vs.empty()) throw SpecError(vp, "expected a non-empty array of integers");
+    if (parse_typed_values(vs, vp, p)) return;
     for (std::size_t k = 0; k < vs.size(); ++k) {
       Value v = get_int(vs[k], join_ptr(vp, k));
       if (p.index_of(v) >= 0) throw SpecError(join_ptr(vp, k), "duplicate value " + std::to_string(v));
@@ -242,13 +283,21 @@ Param parse_param(const json& pj, const std::string& ptr, std::set<std::string>&
   Param p;
   p.name = parse_param_name(pj, ptr, names);
   parse_param_values(pj, ptr, p);
-  if (pj.contains("default")) {
+  if (pj.contains("default") && p.kind != Param::Kind::integer) {
+    const json& d = pj["default"];
+    const std::string text = d.is_string() ? d.get<std::string>() : d.is_boolean() ? (d.get<bool>() ? "1" : "0") : d.dump();
+    auto it = std::find_if(p.macro_text.begin(), p.macro_text.end(), [&](const auto& e) { return e.second == text; });
+    if (it == p.macro_text.end()) throw SpecError(join_ptr(ptr, "default"), "default " + d.dump() + " is not one of the values");
+    p.default_value = it->first;
+  } else if (pj.contains("default")) {
     p.default_value = get_int(pj["default"], join_ptr(ptr, "default"));
     if (p.index_of(p.default_value) < 0)
       throw SpecError(join_ptr(ptr, "default"), "default " + std::to_string(p.default_value) + " is not one of the values");
   } else {
     p.default_value = p.values.front();
   }
+  if (pj.contains("labels") && p.kind != Param::Kind::integer)
+    throw SpecError(join_ptr(ptr, "labels"), "typed values (strings, floats, booleans) are their own labels");
   if (pj.contains("labels")) parse_param_labels(pj["labels"], join_ptr(ptr, "labels"), p);
   if (pj.contains("description")) p.description = get_string(pj["description"], join_ptr(ptr, "description"));
   return p;

@@ -104,7 +104,7 @@ bool failed(const CallStatus& r, Measurement& m) {
 std::vector<std::string> kernel_compile_options(const KernelAdapter& adapter, const Workload& w, const Config& c,
                                                 bool reference) {
   const TuningSpec& spec = adapter.spec();
-  std::vector<std::string> o = build_options(adapter.compile_options(w), c, spec.defines);
+  std::vector<std::string> o = build_options(adapter.compile_options(w), c, spec.defines, spec.params);
   const bool own_source = spec.reference && !spec.reference->source.empty();
   // A reference kernel of its own is an entry point of the reference's source (the spec's unless it names one);
   // a reference configuration runs the spec's kernels.

@@ -3,6 +3,7 @@
 #include <nvrtc.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -189,10 +190,13 @@ std::vector<std::string> name_expression_options(const std::vector<std::string>&
   return out;
 }
 
-std::vector<std::string> config_defines(const Config& c) {
+std::vector<std::string> config_defines(const Config& c, const std::vector<Param>& params) {
   std::vector<std::string> out;
   out.reserve(c.values().size() + 1);
-  for (const auto& [name, value] : c.values()) out.push_back("-D" + name + "=" + std::to_string(value));
+  for (const auto& [name, value] : c.values()) {
+    const auto p = std::find_if(params.begin(), params.end(), [&n = name](const Param& q) { return q.name == n; });
+    out.push_back("-D" + name + "=" + (p != params.end() ? p->macro(value) : std::to_string(value)));
+  }
   out.push_back("-DAUTOTUNE_STRICT=1");
   return out;
 }

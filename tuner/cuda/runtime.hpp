@@ -69,7 +69,8 @@ std::vector<std::string> name_expression_options(const std::vector<std::string>&
 bool entry_point_matches(const std::string& expression, const std::string& demangled);
 
 /// "-DNAME=value" for every parameter of the config, plus "-DAUTOTUNE_STRICT=1".
-std::vector<std::string> config_defines(const Config& c);
+/// A parameter of `params` with macro texts (string- or float-valued) gives its text instead of the number.
+std::vector<std::string> config_defines(const Config& c, const std::vector<Param>& params = {});
 
 /// Hash of source + options + NVRTC version + arch + the named headers compile() gets with it: the key of a
 /// cached binary.

@@ -3,10 +3,10 @@
 // the spec's reference: a kernel of its own or a configuration of the tuned kernel.
 #include <cmath>
 #include <cstring>
-#include <random>
 
 #include "tuner/core/check.hpp"
 #include "tuner/core/error.hpp"
+#include "tuner/core/random.hpp"
 #include "tuner/kernels/host_util.hpp"
 #include "tuner/kernels/registry.hpp"
 
@@ -59,7 +59,7 @@ class UserAdapter : public KernelAdapter {
 
   HostBuffers make_inputs(const Workload& w, const ProblemKey& p, std::uint64_t seed) const override {
     HostBuffers out;
-    std::mt19937_64 rng(seed);  // shared, in argument order, by the random inputs without a seed of their own
+    Random rng(seed);  // shared, in argument order, by the random inputs without a seed of their own
     for (const auto& a : spec_.arguments) {
       if (!a.is_input()) continue;
       const std::uint64_t count = element_count(a, w, p);
@@ -200,7 +200,7 @@ class UserAdapter : public KernelAdapter {
 
   /// count elements of a made by its init (not a file) into bytes: random from rng (the session's stream) or from
   /// a generator of the init's own seed, zero, ones, iota or a constant.
-  static void fill(const ArgSpec& a, std::size_t count, std::mt19937_64& session_rng,
+  static void fill(const ArgSpec& a, std::size_t count, Random& session_rng,
                    std::vector<unsigned char>& bytes) {
     const DataSource& d = a.init;
     const auto es = static_cast<std::size_t>(dtype_size(a.dtype));
@@ -210,9 +210,9 @@ class UserAdapter : public KernelAdapter {
     if (!floating && !is_integer(a.dtype))
       throw UsageError("argument '" + a.name + "': the tuner makes int8 to uint64, float32 and float64 values, not " +
                        a.dtype + ": give its values in a file (\"init\": {\"file\": ...})");
-    std::optional<std::mt19937_64> own;
+    std::optional<Random> own;
     if (d.seed) own.emplace(*d.seed);
-    std::mt19937_64& rng = own ? *own : session_rng;
+    Random& rng = own ? *own : session_rng;
     // The default distribution's integers: [1, 1000] (what every integer input was before typed fills), capped for
     // 1-byte types.
     const std::int64_t int_hi = es == 1 ? (a.dtype == "int8" ? 127 : 255) : 1000;
@@ -233,10 +233,10 @@ class UserAdapter : public KernelAdapter {
             if (floating)
               store(out, a.dtype, es, 0, uniform_float(rng, a.dtype, d.min->f, d.max->f));
             else
-              store(out, a.dtype, es, uniform_int(rng, d.min->i, d.max->i), 0);
+              store(out, a.dtype, es, scaled_int(rng, d.min->i, d.max->i), 0);
           } else {
             // non-zero: floats in [0.5, 1.5) with a random sign, integers in [1, int_hi]
-            const std::uint64_t r = rng();
+            const std::uint64_t r = rng.bits();
             if (floating)
               store(out, a.dtype, es, 0,
                     (0.5 + static_cast<double>(r >> 11) * (1.0 / 9007199254740992.0)) * ((r & 1) ? -1 : 1));
@@ -251,9 +251,17 @@ class UserAdapter : public KernelAdapter {
     }
   }
 
+  /// An integer in [lo, hi] from one rng.uniform() scaled to the range (as the families' inputs are drawn).
+  static std::int64_t scaled_int(Random& rng, std::int64_t lo, std::int64_t hi) {
+    const double span = static_cast<double>(hi) - static_cast<double>(lo) + 1.0;
+    auto k = static_cast<std::int64_t>(std::floor(rng.uniform() * span));
+    if (k > hi - lo) k = hi - lo;  // rounding of span near 2^53
+    return lo + k;
+  }
+
   /// Uniform in [lo, hi) in the precision of dtype (a float32 that rounds up to hi is moved below it).
-  static double uniform_float(std::mt19937_64& rng, const std::string& dtype, double lo, double hi) {
-    const double v = lo + (hi - lo) * uniform01(rng);
+  static double uniform_float(Random& rng, const std::string& dtype, double lo, double hi) {
+    const double v = lo + (hi - lo) * rng.uniform();
     if (dtype != "float32") return v < hi ? v : std::nextafter(hi, lo);
     const auto f = static_cast<float>(v), top = static_cast<float>(hi);
     return f < top ? f : std::nextafter(top, static_cast<float>(lo));

@@ -211,7 +211,7 @@ class Family {
     c.config_text = c.answer.config.str(&spec_.params);
 
     const std::vector<std::string> options =
-        cuda::build_options(adapter_->compile_options(w), c.answer.config, spec_.defines);
+        cuda::build_options(adapter_->compile_options(w), c.answer.config, spec_.defines, spec_.params);
     c.binary_key = cuda::binary_key(spec_.source_text, spec_.headers, options, launcher_.arch());
     std::shared_ptr<const cuda::Module> module = module_for(c, options);
 
