@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -266,8 +267,76 @@ Expr Expr::parse(const std::string& text) {
 }
 
 std::int64_t Expr::eval(const VarLookup& vars) const {
+  if (python_) return eval_python(vars);
   if (!root_) throw ExprError("empty expression");
   return eval_node(*root_, vars, text_);
+}
+
+struct Expr::Python {
+  PyExpr expr;
+  PyDecoders decoders;
+  std::vector<const PyDecoder*> by_index;  // per entry of expr.variables(): its decoder, or null
+  bool int_values = true;                  // every decoder gives ints or bools: PyExpr::eval_int first
+};
+
+namespace {
+
+/// The variables of a Python condition from the integer lookup of the space builder, decoded where a table is
+/// given. Returns an int without allocating.
+class DecodingSource final : public PyVariableSource {
+ public:
+  DecodingSource(const VarLookup& vars, const std::vector<const PyDecoder*>& decoders, const std::string& text)
+      : vars_(vars), decoders_(decoders), text_(text) {}
+  std::optional<PyValue> value(std::size_t index, const std::string& name) const override {
+    const std::optional<std::int64_t> stored = vars_(name);
+    if (!stored) return std::nullopt;
+    const PyDecoder* decoder = decoders_[index];
+    if (!decoder) return PyValue::integer(*stored);
+    const auto it = decoder->find(*stored);
+    if (it == decoder->end())
+      throw PyExprError("expression \"" + text_ + "\": variable '" + name + "' has no Python value for stored value " +
+                        std::to_string(*stored));
+    return it->second;
+  }
+
+ private:
+  const VarLookup& vars_;
+  const std::vector<const PyDecoder*>& decoders_;
+  const std::string& text_;
+};
+
+}  // namespace
+
+Expr Expr::python(const std::string& text, PyDecoders decoders) {
+  auto py = std::make_shared<Python>();
+  py->expr = PyExpr::parse(text);
+  py->decoders = std::move(decoders);
+  for (const std::string& v : py->expr.variables()) {
+    const auto it = py->decoders.find(v);
+    py->by_index.push_back(it == py->decoders.end() ? nullptr : &it->second);
+    if (it != py->decoders.end())
+      for (const auto& entry : it->second)
+        if (!entry.second.is_int() && !entry.second.is_bool()) py->int_values = false;
+  }
+  Expr e;
+  e.text_ = text;
+  e.vars_ = py->expr.variables();
+  e.python_ = std::move(py);
+  return e;
+}
+
+std::int64_t Expr::eval_python(const VarLookup& vars) const {
+  const DecodingSource source(vars, python_->by_index, text_);
+  if (python_->int_values)
+    if (const std::optional<std::int64_t> r = python_->expr.eval_int(source)) return *r;
+  const PyValue v = python_->expr.eval(source);
+  if (const auto* i = v.if_int()) return *i;
+  if (const auto* f = v.if_float()) {
+    if (std::isfinite(*f) && *f == std::trunc(*f) && *f >= -9223372036854775808.0 && *f < 9223372036854775808.0)
+      return static_cast<std::int64_t>(*f);
+    throw PyExprError("expression \"" + text_ + "\" gives the float " + v.repr() + ", not an integer");
+  }
+  return v.truthy() ? 1 : 0;
 }
 
 }  // namespace autotune
