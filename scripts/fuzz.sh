@@ -13,11 +13,11 @@ bash scripts/deps.sh clang libclang-rt-14-dev
 export PATH=/usr/local/cuda/bin:$PATH
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCUDAToolkit_ROOT=/usr/local/cuda -DAUTOTUNE_FUZZ=ON >/dev/null
-cmake --build build-fuzz --target fuzz_spec fuzz_expr -j"$(nproc)"
+cmake --build build-fuzz --target fuzz_spec fuzz_expr fuzz_pyexpr -j"$(nproc)"
 
 mkdir -p build-fuzz/artifacts
 status=0
-for target in fuzz_spec fuzz_expr; do
+for target in fuzz_spec fuzz_expr fuzz_pyexpr; do
   corpus="build-fuzz/corpus_${target#fuzz_}"
   rm -rf "$corpus"
   cp -r "tests/fuzz/corpus_${target#fuzz_}" "$corpus"

@@ -186,24 +186,28 @@ double float_power(double x, double y) {
   return r;
 }
 
-std::int64_t int_power(std::int64_t base, std::int64_t exp) {
+/// base ** exp for exp >= 0, false where the result does not fit in 64 bits.
+bool try_int_power(std::int64_t base, std::int64_t exp, std::int64_t& out) {
   std::int64_t result = 1;
   while (exp > 0) {
-    if ((exp & 1) && __builtin_mul_overflow(result, base, &result)) overflow();
+    if ((exp & 1) && __builtin_mul_overflow(result, base, &result)) return false;
     exp >>= 1;
     // Squaring past 64 bits while bits remain means the result is past 64 bits too (|base| >= 2 then).
-    if (exp > 0 && __builtin_mul_overflow(base, base, &base)) overflow();
+    if (exp > 0 && __builtin_mul_overflow(base, base, &base)) return false;
   }
-  return result;
+  out = result;
+  return true;
 }
 
-std::int64_t shift_left(std::int64_t a, std::int64_t s) {
-  if (s < 0) fail("negative shift count");
-  if (a == 0) return 0;
-  if (s >= 63) overflow();
-  const std::int64_t r = static_cast<std::int64_t>(static_cast<std::uint64_t>(a) << s);
-  if ((r >> s) != a) overflow();
-  return r;
+/// a << s for s >= 0, false where the result does not fit in 64 bits.
+bool try_shift_left(std::int64_t a, std::int64_t s, std::int64_t& out) {
+  if (a == 0) {
+    out = 0;
+    return true;
+  }
+  if (s >= 63) return false;
+  out = static_cast<std::int64_t>(static_cast<std::uint64_t>(a) << s);
+  return (out >> s) == a;
 }
 
 std::int64_t shift_right(std::int64_t a, std::int64_t s) {
@@ -370,6 +374,16 @@ std::string quoted(const std::string& s) {
   } catch (const Failure&) {
     return "'" + s + "'";
   }
+}
+
+/// The one-character string c (ASCII), shared: iterating or indexing a string allocates nothing.
+const PyValue& character(char c) {
+  static const std::vector<PyValue> table = [] {
+    std::vector<PyValue> t;
+    for (int i = 0; i < 128; ++i) t.push_back(PyValue::string(std::string(1, static_cast<char>(i))));
+    return t;
+  }();
+  return table[static_cast<unsigned char>(c) & 0x7f];
 }
 
 // ---------------------------------------------------------------- comparison
@@ -565,9 +579,12 @@ PyValue int_binary(BinOp op, std::int64_t a, std::int64_t b) {
         if (a == 0) fail("division by zero: 0 cannot be raised to a negative power");
         return PyValue::floating(float_power(static_cast<double>(a), static_cast<double>(b)));
       }
-      return PyValue::integer(int_power(a, b));
+      if (!try_int_power(a, b, r)) overflow();
+      return PyValue::integer(r);
     case BinOp::lshift:
-      return PyValue::integer(shift_left(a, b));
+      if (b < 0) fail("negative shift count");
+      if (!try_shift_left(a, b, r)) overflow();
+      return PyValue::integer(r);
     case BinOp::rshift:
       return PyValue::integer(shift_right(a, b));
     case BinOp::bit_and:
@@ -1853,7 +1870,7 @@ class Evaluator {
       require_ascii(*s);
       for (char c : *s) {
         budget_.spend(1);
-        f(PyValue::string(std::string(1, c)));
+        f(character(c));
       }
     } else {
       fail(std::string("'") + v.type_name() + "' object is not iterable");
@@ -1911,7 +1928,7 @@ class Evaluator {
     if (i < 0) i += n;
     if (i < 0 || i >= n) fail(std::string(object.is_str() ? "string" : "list") + " index out of range");
     if (const auto* l = object.if_list()) return (*l)[static_cast<std::size_t>(i)];
-    return PyValue::string(std::string(1, (*object.if_str())[static_cast<std::size_t>(i)]));
+    return character((*object.if_str())[static_cast<std::size_t>(i)]);
   }
 
   PyValue slice(const Node& n) {
@@ -2187,21 +2204,10 @@ bool eval_ints(const Node& n, const PyVariableSource& vars, std::int64_t& out) {
           if (b == 0 || (a == std::numeric_limits<std::int64_t>::min() && b == -1)) return false;
           out = static_cast<BinOp>(n.op) == BinOp::floordiv ? int_floor_divide(a, b) : int_modulo(a, b);
           return true;
-        case BinOp::pow: {
-          if (b < 0) return false;
-          std::int64_t r = 1, base = a;
-          for (std::int64_t e = b; e > 0;) {
-            if ((e & 1) && __builtin_mul_overflow(r, base, &r)) return false;
-            e >>= 1;
-            if (e > 0 && __builtin_mul_overflow(base, base, &base)) return false;
-          }
-          out = r;
-          return true;
-        }
+        case BinOp::pow:
+          return b >= 0 && try_int_power(a, b, out);
         case BinOp::lshift:
-          if (b < 0 || (a != 0 && (b >= 63 || ((a << b) >> b) != a))) return false;
-          out = a == 0 ? 0 : static_cast<std::int64_t>(static_cast<std::uint64_t>(a) << b);
-          return true;
+          return b >= 0 && try_shift_left(a, b, out);
         case BinOp::rshift:
           if (b < 0) return false;
           out = shift_right(a, b);

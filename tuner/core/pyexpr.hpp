@@ -134,7 +134,7 @@ class PyExpr {
  public:
   static constexpr int kMaxNesting = 200;
   static constexpr std::size_t kMaxLength = 10'000'000;
-  static constexpr std::uint64_t kMaxWork = 30'000'000;
+  static constexpr std::uint64_t kMaxWork = 10'000'000;
 
   struct Node;
   PyExpr();
