@@ -4,12 +4,14 @@
 #include <string>
 #include <vector>
 
+#include "strategy_support.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/core/expr.hpp"
 #include "tuner/core/pyexpr.hpp"
 #include "tuner/core/space.hpp"
 
 using namespace autotune;
+using autotune_test::strategies::make_param;
 
 namespace {
 
@@ -208,14 +210,6 @@ const Case kPythonValues[] = {
     {"0 is not None", "True"},
     {"[] == []", "True"},
 };
-
-Param P(std::string name, std::vector<Value> values) {
-  Param p;
-  p.name = std::move(name);
-  p.values = std::move(values);
-  p.default_value = p.values.front();
-  return p;
-}
 
 }  // namespace
 
@@ -472,16 +466,16 @@ TEST_CASE("Expr::python's int path gives what the full evaluation gives", "[cpu]
 }
 
 TEST_CASE("a T1-style space with Python conditions has the valid count Python gives", "[cpu][pyexpr][space]") {
-  const std::vector<Param> params = {P("MWG", {16, 32, 64, 128}),
-                                     P("NWG", {16, 32, 64, 128}),
-                                     P("KWG", {16, 32}),
-                                     P("MDIMC", {8, 16, 32}),
-                                     P("NDIMC", {8, 16, 32}),
-                                     P("MDIMA", {8, 16, 32}),
-                                     P("NDIMB", {8, 16, 32}),
-                                     P("KWI", {2, 8}),
-                                     P("SA", {0, 1}),
-                                     P("SB", {0, 1})};
+  const std::vector<Param> params = {make_param("MWG", {16, 32, 64, 128}),
+                                     make_param("NWG", {16, 32, 64, 128}),
+                                     make_param("KWG", {16, 32}),
+                                     make_param("MDIMC", {8, 16, 32}),
+                                     make_param("NDIMC", {8, 16, 32}),
+                                     make_param("MDIMA", {8, 16, 32}),
+                                     make_param("NDIMB", {8, 16, 32}),
+                                     make_param("KWI", {2, 8}),
+                                     make_param("SA", {0, 1}),
+                                     make_param("SB", {0, 1})};
   std::vector<Expr> conditions;
   for (const char* c : {"KWG % KWI == 0", "MWG % MDIMC == 0", "NWG % NDIMC == 0", "MWG % MDIMA == 0",
                         "NWG % NDIMB == 0", "(KWG % ((MDIMC * NDIMC) // MDIMA)) == 0",
@@ -495,9 +489,9 @@ TEST_CASE("a T1-style space with Python conditions has the valid count Python gi
 }
 
 TEST_CASE("a space with string- and float-valued parameters has the valid count Python gives", "[cpu][pyexpr][space]") {
-  Param layout = P("layout", {0, 1, 2});
+  Param layout = make_param("layout", {0, 1, 2});
   layout.labels = {{0, "row"}, {1, "col"}, {2, "tiled"}};
-  Param scale = P("scale", {0, 1, 2, 3});
+  Param scale = make_param("scale", {0, 1, 2, 3});
   scale.labels = {{0, "0.5"}, {1, "1.0"}, {2, "1.5"}, {3, "2.0"}};
   PyDecoders decoders;
   for (const auto& [code, label] : layout.labels) decoders["layout"][code] = PyValue::string(label);
@@ -507,7 +501,8 @@ TEST_CASE("a space with string- and float-valued parameters has the valid count 
                         "(layout in ['row', 'col']) == (unroll < 4) or scale == 2.0",
                         "[1, 2, 4][min(unroll, 2)] * block // 32 in [4, 8, 16, 32]"})
     conditions.push_back(Expr::python(c, decoders));
-  const ParameterSpace space({layout, scale, P("block", {32, 64, 128, 256}), P("unroll", {1, 2, 4})}, conditions, {});
+  const ParameterSpace space({layout, scale, make_param("block", {32, 64, 128, 256}), make_param("unroll", {1, 2, 4})},
+                             conditions, {});
   // Python 3.11 over layout in ['row', 'col', 'tiled'], scale in [0.5, 1.0, 1.5, 2.0], block in [32, 64, 128, 256],
   // unroll in [1, 2, 4].
   CHECK(space.size() == 68);
