@@ -716,6 +716,7 @@ PyValue unary(UnOp op, const PyValue& v) {
 
 // ---------------------------------------------------------------- text to numbers (int(), float())
 
+/// Python's white space for int() and float() of a string (ASCII).
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
 std::string strip(const std::string& s) {
