@@ -175,6 +175,7 @@ void write_charts(const ExploreArgs& a, const explore::ExploreResult& r) {
 
 int run_explore(const ExploreArgs& a, const std::string& db_path) {
   TuningSpec spec = interop::resolve_kernel(a.kernel, {a.from, db_path});
+  a.pf.apply_inputs(spec);
   auto adapter = kernels::make_adapter(spec);
   ProblemKey p = a.pf.problem_key(spec);
   Workload w = a.pf.workload(spec);

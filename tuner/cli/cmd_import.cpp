@@ -1,6 +1,9 @@
 // `autotune import`: Kernel Tuner caches and T4 results as recorded trials; the rules live in
 // tuner/interop/import.* (the conversions in interop.* and kt_stub.*; docs/interop.md), this prints the outcome.
 #include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <functional>
 #include <memory>
 #include <string>
@@ -11,6 +14,8 @@
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/registry.hpp"
 #include "tuner/interop/import.hpp"
+#include "tuner/interop/resolve.hpp"
+#include "tuner/specs/specs.hpp"
 
 namespace autotune::cli {
 
@@ -55,7 +60,37 @@ int print_report(const ImportArgs& a, const std::string& db_path, const TuningSp
 
 }  // namespace
 
+/// --format t1: the native spec of a T1 file, written to --write-spec with its paths relative to that file's
+/// folder, checked by loading it back.
+int import_t1(const ImportArgs& a) {
+  if (a.write_spec.empty())
+    throw UsageError("import --format t1 converts a T1 file into a native spec: give --write-spec OUT.tune.json (a T1 "
+                     "file is tuned directly as well: autotune tune " + a.file + ")");
+  std::vector<std::string> notes;
+  const std::optional<std::string> text = interop::t1_spec_text(a.file, &notes);
+  if (!text) throw UsageError(a.file + " is not a T1 file (a JSON object with ConfigurationSpace and KernelSpecification)");
+  nlohmann::json spec = nlohmann::json::parse(*text);
+  namespace fs = std::filesystem;
+  const fs::path from = fs::absolute(fs::path(a.file).parent_path());
+  const fs::path to = fs::absolute(fs::path(a.write_spec).parent_path());
+  auto moved = [&](const std::string& p) {
+    if (p.empty() || fs::path(p).is_absolute()) return p;
+    return fs::relative(from / p, to).lexically_normal().string();
+  };
+  spec["source"] = moved(spec["source"]);
+  for (auto& arg : spec["arguments"])
+    for (const char* key : {"init", "expected", "value"})
+      if (arg.contains(key) && arg[key].is_object() && arg[key].contains("file")) arg[key]["file"] = moved(arg[key]["file"]);
+  write_file(a.write_spec, spec.dump(2) + "\n");
+  const TuningSpec loaded = specs::load_spec(a.write_spec);  // the written spec must load as it is
+  for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
+  std::printf("T1 file %s: kernel %s, %zu parameters, %zu conditions; native spec written to %s\n", a.file.c_str(),
+              loaded.name.c_str(), loaded.params.size(), loaded.constraints.size(), a.write_spec.c_str());
+  return 0;
+}
+
 int run_import(const ImportArgs& a, const std::string& db_path) {
+  if (a.format == "t1") return import_t1(a);
   interop::ImportRequest q;
   q.format = interop::import_format_from_string(a.format);
   q.file = a.file;

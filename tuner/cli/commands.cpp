@@ -37,6 +37,9 @@ void add_problem_flags(CLI::App* c, ProblemFlags& f, bool with_workload = false)
   c->add_option("--op", f.op, "operator, e.g. sum, min, max (default: the spec's first for this dtype)");
   if (with_workload)
     c->add_option("--workload", f.workload_key, "workload as dtype/op, e.g. float32/sum (alternative to --dtype/--op)");
+  c->add_option("--input", f.inputs,
+                "NAME=FILE: the input NAME of a user kernel read from FILE (.npy, else raw binary); the data is part of "
+                "the problem (repeatable)");
 }
 
 /// --seed (tune, compare-strategies, explore).
@@ -294,9 +297,11 @@ void add_import(CLI::App& app, Globals& g) {
   auto a = std::make_shared<ImportArgs>();
   auto* c =
       app.add_subcommand("import", "import Kernel Tuner cache files or T4 result files as recorded trials (--db)");
-  c->add_option("--format", a->format, "kt-cache (Kernel Tuner cache JSON) or t4 (T4 results JSON)")
+  c->add_option("--format", a->format,
+                "kt-cache (Kernel Tuner cache JSON), t4 (T4 results JSON), or t1 (a Kernel Tuner T1 input file: "
+                "writes the equivalent native spec with --write-spec, stores nothing)")
       ->required()
-      ->check(one_of({"kt-cache", "t4"}));
+      ->check(one_of({"kt-cache", "t4", "t1"}));
   c->add_option("file", a->file, "file to import")->required();
   c->add_option("--kernel", a->kernel,
                 "built-in kernel, path to a .json spec, or kernel imported before, that the trials belong to; "

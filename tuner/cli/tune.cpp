@@ -363,9 +363,39 @@ LocalBackend make_local_backend(const TuneArgs& ta, const TuningSpec& spec,
   return lb;
 }
 
+/// The spec's tuning defaults (a T1 file's Budget and Search) where the command line gives no limit or strategy;
+/// a budget fraction becomes a count of the valid space on this device. Says which were taken.
+TuneArgs with_spec_tuning(const TuneArgs& ta, const TuningSpec& spec, const Backend& backend, const std::string& tag) {
+  TuneArgs a = ta;
+  const TuningDefaults& d = spec.tuning;
+  if (d.empty()) return a;
+  std::string taken;
+  if (ta.budget == 0 && ta.time_limit == 0) {
+    if (d.budget) a.budget = *d.budget;
+    if (d.budget_fraction) {
+      const std::size_t valid = spec.space(ta.pf.problem_key(spec), backend.device(), ta.pf.workload(spec)).size();
+      const auto share = static_cast<std::size_t>(std::ceil(*d.budget_fraction * static_cast<double>(valid)));
+      a.budget = a.budget ? std::min(a.budget, std::max<std::size_t>(1, share)) : std::max<std::size_t>(1, share);
+    }
+    if (d.time_limit_s) a.time_limit = *d.time_limit_s;
+    if (a.budget) taken += "budget " + std::to_string(a.budget);
+    if (a.time_limit > 0) taken += (taken.empty() ? "" : ", ") + std::string("time limit ") + fmt("%g s", a.time_limit);
+  }
+  if (ta.strategy.empty() && d.strategy) {
+    a.strategy = *d.strategy;
+    for (const auto& [k, v] : d.strategy_options) a.strategy_options.push_back(k + "=" + v);
+    taken += (taken.empty() ? "" : ", ") + ("strategy " + a.strategy);
+  }
+  if (!taken.empty())
+    std::cerr << tag << "from the spec (its \"tuning\"; a T1 file's Budget and Search): " << taken
+              << " (the command line's --budget, --time-limit and --strategy override them)\n";
+  return a;
+}
+
 int tune_with(const TuneArgs& ta, const TuningSpec& spec, const std::shared_ptr<const KernelAdapter>& adapter,
               Backend& backend, db::Database& db, const std::string& db_path, const TuneOutput& o) {
-  TuneRun run(ta, spec, adapter, backend, db, db_path, o);
+  const TuneArgs effective = with_spec_tuning(ta, spec, backend, o.label);
+  TuneRun run(effective, spec, adapter, backend, db, db_path, o);
   return run.run();
 }
 
@@ -379,8 +409,11 @@ std::shared_ptr<const KernelAdapter> tune_adapter(const TuneArgs& ta, const Tuni
 }
 
 TuningSpec load_tune_spec(const TuneArgs& ta, const std::string& db_path) {
-  TuningSpec spec = interop::resolve_kernel(ta.kernel, {ta.from, db_path});
+  std::vector<std::string> notes;
+  TuningSpec spec = interop::resolve_kernel(ta.kernel, {ta.from, db_path}, &notes);
+  for (const std::string& n : notes) std::cerr << ta.kernel << ": " << n << "\n";
   ta.narrow.apply(spec);
+  ta.pf.apply_inputs(spec);
   spec.check_workload(ta.pf.workload(spec));
   if (ta.screen > 0 && !(ta.time_limit > 0))
     throw UsageError("--screen needs --time-limit (the screening gets a share of it)");

@@ -341,6 +341,7 @@ std::string code_identity(const TuningSpec& spec) {
   text += '\0';
   for (const std::string& k : spec.kernels) text += "kernel=" + k + '\0';
   for (const auto& [name, value] : spec.defines) text += "define=" + name + "=" + value + '\0';
+  for (const std::string& o : spec.compile_options) text += "option=" + o + '\0';
   return "c1:" + content_hash(text);
 }
 

@@ -121,11 +121,19 @@ std::string ProblemKey::key() const {
     if (!out.empty()) out += ',';
     out += k + "=" + std::to_string(v);
   }
+  if (!data.empty()) out += "@" + data;
   return out;
 }
 
-ProblemKey ProblemKey::parse(const std::string& key) {
+ProblemKey ProblemKey::parse(const std::string& text) {
   ProblemKey p;
+  const std::size_t at = text.find('@');
+  const std::string key = text.substr(0, at);
+  if (at != std::string::npos) {
+    p.data = text.substr(at + 1);
+    if (p.data.empty() || p.data.find_first_of("@,= ") != std::string::npos)
+      throw UsageError("bad problem '" + text + "': the data tag after '@' is empty or has '@', ',', '=' or a space");
+  }
   std::size_t start = 0;
   while (start < key.size()) {
     std::size_t comma = key.find(',', start);

@@ -98,14 +98,18 @@ int dtype_size(const std::string& dtype);
 /// Problem dimensions, e.g. {n: 67108864} or {rows: 4000, cols: 4000}.
 struct ProblemKey {
   std::map<std::string, std::int64_t> dims;
-  /// "n=67108864" or "cols=4000,rows=4000" (sorted by name).
+  /// The data a data-dependent kernel was given, where inputs come from files: a tag of their contents (the same
+  /// sizes with other data are another problem); "" for synthetic inputs.
+  std::string data;
+  /// "n=67108864" or "cols=4000,rows=4000" (sorted by name), then "@" and the data tag where there is one.
   std::string key() const;
+  /// Reads key(); throws UsageError naming the key.
   static ProblemKey parse(const std::string& key);
   /// Product of the dimensions (elements); used for log2-distance matching.
   double elements() const;
   std::int64_t at(const std::string& dim) const;
-  bool operator==(const ProblemKey& o) const { return dims == o.dims; }
-  bool operator<(const ProblemKey& o) const { return dims < o.dims; }
+  bool operator==(const ProblemKey& o) const { return dims == o.dims && data == o.data; }
+  bool operator<(const ProblemKey& o) const { return dims != o.dims ? dims < o.dims : data < o.data; }
 };
 
 }  // namespace autotune

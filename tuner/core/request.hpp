@@ -15,6 +15,17 @@ struct ProblemRequest {
   std::int64_t n = 0, rows = 0, cols = 0;
   std::string problem, dtype, op;
   std::string workload_key;  // --workload dtype/op (only on the sub-commands that offer it)
+  std::vector<std::string> inputs;  // --input NAME=FILE: an input of a user kernel read from a file
+
+  /// Reads every --input into s (replace_input). Throws UsageError for a malformed --input or an unknown input.
+  void apply_inputs(TuningSpec& s) const {
+    for (const std::string& in : inputs) {
+      const auto eq = in.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == in.size())
+        throw UsageError("--input expects NAME=FILE, got '" + in + "'");
+      replace_input(s, in.substr(0, eq), in.substr(eq + 1));
+    }
+  }
 
   /// Whether the user gave a problem / a workload (imports fall back to what the file says).
   bool has_problem() const { return !problem.empty() || n || rows || cols; }
@@ -35,6 +46,16 @@ struct ProblemRequest {
     for (const auto& [k, v] : p.dims)
       if (v < 1) throw UsageError("problem dimension " + k + " must be at least 1 (got " + std::to_string(v) + ")");
     s.check_problem(p);
+    // Data read from files is part of the problem: the same sizes with other data are another problem.
+    if (p.data.empty()) {
+      if (inputs.empty()) {
+        p.data = data_tag(s);
+      } else {
+        TuningSpec with = s;
+        apply_inputs(with);
+        p.data = data_tag(with);
+      }
+    }
     return p;
   }
 

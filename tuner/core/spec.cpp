@@ -15,6 +15,7 @@
 
 #include "tuner/core/error.hpp"
 #include "tuner/core/hash.hpp"
+#include "tuner/core/spec_parse.hpp"
 
 namespace autotune {
 
@@ -22,128 +23,10 @@ using nlohmann::json;
 
 namespace {
 
+using namespace spec_parse;
+
 /// Deepest nesting of arrays and objects a spec may have.
 constexpr int kMaxJsonDepth = 64;
-
-std::string join_ptr(const std::string& base, const std::string& key) { return base + "/" + key; }
-std::string join_ptr(const std::string& base, std::size_t i) { return base + "/" + std::to_string(i); }
-
-const char* type_name(const json& j) { return j.type_name(); }
-
-void check_keys(const json& obj, const std::string& ptr, const std::set<std::string>& allowed) {
-  for (auto it = obj.begin(); it != obj.end(); ++it)
-    if (!allowed.count(it.key())) {
-      std::string list;
-      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      throw SpecError(join_ptr(ptr, it.key()), "unknown key '" + it.key() + "' (allowed: " + list + ")");
-    }
-}
-
-const json& require(const json& obj, const std::string& ptr, const std::string& key) {
-  if (!obj.contains(key)) throw SpecError(join_ptr(ptr, key), "required key '" + key + "' is missing");
-  return obj.at(key);
-}
-
-std::string get_string(const json& j, const std::string& ptr) {
-  if (!j.is_string()) throw SpecError(ptr, std::string("expected a string, got ") + type_name(j));
-  return j.get<std::string>();
-}
-
-std::int64_t get_int(const json& j, const std::string& ptr) {
-  if (!j.is_number_integer()) throw SpecError(ptr, std::string("expected an integer, got ") + type_name(j));
-  // Unsigned JSON integers above INT64_MAX would wrap to negative values (found by fuzz_spec).
-  if (j.is_number_unsigned() && j.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
-    throw SpecError(ptr, "integer " + j.dump() + " is out of range (largest: " + std::to_string(INT64_MAX) + ")");
-  return j.get<std::int64_t>();
-}
-
-Expr get_expr(const json& j, const std::string& ptr) {
-  std::string text;
-  if (j.is_number_integer()) text = std::to_string(get_int(j, ptr));
-  else if (j.is_string()) text = j.get<std::string>();
-  else throw SpecError(ptr, std::string("expected an expression (string or integer), got ") + type_name(j));
-  try {
-    return Expr::parse(text);
-  } catch (const ExprError& e) {
-    throw SpecError(ptr, e.what());
-  }
-}
-
-void get_dim3(const json& obj, const std::string& ptr, const std::string& key, Expr& x, Expr& y, Expr& z,
-              bool required) {
-  Expr one = Expr::parse("1");
-  x = y = z = one;
-  if (!obj.contains(key)) {
-    if (required) throw SpecError(join_ptr(ptr, key), "required key '" + key + "' is missing");
-    return;
-  }
-  const json& j = obj.at(key);
-  std::string p = join_ptr(ptr, key);
-  if (j.is_array()) {
-    if (j.empty() || j.size() > 3) throw SpecError(p, "expected 1 to 3 expressions");
-    Expr* out[3] = {&x, &y, &z};
-    for (std::size_t i = 0; i < j.size(); ++i) *out[i] = get_expr(j[i], join_ptr(p, i));
-  } else {
-    x = get_expr(j, p);
-  }
-}
-
-LaunchSpec parse_launch(const json& j, const std::string& ptr, bool named) {
-  if (!j.is_object()) throw SpecError(ptr, "expected an object");
-  std::set<std::string> keys = {"kernel", "grid", "block", "shared_mem"};
-  if (named) keys.insert({"name", "source"});
-  check_keys(j, ptr, keys);
-  LaunchSpec l;
-  l.kernel = get_string(require(j, ptr, "kernel"), join_ptr(ptr, "kernel"));
-  l.name = j.contains("name") ? get_string(j.at("name"), join_ptr(ptr, "name")) : l.kernel;
-  get_dim3(j, ptr, "grid", l.grid_x, l.grid_y, l.grid_z, true);
-  get_dim3(j, ptr, "block", l.block_x, l.block_y, l.block_z, true);
-  l.shared_bytes = j.contains("shared_mem") ? get_expr(j.at("shared_mem"), join_ptr(ptr, "shared_mem"))
-                                            : Expr::parse("0");
-  return l;
-}
-
-std::string read_file(const std::string& path, const std::string& ptr) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw SpecError(ptr, "cannot read source file '" + path + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string resolve(const std::string& base_dir, const std::string& rel) {
-  if (rel.empty() || rel[0] == '/' || base_dir.empty()) return rel;
-  return base_dir + "/" + rel;
-}
-
-bool is_float_dtype(const std::string& d) { return d.rfind("float", 0) == 0; }
-
-VerifyPolicy parse_policy(const json& j, const std::string& ptr) {
-  if (!j.is_object())
-    throw SpecError(ptr, "expected an object {\"relative\", \"absolute\", \"max_mismatch_fraction\", \"compare\"}");
-  check_keys(j, ptr, {"relative", "absolute", "max_mismatch_fraction", "compare"});
-  VerifyPolicy p;
-  auto number = [&](const char* key, double max) -> std::optional<double> {
-    if (!j.contains(key)) return std::nullopt;
-    const json& v = j.at(key);
-    if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > max)
-      throw SpecError(join_ptr(ptr, key), "expected a number from 0 to " + json(max).dump());
-    return v.get<double>();
-  };
-  p.relative = number("relative", 1e300);
-  p.absolute = number("absolute", 1e300);
-  p.max_mismatch_fraction = number("max_mismatch_fraction", 1.0);
-  if (j.contains("compare")) {
-    const json& k = j.at("compare");
-    if (!k.is_string() || k.get<std::string>().empty())
-      throw SpecError(join_ptr(ptr, "compare"), "expected the name of a comparison kernel (an entry point of the "
-                                                "reference's source)");
-    if (p.relative || p.absolute)
-      throw SpecError(join_ptr(ptr, "compare"), "a comparison kernel decides alone: drop \"relative\" and \"absolute\"");
-    p.compare = k.get<std::string>();
-  }
-  return p;
-}
 
 json parse_spec_json(const std::string& text) {
   try {
@@ -384,6 +267,36 @@ void parse_workloads(const json& j, TuningSpec& s) {
   }
 }
 
+/// "tuning": {"budget": N, "budget_fraction": f, "time_limit": s, "strategy": "name", "strategy_options": {...}}.
+TuningDefaults parse_tuning(const json& t) {
+  if (!t.is_object()) throw SpecError("/tuning", "expected an object");
+  check_keys(t, "/tuning", {"budget", "budget_fraction", "time_limit", "strategy", "strategy_options"});
+  TuningDefaults d;
+  if (t.contains("budget")) {
+    const std::int64_t b = get_int(t["budget"], "/tuning/budget");
+    if (b < 1) throw SpecError("/tuning/budget", "expected a positive integer");
+    d.budget = static_cast<std::size_t>(b);
+  }
+  auto positive = [&](const char* key) {
+    const std::string p = join_ptr("/tuning", key);
+    if (!t[key].is_number() || !(t[key].get<double>() > 0)) throw SpecError(p, "expected a positive number");
+    return t[key].get<double>();
+  };
+  if (t.contains("budget_fraction")) {
+    d.budget_fraction = positive("budget_fraction");
+    if (*d.budget_fraction > 1) throw SpecError("/tuning/budget_fraction", "expected a fraction in (0, 1]");
+  }
+  if (t.contains("time_limit")) d.time_limit_s = positive("time_limit");
+  if (t.contains("strategy")) d.strategy = get_string(t["strategy"], "/tuning/strategy");
+  if (t.contains("strategy_options")) {
+    const json& o = t["strategy_options"];
+    if (!o.is_object()) throw SpecError("/tuning/strategy_options", "expected an object {\"key\": value}");
+    for (auto it = o.begin(); it != o.end(); ++it)
+      d.strategy_options[it.key()] = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
+  }
+  return d;
+}
+
 /// tolerance, bytes_moved, defines and family_options.
 void parse_build_options(const json& j, TuningSpec& s) {
   if (j.contains("tolerance")) {
@@ -401,270 +314,16 @@ void parse_build_options(const json& j, TuningSpec& s) {
       else throw SpecError(join_ptr("/defines", it.key()), "expected a string or integer");
     }
   }
+  if (j.contains("compile_options")) {
+    const json& o = j["compile_options"];
+    if (!o.is_array()) throw SpecError("/compile_options", "expected an array of NVRTC options");
+    for (std::size_t i = 0; i < o.size(); ++i) s.compile_options.push_back(get_string(o[i], join_ptr("/compile_options", i)));
+  }
+  if (j.contains("tuning")) s.tuning = parse_tuning(j["tuning"]);
   if (j.contains("family_options")) {
     if (!j["family_options"].is_object()) throw SpecError("/family_options", "expected an object");
     s.family_options_json = j["family_options"].dump();
   }
-}
-
-/// Smallest and largest value of an integer dtype that a spec may write (uint64: up to INT64_MAX).
-std::pair<std::int64_t, std::int64_t> integer_range(const std::string& dtype) {
-  if (dtype == "int8") return {INT8_MIN, INT8_MAX};
-  if (dtype == "uint8") return {0, UINT8_MAX};
-  if (dtype == "int16") return {INT16_MIN, INT16_MAX};
-  if (dtype == "uint16") return {0, UINT16_MAX};
-  if (dtype == "int32") return {INT32_MIN, INT32_MAX};
-  if (dtype == "uint32") return {0, UINT32_MAX};
-  if (dtype == "uint64") return {0, INT64_MAX};
-  return {INT64_MIN, INT64_MAX};
-}
-
-/// A number of a fill for dtype: an integer within the type's range, or a number within a float's range.
-FillValue get_fill_value(const json& j, const std::string& ptr, const std::string& dtype) {
-  FillValue v;
-  if (is_float_dtype(dtype)) {
-    if (!j.is_number()) throw SpecError(ptr, std::string("expected a number, got ") + type_name(j));
-    v.f = j.get<double>();
-    const double largest = dtype == "float32"   ? 3.4028234663852886e38
-                           : dtype == "float16" ? 65504.0
-                                                : 1.7976931348623157e308;
-    if (std::fabs(v.f) > largest) throw SpecError(ptr, j.dump() + " is out of the range of " + dtype);
-    return v;
-  }
-  v.i = get_int(j, ptr);
-  const auto [lo, hi] = integer_range(dtype);
-  if (v.i < lo || v.i > hi)
-    throw SpecError(ptr, std::to_string(v.i) + " is out of the range of " + dtype + " (" + std::to_string(lo) + " to " +
-                             std::to_string(hi) + ")");
-  v.f = static_cast<double>(v.i);
-  return v;
-}
-
-/// {"file": "x.npy"} or {"file": "x.bin", "format": "raw"}: the path resolved against base_dir, the format from
-/// "format" or the extension.
-DataSource parse_file_source(const json& j, const std::string& ptr, const std::string& base_dir) {
-  check_keys(j, ptr, {"file", "format"});
-  DataSource d;
-  d.kind = DataSource::Kind::file;
-  d.pointer = join_ptr(ptr, "file");
-  d.file = get_string(require(j, ptr, "file"), d.pointer);
-  if (d.file.empty()) throw SpecError(d.pointer, "expected a file name");
-  d.path = resolve(base_dir, d.file);
-  if (j.contains("format")) {
-    const std::string f = get_string(j["format"], join_ptr(ptr, "format"));
-    const std::optional<DataFormat> format = parse_data_format(f);
-    if (!format) throw SpecError(join_ptr(ptr, "format"), "format must be npy or raw, not '" + f + "'");
-    d.format = *format;
-  } else {
-    const std::optional<DataFormat> format = data_format_from_path(d.file);
-    if (!format)
-      throw SpecError(d.pointer, "cannot tell the format of '" + d.file +
-                                     "' from its name (.npy: npy; .bin, .raw: "
-                                     "raw): add \"format\": \"npy\" or \"raw\"");
-    d.format = *format;
-  }
-  return d;
-}
-
-/// {"random": {"seed": 7, "min": -1.0, "max": 1.0}}'s inner object (every key optional; min and max together).
-void parse_random_options(const json& j, const std::string& ptr, const std::string& dtype, DataSource& d) {
-  if (!j.is_object()) throw SpecError(ptr, "expected an object {\"seed\", \"min\", \"max\"} (each optional)");
-  check_keys(j, ptr, {"seed", "min", "max"});
-  if (j.contains("seed")) {
-    const std::int64_t seed = get_int(j["seed"], join_ptr(ptr, "seed"));
-    if (seed < 0) throw SpecError(join_ptr(ptr, "seed"), "a seed is a non-negative integer");
-    d.seed = static_cast<std::uint64_t>(seed);
-  }
-  if (j.contains("min") != j.contains("max"))
-    throw SpecError(join_ptr(ptr, j.contains("min") ? "max" : "min"), "a range needs both \"min\" and \"max\"");
-  if (!j.contains("min")) return;
-  d.min = get_fill_value(j["min"], join_ptr(ptr, "min"), dtype);
-  d.max = get_fill_value(j["max"], join_ptr(ptr, "max"), dtype);
-  const bool floating = is_float_dtype(dtype);
-  std::int64_t span = 0;
-  if (!floating && __builtin_sub_overflow(d.max->i, d.min->i, &span))
-    throw SpecError(join_ptr(ptr, "max"), "the range from min to max is wider than 2^63");
-  if (floating ? !(d.min->f < d.max->f) : d.min->i > d.max->i)
-    throw SpecError(join_ptr(ptr, "max"), floating ? "max must be greater than min (floats are drawn from [min, max))"
-                                                   : "max must be at least min (integers are drawn from [min, max])");
-}
-
-/// "init": random | zero | ones | iota, or {"file": ...}, {"constant": x}, {"random": {...}}.
-DataSource parse_init(const json& j, const std::string& ptr, const std::string& dtype, const std::string& base_dir) {
-  const char* const usage =
-      "init must be random, zero, ones or iota, or an object: {\"file\": \"x.npy\"}, "
-      "{\"constant\": 3.5} or {\"random\": {\"seed\": 7, \"min\": -1, \"max\": 1}}";
-  DataSource d;
-  if (j.is_string()) {
-    const std::string s = j.get<std::string>();
-    if (s == "random")
-      d.kind = DataSource::Kind::random;
-    else if (s == "zero")
-      d.kind = DataSource::Kind::zero;
-    else if (s == "ones")
-      d.kind = DataSource::Kind::ones;
-    else if (s == "iota")
-      d.kind = DataSource::Kind::iota;
-    else
-      throw SpecError(ptr, usage);
-    return d;
-  }
-  if (!j.is_object() || j.empty()) throw SpecError(ptr, usage);
-  if (j.contains("file")) return parse_file_source(j, ptr, base_dir);
-  check_keys(j, ptr, {"constant", "random", "file", "format"});
-  if (j.size() != 1) throw SpecError(ptr, "give one of \"file\", \"constant\" or \"random\"");
-  if (j.contains("format")) throw SpecError(join_ptr(ptr, "format"), "\"format\" goes with \"file\"");
-  if (j.contains("constant")) {
-    d.kind = DataSource::Kind::constant;
-    d.constant = get_fill_value(j["constant"], join_ptr(ptr, "constant"), dtype);
-  } else {
-    d.kind = DataSource::Kind::random;
-    parse_random_options(j["random"], join_ptr(ptr, "random"), dtype, d);
-  }
-  return d;
-}
-
-/// The count of a when it is a constant expression (no names), else nullopt (known once the problem is).
-std::optional<std::uint64_t> constant_count(const ArgSpec& a, const std::string& ptr) {
-  if (!a.count.variables().empty()) return std::nullopt;
-  std::int64_t n = 0;
-  try {
-    n = a.count.eval([](const std::string&) { return std::optional<std::int64_t>(); });
-  } catch (const ExprError& e) {
-    throw SpecError(join_ptr(ptr, "count"), e.what());
-  }
-  if (n < 1) throw SpecError(join_ptr(ptr, "count"), "count must be at least 1, not " + std::to_string(n));
-  return static_cast<std::uint64_t>(n);
-}
-
-/// The fields of a buffer or constant argument (kind is "buffer" or "constant").
-void parse_memory_argument(const json& aj, const std::string& ptr, const std::string& kind, ArgSpec& a,
-                           const std::string& base_dir, bool load_sources) {
-  a.kind = kind == "buffer" ? ArgSpec::Kind::buffer : ArgSpec::Kind::constant;
-  a.count = get_expr(require(aj, ptr, "count"), join_ptr(ptr, "count"));
-  std::string role = aj.contains("role") ? get_string(aj["role"], join_ptr(ptr, "role")) : "input";
-  if (role == "input") a.role = ArgSpec::Role::input;
-  else if (role == "output" && kind == "buffer") a.role = ArgSpec::Role::output;
-  else throw SpecError(join_ptr(ptr, "role"), kind == "buffer" ? "role must be input or output"
-                                                               : "a constant argument is an input");
-  a.symbol = aj.contains("symbol") ? get_string(aj["symbol"], join_ptr(ptr, "symbol")) : a.name;
-  if (aj.contains("verification")) {
-    if (a.role != ArgSpec::Role::output)
-      throw SpecError(join_ptr(ptr, "verification"), "only an output buffer has a verification policy");
-    a.verification = parse_policy(aj["verification"], join_ptr(ptr, "verification"));
-  }
-  if (aj.contains("init")) a.init = parse_init(aj["init"], join_ptr(ptr, "init"), a.dtype, base_dir);
-  if (a.dtype == "float16" && a.is_input() && a.init.kind != DataSource::Kind::file &&
-      a.init.kind != DataSource::Kind::zero)
-    throw SpecError(join_ptr(ptr, "init"),
-                    "a float16 input takes its values from a file ({\"file\": ...}) or "
-                    "\"zero\" (the tuner makes no half-precision values)");
-  if (aj.contains("expected")) {
-    const std::string eptr = join_ptr(ptr, "expected");
-    if (!a.is_output()) throw SpecError(eptr, "only an output buffer has expected values");
-    if (!aj["expected"].is_object() || !aj["expected"].contains("file"))
-      throw SpecError(eptr, "expected an object {\"file\": \"y.npy\"} (with \"format\": \"raw\" for raw data)");
-    a.expected = parse_file_source(aj["expected"], eptr, base_dir);
-  }
-  if (a.is_output() && a.init.kind == DataSource::Kind::file)
-    throw SpecError(join_ptr(ptr, "init"),
-                    "an output is poisoned before each verified run, its init is not used: "
-                    "give its expected values as \"expected\": {\"file\": ...}");
-  if (!load_sources) return;
-  // Files are checked now: they exist, hold the argument's dtype and, when the count is a constant, that many
-  // elements; a count over the problem is checked once the problem is known (KernelAdapter::validate_inputs).
-  if (a.init.kind == DataSource::Kind::file) check_data_file(a, a.init, constant_count(a, ptr));
-  if (a.expected) check_data_file(a, *a.expected, constant_count(a, ptr));
-}
-
-/// The single element of a scalar's value file, as the text of a literal.
-std::string read_scalar_file(const ArgSpec& a, const DataSource& d) {
-  std::vector<unsigned char> b;
-  read_data_file(a, d, 1, b);
-  const unsigned char* p = b.data();
-  auto as = [p](auto v) {
-    std::memcpy(&v, p, sizeof v);
-    return v;
-  };
-  const std::string& t = a.dtype;
-  if (t == "float32" || t == "float64") {
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.17g", t == "float32" ? static_cast<double>(as(float{})) : as(double{}));
-    return buf;
-  }
-  if (t == "int8") return std::to_string(as(std::int8_t{}));
-  if (t == "uint8") return std::to_string(as(std::uint8_t{}));
-  if (t == "int16") return std::to_string(as(std::int16_t{}));
-  if (t == "uint16") return std::to_string(as(std::uint16_t{}));
-  if (t == "int32") return std::to_string(as(std::int32_t{}));
-  if (t == "uint32") return std::to_string(as(std::uint32_t{}));
-  if (t == "int64") return std::to_string(as(std::int64_t{}));
-  const std::uint64_t u = as(std::uint64_t{});
-  if (u > static_cast<std::uint64_t>(INT64_MAX))
-    throw SpecError(d.pointer, data_reader(a, d) + ": " + std::to_string(u) + " in file '" + d.path +
-                                   "' is out of the range of a scalar (largest: " + std::to_string(INT64_MAX) + ")");
-  return std::to_string(u);
-}
-
-/// A scalar's "value": an expression string, a number, or {"file": ...} (read now when load_sources).
-void parse_scalar_value(const json& aj, const std::string& ptr, ArgSpec& a, const std::string& base_dir,
-                        bool load_sources) {
-  a.kind = ArgSpec::Kind::scalar;
-  const json& v = require(aj, ptr, "value");
-  const std::string vptr = join_ptr(ptr, "value");
-  if (v.is_object()) {
-    if (!v.contains("file")) throw SpecError(vptr, "expected an expression string, a number or {\"file\": \"n.npy\"}");
-    static const std::set<std::string> kScalarFileTypes = {"int8",   "uint8", "int16",  "uint16",  "int32",
-                                                           "uint32", "int64", "uint64", "float32", "float64"};
-    if (!kScalarFileTypes.count(a.dtype))
-      throw SpecError(join_ptr(ptr, "dtype"),
-                      "a scalar from a file is an integer type, float32 or float64, not " + a.dtype);
-    a.value_file = parse_file_source(v, vptr, base_dir);
-    if (load_sources) a.value = read_scalar_file(a, *a.value_file);
-    return;
-  }
-  if (v.is_string())
-    a.value = v.get<std::string>();
-  else if (v.is_number())
-    a.value = v.dump();
-  else
-    throw SpecError(vptr, "expected an expression string, a number or {\"file\": \"n.npy\"}");
-  if (!is_float_dtype(a.dtype)) get_expr(json(a.value), vptr);  // validate now
-}
-
-ArgSpec parse_argument(const json& aj, const std::string& ptr, const std::string& base_dir, bool load_sources) {
-  if (!aj.is_object()) throw SpecError(ptr, "expected an object");
-  check_keys(aj, ptr,
-             {"name", "kind", "dtype", "role", "count", "init", "value", "symbol", "verification", "expected"});
-  ArgSpec a;
-  a.name = get_string(require(aj, ptr, "name"), join_ptr(ptr, "name"));
-  std::string kind = get_string(require(aj, ptr, "kind"), join_ptr(ptr, "kind"));
-  a.dtype = get_string(require(aj, ptr, "dtype"), join_ptr(ptr, "dtype"));
-  try {
-    dtype_size(a.dtype);
-  } catch (const UsageError& e) {
-    throw SpecError(join_ptr(ptr, "dtype"), e.what());
-  }
-  if (aj.contains("symbol") && kind != "constant")
-    throw SpecError(join_ptr(ptr, "symbol"), "only a constant argument names a symbol");
-  if (aj.contains("expected") && kind != "buffer")
-    throw SpecError(join_ptr(ptr, "expected"), "only an output buffer has expected values");
-  if (kind == "buffer" || kind == "constant") {
-    parse_memory_argument(aj, ptr, kind, a, base_dir, load_sources);
-  } else if (kind == "scalar") {
-    parse_scalar_value(aj, ptr, a, base_dir, load_sources);
-  } else {
-    throw SpecError(join_ptr(ptr, "kind"), "kind must be buffer, scalar or constant");
-  }
-  return a;
-}
-
-void parse_arguments(const json& j, TuningSpec& s, const std::string& base_dir, bool load_sources) {
-  if (!j.contains("arguments")) return;
-  const json& as = j["arguments"];
-  if (!as.is_array()) throw SpecError("/arguments", "expected an array");
-  for (std::size_t i = 0; i < as.size(); ++i)
-    s.arguments.push_back(parse_argument(as[i], join_ptr("/arguments", i), base_dir, load_sources));
 }
 
 /// "configuration": "default", or {"PARAM": value or label, ...} over the defaults.
@@ -761,11 +420,28 @@ TuningSpec TuningSpec::from_json_text(const std::string& text, const std::string
   if (!j.is_object()) throw SpecError("", "a spec must be a JSON object");
   check_keys(j, "", {"name", "description", "family", "source", "kernels", "parameters", "constraints",
                      "launch", "problem", "workloads", "tolerance", "bytes_moved", "defines", "arguments",
-                     "reference", "family_options", "verification", "$comment"});
+                     "reference", "family_options", "verification", "expressions", "compile_options", "tuning",
+                     "$comment"});
   TuningSpec s;
   s.spec_text = j.dump();
   parse_identity(j, s, base_dir, load_sources);
   const std::set<std::string> param_names = parse_parameters(j, s);
+  if (j.contains("expressions")) {
+    const std::string lang = get_string(j["expressions"], "/expressions");
+    if (lang != "python" && lang != "native")
+      throw SpecError("/expressions", "expected \"native\" (the default) or \"python\"");
+    s.python_expressions = lang == "python";
+  }
+  // Every expression from here on is in the spec's language.
+  struct LanguageScope {
+    explicit LanguageScope(const TuningSpec& spec) {
+      expr_language().python = spec.python_expressions;
+      expr_language().decoders = spec.python_decoders();
+    }
+    ~LanguageScope() { expr_language() = ExprLanguage{}; }
+    LanguageScope(const LanguageScope&) = delete;
+    LanguageScope& operator=(const LanguageScope&) = delete;
+  } scope(s);
   parse_constraints(j, s);
   parse_launches(j, s);
   parse_problem(j, s, param_names);
@@ -832,9 +508,28 @@ void TuningSpec::restrict_values(const std::string& name, const std::vector<std:
   if (p.index_of(p.default_value) < 0) p.default_value = p.values.front();
 }
 
+PyDecoders TuningSpec::python_decoders() const {
+  PyDecoders out;
+  for (const Param& p : params) {
+    if (p.kind == Param::Kind::integer) continue;
+    PyDecoder& d = out[p.name];
+    for (Value v : p.values) {
+      const std::string text = p.macro(v);
+      if (p.kind == Param::Kind::string) d[v] = PyValue::string(text);
+      else if (p.kind == Param::Kind::boolean) d[v] = PyValue::boolean(v != 0);
+      else d[v] = PyValue::floating(std::strtod(text.c_str(), nullptr));
+    }
+  }
+  return out;
+}
+
+Expr TuningSpec::parse_expression(const std::string& text) const {
+  return python_expressions ? Expr::python(text, python_decoders()) : Expr::parse(text);
+}
+
 void TuningSpec::add_constraint(const std::string& text) {
   try {
-    constraints.push_back(Expr::parse(text));
+    constraints.push_back(parse_expression(text));
   } catch (const ExprError& e) {
     throw UsageError(e.what());
   }
@@ -893,42 +588,6 @@ std::string TuningSpec::reference_text() const {
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
   return out;
-}
-
-std::string data_reader(const ArgSpec& a, const DataSource& d) {
-  return &d == (a.expected ? &*a.expected : nullptr) ? "output '" + a.name + "' (expected values)"
-                                                     : "argument '" + a.name + "'";
-}
-
-namespace {
-
-ArrayFileRequest file_request(const ArgSpec& a, const DataSource& d) {
-  ArrayFileRequest r;
-  r.path = d.path;
-  r.format = d.format;
-  r.dtype = a.dtype;
-  r.what = data_reader(a, d);
-  return r;
-}
-
-}  // namespace
-
-void check_data_file(const ArgSpec& a, const DataSource& d, std::optional<std::uint64_t> count) {
-  const ArrayFileRequest r = file_request(a, d);
-  try {
-    const ArrayFileInfo info = probe_array_file(r);
-    if (count) check_array_count(r, info, *count);
-  } catch (const UsageError& e) {
-    throw SpecError(d.pointer, e.what());
-  }
-}
-
-void read_data_file(const ArgSpec& a, const DataSource& d, std::uint64_t count, std::vector<unsigned char>& out) {
-  try {
-    read_array_file(file_request(a, d), count, out);
-  } catch (const UsageError& e) {
-    throw SpecError(d.pointer, e.what());
-  }
 }
 
 void TuningSpec::check_problem(const ProblemKey& p) const {

@@ -11,6 +11,7 @@
 #include "tuner/core/config.hpp"
 #include "tuner/core/data_file.hpp"
 #include "tuner/core/expr.hpp"
+#include "tuner/core/pyexpr.hpp"
 #include "tuner/core/keys.hpp"
 
 namespace autotune {
@@ -52,7 +53,7 @@ struct FillValue {
 /// Where the values of an input buffer or constant ("init"), a scalar ("value": {"file": ...}) or the expected
 /// values of an output ("expected") come from; docs/spec-format.md "Inputs from files".
 struct DataSource {
-  enum class Kind { random, zero, ones, iota, constant, file };
+  enum class Kind { random, zero, ones, iota, constant, file, generator };
   Kind kind = Kind::random;
   /// random: a generator of its own seeded so; nullopt: the session's seed, one stream shared in argument order by
   /// every random input without a seed (the inputs of a spec without seeds are those of earlier versions).
@@ -65,6 +66,19 @@ struct DataSource {
   std::string path;    // file: resolved against the spec's folder
   DataFormat format = DataFormat::npy;
   std::string pointer;  // file: JSON pointer of the field naming the file, for errors found when it is read
+  /// generator: a Python expression of the element index `i` (and the problem dims), one value per element (T1's
+  /// Generator fill).
+  std::string generator;
+};
+
+/// What a spec suggests for a tuning run (T1's Budget and Search); the command line's flags win.
+struct TuningDefaults {
+  std::optional<std::size_t> budget;          // new evaluations
+  std::optional<double> budget_fraction;      // of the valid space, in (0, 1]
+  std::optional<double> time_limit_s;
+  std::optional<std::string> strategy;
+  std::map<std::string, std::string> strategy_options;
+  bool empty() const { return !budget && !budget_fraction && !time_limit_s && !strategy && strategy_options.empty(); }
 };
 
 /// Argument of a user kernel (family "user").
@@ -138,6 +152,11 @@ struct TuningSpec {
   std::optional<ReferenceSpec> reference;       // family "user"
   VerifyPolicy verification;                    // family "user": what counts as correct (every output)
   std::map<std::string, std::string> defines;   // extra -D for every compile
+  std::vector<std::string> compile_options;     // extra NVRTC options of every compile (user kernels)
+  /// Expressions (constraints, launch, counts) are Python's ("expressions": "python", T1 files; typed parameters
+  /// as their Python values), else the project's.
+  bool python_expressions = false;
+  TuningDefaults tuning;                        // "tuning": budget, time limit, strategy
   std::string family_options_json = "{}";       // raw JSON of "family_options", read by the adapter
   std::string spec_text;                        // canonical JSON of the spec (for hashing)
   /// Source hashes of earlier texts of this kernel with the same code identity (built-in kernels: from
@@ -148,6 +167,10 @@ struct TuningSpec {
   static TuningSpec from_json_text(const std::string& text, const std::string& base_dir = ".",
                                    bool load_sources = true);
   static TuningSpec from_file(const std::string& path);
+  /// The Python values of the typed parameters (strings, floats, booleans), for Python expressions.
+  PyDecoders python_decoders() const;
+  /// An expression in this spec's language (Expr::parse, or Expr::python with python_decoders()).
+  Expr parse_expression(const std::string& text) const;
 
   /// Hash of source_text, and of spec_text; together they decide whether stored configs are still valid.
   /// A stub's source hash is kImportedSourceHash, the source hash of the rows imported for it.
@@ -212,5 +235,14 @@ Bindings make_bindings(const Config& c, const ProblemKey& p, const DeviceInfo& d
 /// Evaluates an expression over make_bindings(); throws ExprError naming the expression on failure.
 std::int64_t eval_expr(const Expr& e, const Config& c, const ProblemKey& p, const DeviceInfo& d,
                        const Workload& w);
+
+/// The tag of the data a spec's inputs come from (ProblemKey::data): a hash of the contents of every file an input,
+/// a scalar or an expected output is read from, with the arguments' names; "" when no input comes from a file.
+/// Throws SpecError naming the argument when a file cannot be read.
+std::string data_tag(const TuningSpec& spec);
+
+/// The input `name` (a buffer or __constant__ argument) read from `file` instead (--input NAME=FILE): a .npy file,
+/// else raw binary. Throws UsageError naming the inputs when there is no such input.
+void replace_input(TuningSpec& spec, const std::string& name, const std::string& file);
 
 }  // namespace autotune

@@ -6,6 +6,7 @@
 
 #include "tuner/core/check.hpp"
 #include "tuner/core/error.hpp"
+#include "tuner/core/pyexpr.hpp"
 #include "tuner/core/random.hpp"
 #include "tuner/kernels/host_util.hpp"
 #include "tuner/kernels/registry.hpp"
@@ -24,7 +25,7 @@ class UserAdapter : public KernelAdapter {
  public:
   explicit UserAdapter(TuningSpec s) : KernelAdapter(std::move(s)) {}
 
-  std::vector<std::string> compile_options(const Workload&) const override { return {}; }
+  std::vector<std::string> compile_options(const Workload&) const override { return spec_.compile_options; }
 
   LaunchPlan plan(const Config& c, const Workload& w, const ProblemKey& p, const DeviceInfo& d) const override {
     LaunchPlan plan;
@@ -66,6 +67,8 @@ class UserAdapter : public KernelAdapter {
       std::vector<unsigned char>& bytes = out[a.name];
       if (a.init.kind == DataSource::Kind::file)
         read_data_file(a, a.init, count, bytes);
+      else if (a.init.kind == DataSource::Kind::generator)
+        generate(a, static_cast<std::size_t>(count), p, bytes);
       else
         fill(a, static_cast<std::size_t>(count), rng, bytes);
     }
@@ -198,6 +201,52 @@ class UserAdapter : public KernelAdapter {
                                                 "', which was not read (the spec was loaded without its files)");
   }
 
+  /// count elements of a from its generator: the Python expression evaluated for i = 0, 1, ... with the problem
+  /// dims bound; an int or a float (a bool as 0/1) per element. Throws SpecError naming the argument and the
+  /// expression's error.
+  static void generate(const ArgSpec& a, std::size_t count, const ProblemKey& p, std::vector<unsigned char>& bytes) {
+    const auto es = static_cast<std::size_t>(dtype_size(a.dtype));
+    bytes.assign(count * es, 0);
+    const std::string ptr = a.init.pointer.empty() ? "/arguments" : a.init.pointer;
+    struct Vars : PyVariableSource {
+      std::vector<std::optional<PyValue>> values;  // by position in variables(); "i" is set per element
+      std::size_t i_slot = static_cast<std::size_t>(-1);
+      std::optional<PyValue> value(std::size_t index, const std::string&) const override { return values[index]; }
+    } vars;
+    try {
+      const PyExpr e = PyExpr::parse(a.init.generator);
+      std::size_t k = 0;
+      for (const std::string& name : e.variables()) {
+        if (name == "i") vars.i_slot = k;
+        auto d = p.dims.find(name);
+        vars.values.push_back(d != p.dims.end() ? std::optional<PyValue>(PyValue::integer(d->second)) : std::nullopt);
+        ++k;
+      }
+      const bool floating = is_float(a.dtype);
+      unsigned char* out = bytes.data();
+      for (std::size_t i = 0; i < count; ++i, out += es) {
+        if (vars.i_slot < vars.values.size()) vars.values[vars.i_slot] = PyValue::integer(static_cast<std::int64_t>(i));
+        if (auto n = e.eval_int(vars)) {
+          store(out, a.dtype, es, *n, static_cast<double>(*n));
+          continue;
+        }
+        const PyValue v = e.eval(vars);
+        double f = 0;
+        if (const double* x = v.if_float()) f = *x;
+        else if (const std::int64_t* n = v.if_int()) f = static_cast<double>(*n);
+        else if (const bool* b = v.if_bool()) f = *b ? 1 : 0;
+        else throw PyExprError("the generator gives a " + std::string(v.type_name()) + ", not a number, for i = " +
+                               std::to_string(i));
+        if (!floating && f != std::floor(f))
+          throw PyExprError("the generator gives " + v.repr() + " for i = " + std::to_string(i) + ", not an integer for " +
+                            a.dtype);
+        store(out, a.dtype, es, static_cast<std::int64_t>(f), f);
+      }
+    } catch (const PyExprError& e) {
+      throw SpecError(ptr, "argument '" + a.name + "': " + e.what());
+    }
+  }
+
   /// count elements of a made by its init (not a file) into bytes: random from rng (the session's stream) or from
   /// a generator of the init's own seed, zero, ones, iota or a constant.
   static void fill(const ArgSpec& a, std::size_t count, Random& session_rng,
@@ -246,6 +295,7 @@ class UserAdapter : public KernelAdapter {
           break;
         case DataSource::Kind::zero:
         case DataSource::Kind::file:
+        case DataSource::Kind::generator:
           break;
       }
     }

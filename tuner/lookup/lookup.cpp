@@ -145,13 +145,16 @@ double log_distance(const ProblemKey& a, const ProblemKey& b) {
 }
 
 /// Order of recorded problems by closeness to the question: log distance, then the distance of the total
-/// element counts, then the larger problem (its timing is less dominated by launch latency), then the key.
+/// element counts, then the larger problem (its timing is less dominated by launch latency), then the key; a
+/// problem of the question's data (ProblemKey::data) before one of other data.
 struct Closeness {
+  bool other_data;
   double dist;
   double elem_dist;
   double elements;
   const std::string* key;
   bool operator<(const Closeness& o) const {
+    if (other_data != o.other_data) return !other_data;
     if (dist != o.dist) return dist < o.dist;
     if (elem_dist != o.elem_dist) return elem_dist < o.elem_dist;
     if (elements != o.elements) return elements > o.elements;
@@ -161,7 +164,7 @@ struct Closeness {
 
 Closeness closeness(const Cell& c, const ProblemKey& q) {
   const double e = c.problem.elements();
-  return {log_distance(c.problem, q),
+  return {c.problem.data != q.data, log_distance(c.problem, q),
           std::fabs(std::log2(std::max(1.0, e)) - std::log2(std::max(1.0, q.elements()))), e, &c.problem_key};
 }
 
@@ -410,7 +413,7 @@ class Answerer {
       double sum = 0;
       int count = 0;
       const Row* nearest = nullptr;  // measurement closest to the question (provenance)
-      Closeness near_cl{0, 0, 0, nullptr};
+      Closeness near_cl{false, 0, 0, 0, nullptr};
       std::set<std::size_t> boards;
     };
     std::map<std::string, Score> scores;

@@ -89,6 +89,13 @@ void add_equivalent_sources(TuningSpec& s) {
       s.equivalent_sources.push_back(e.value("source_hash", ""));
 }
 
+/// The folder of a spec file's source (its headers are looked for there).
+std::string source_dir_of(const TuningSpec& s, const std::string& spec_path) {
+  const std::string spec_dir = dir_of(spec_path);
+  const bool absolute = !s.source_path.empty() && s.source_path[0] == '/';
+  return dir_of(absolute || spec_dir.empty() ? s.source_path : spec_dir + "/" + s.source_path);
+}
+
 TuningSpec load_embedded(const std::string& spec_path) {
   auto text = embedded::find(spec_path);
   if (!text) throw UsageError("embedded spec '" + spec_path + "' is missing");
@@ -141,6 +148,18 @@ bool is_builtin(const std::string& name) {
   return false;
 }
 
+TuningSpec load_spec_text(const std::string& text, const std::string& spec_path) {
+  const std::string dir = dir_of(spec_path);
+  TuningSpec s;
+  try {
+    s = TuningSpec::from_json_text(text, dir.empty() ? "." : dir, true);
+  } catch (const SpecError& e) {
+    throw SpecError::in_context(spec_path, e);
+  }
+  add_file_headers(s, source_dir_of(s, spec_path));
+  return s;
+}
+
 TuningSpec load_spec(const std::string& name_or_path, const StoredSpecs& stored) {
   auto ends_with = [&](const std::string& suf) {
     return name_or_path.size() >= suf.size() &&
@@ -148,11 +167,7 @@ TuningSpec load_spec(const std::string& name_or_path, const StoredSpecs& stored)
   };
   if (ends_with(".json") || name_or_path.find('/') != std::string::npos) {
     TuningSpec s = TuningSpec::from_file(name_or_path);
-    const std::string spec_dir = dir_of(name_or_path);
-    const bool absolute = !s.source_path.empty() && s.source_path[0] == '/';
-    const std::string source_dir =
-        dir_of(absolute || spec_dir.empty() ? s.source_path : spec_dir + "/" + s.source_path);
-    add_file_headers(s, source_dir);
+    add_file_headers(s, source_dir_of(s, name_or_path));
     return s;
   }
   if (stored && !is_builtin(name_or_path))

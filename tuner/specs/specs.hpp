@@ -29,6 +29,11 @@ using StoredSpecs = std::function<std::optional<std::string>(const std::string& 
 /// an unreadable header.
 TuningSpec load_spec(const std::string& name_or_path, const StoredSpecs& stored = {});
 
+/// A spec from JSON text as if it were the file `spec_path` (sources, data files and headers resolved from its
+/// folder): what load_spec does with a file, for documents converted from another format (T1 files). Throws
+/// SpecError with spec_path in front.
+TuningSpec load_spec_text(const std::string& text, const std::string& spec_path);
+
 /// Whether `name` is a built-in kernel's name.
 bool is_builtin(const std::string& name);
 
