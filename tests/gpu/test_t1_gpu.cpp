@@ -1,13 +1,14 @@
 // T1 files on the GPU (tuner/interop/t1.*): the fixtures of tests/data/t1 tune and verify (a file input with
 // expected values from a file, __constant__ memory from a generator; a default-configuration reference), a
 // planted wrong configuration is caught, and a data-dependent input given as two files is two problems, each served.
-#include <catch2/catch.hpp>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 
@@ -22,6 +23,7 @@
 
 using namespace autotune;
 namespace fs = std::filesystem;
+using nlohmann::json;
 
 namespace {
 
@@ -93,6 +95,23 @@ extern "C" __global__ void planted(const float* a, float* c, int n) {
   f.session_id = r.session_id;
   for (const auto& t : db->trials(f))
     if (t.m.status == TrialStatus::wrong_result) CHECK_THAT(t.m.log, Catch::Contains("12345"));
+
+  // An argument list that does not follow the kernel's parameters (one argument too many, a scalar where the
+  // kernel takes a pointer) is refused before anything runs, naming the kernel and what was passed.
+  json doc = json::parse(std::ifstream(dir / "planted.json"));
+  json extra = doc;
+  extra["KernelSpecification"]["Arguments"].push_back(
+      {{"Name", "m"}, {"Type", "int32"}, {"MemoryType", "Scalar"}, {"FillValue", 7}});
+  std::ofstream(dir / "extra.json") << extra.dump();
+  const TuningSpec too_many = interop::resolve_kernel((dir / "extra.json").string(), {});
+  CHECK_THROWS_WITH(brute_force(too_many, *db, too_many.problem_sizes.front()),
+                    Catch::Contains("planted takes 3 parameters, but the launch passes 4 arguments"));
+  json swapped = doc;
+  std::swap(swapped["KernelSpecification"]["Arguments"][0], swapped["KernelSpecification"]["Arguments"][2]);
+  std::ofstream(dir / "swapped.json") << swapped.dump();
+  const TuningSpec wrong_kind = interop::resolve_kernel((dir / "swapped.json").string(), {});
+  CHECK_THROWS_WITH(brute_force(wrong_kind, *db, wrong_kind.problem_sizes.front()),
+                    Catch::Contains("planted's parameter 1 has 8 bytes, but the launch passes a 4-byte scalar"));
   fs::remove_all(dir);
 }
 

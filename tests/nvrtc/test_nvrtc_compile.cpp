@@ -142,6 +142,27 @@ TEST_CASE("the test kernel compiles in strict mode with every macro and fails wi
   CHECK(strict.log.find("BLOCK_SIZE is not defined") != std::string::npos);
 }
 
+TEST_CASE("ptxas refusing static shared memory past 48 KB reads as the hardware's limit", "[nvrtc]") {
+  const std::string src = R"(
+extern "C" __global__ void big(float* out) {
+  __shared__ float tile[TILE];
+  tile[threadIdx.x] = threadIdx.x;
+  __syncthreads();
+  out[threadIdx.x] = tile[TILE - 1 - threadIdx.x];
+}
+)";
+  CompileResult fits = compile(src, {}, "big.cu", {"-DTILE=12288"}, "sm_90");  // 48 KB
+  INFO(fits.log);
+  CHECK(fits.ok);
+  CompileResult past = compile(src, {}, "big.cu", {"-DTILE=16384"}, "sm_90");  // 64 KB
+  INFO(past.log);
+  CHECK_FALSE(past.ok);
+  CHECK(exceeds_hardware_limits(past.log));
+  CompileResult broken = compile("this is not CUDA", {}, "broken.cu", {}, "sm_90");
+  CHECK_FALSE(broken.ok);
+  CHECK_FALSE(exceeds_hardware_limits(broken.log));
+}
+
 TEST_CASE("compile is thread-safe", "[nvrtc]") {
   std::vector<CompileResult> results(4);
   std::vector<std::thread> threads;

@@ -15,8 +15,8 @@ TEST_CASE("T1 kernels compile at their configurations with typed macros", "[nvrt
   for (const char* file : {"vector_add.json", "blur.json"}) {
     const TuningSpec spec = interop::resolve_kernel(autotune_test::data_dir() + "/t1/" + file, {});
     auto adapter = kernels::make_adapter(spec);
-    const ParameterSpace space = spec.space(spec.problem_sizes.front(), sim::SyntheticBackend::fake_device(),
-                                            spec.workloads.front());
+    const ParameterSpace space =
+        spec.space(spec.problem_sizes.front(), sim::SyntheticBackend::fake_device(), spec.workloads.front());
     std::size_t compiled = 0;
     for (std::size_t i = 0; i < space.size(); i += 13) {
       const Config c = space.config(i);

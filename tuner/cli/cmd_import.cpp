@@ -2,19 +2,19 @@
 // tuner/interop/import.* (the conversions in interop.* and kt_stub.*; docs/interop.md), this prints the outcome.
 #include <cstdio>
 #include <filesystem>
-#include <nlohmann/json.hpp>
-#include <optional>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "tuner/cli/args.hpp"
 #include "tuner/cli/shared.hpp"
 #include "tuner/core/error.hpp"
-#include "tuner/kernels/registry.hpp"
 #include "tuner/interop/import.hpp"
 #include "tuner/interop/resolve.hpp"
+#include "tuner/kernels/registry.hpp"
 #include "tuner/specs/specs.hpp"
 
 namespace autotune::cli {
@@ -64,11 +64,14 @@ int print_report(const ImportArgs& a, const std::string& db_path, const TuningSp
 /// folder, checked by loading it back.
 int import_t1(const ImportArgs& a) {
   if (a.write_spec.empty())
-    throw UsageError("import --format t1 converts a T1 file into a native spec: give --write-spec OUT.tune.json (a T1 "
-                     "file is tuned directly as well: autotune tune " + a.file + ")");
+    throw UsageError(
+        "import --format t1 converts a T1 file into a native spec: give --write-spec OUT.tune.json (a T1 "
+        "file is tuned directly as well: autotune tune " +
+        a.file + ")");
   std::vector<std::string> notes;
   const std::optional<std::string> text = interop::t1_spec_text(a.file, &notes);
-  if (!text) throw UsageError(a.file + " is not a T1 file (a JSON object with ConfigurationSpace and KernelSpecification)");
+  if (!text)
+    throw UsageError(a.file + " is not a T1 file (a JSON object with ConfigurationSpace and KernelSpecification)");
   nlohmann::json spec = nlohmann::json::parse(*text);
   namespace fs = std::filesystem;
   const fs::path from = fs::absolute(fs::path(a.file).parent_path());
@@ -80,7 +83,8 @@ int import_t1(const ImportArgs& a) {
   spec["source"] = moved(spec["source"]);
   for (auto& arg : spec["arguments"])
     for (const char* key : {"init", "expected", "value"})
-      if (arg.contains(key) && arg[key].is_object() && arg[key].contains("file")) arg[key]["file"] = moved(arg[key]["file"]);
+      if (arg.contains(key) && arg[key].is_object() && arg[key].contains("file"))
+        arg[key]["file"] = moved(arg[key]["file"]);
   write_file(a.write_spec, spec.dump(2) + "\n");
   const TuningSpec loaded = specs::load_spec(a.write_spec);  // the written spec must load as it is
   for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());

@@ -37,9 +37,10 @@ void add_problem_flags(CLI::App* c, ProblemFlags& f, bool with_workload = false)
   c->add_option("--op", f.op, "operator, e.g. sum, min, max (default: the spec's first for this dtype)");
   if (with_workload)
     c->add_option("--workload", f.workload_key, "workload as dtype/op, e.g. float32/sum (alternative to --dtype/--op)");
-  c->add_option("--input", f.inputs,
-                "NAME=FILE: the input NAME of a user kernel read from FILE (.npy, else raw binary); the data is part of "
-                "the problem (repeatable)");
+  c->add_option(
+      "--input", f.inputs,
+      "NAME=FILE: the input NAME of a user kernel read from FILE (.npy, else raw binary); the data is part of "
+      "the problem (repeatable)");
 }
 
 /// --seed (tune, compare-strategies, explore).

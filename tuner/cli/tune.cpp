@@ -278,13 +278,28 @@ void TuneRun::print_report(const session::TuneOutcome& o) const {
   {
     db::TrialFilter sf;
     sf.session_id = r.session_id;
-    std::size_t ruled_out = 0;
-    for (const auto& t : db_.trials(sf)) ruled_out += t.m.status == TrialStatus::invalid_resources ? 1 : 0;
+    std::size_t ruled_out = 0, wrong = 0, ok = 0;
+    for (const auto& t : db_.trials(sf)) {
+      ruled_out += t.m.status == TrialStatus::invalid_resources ? 1 : 0;
+      wrong += t.m.status == TrialStatus::wrong_result ? 1 : 0;
+      ok += t.m.status == TrialStatus::ok ? 1 : 0;
+    }
     if (ruled_out)
+      std::fprintf(
+          out_,
+          "%zu of the failed ask for more than the GPU has: their compiled binary's registers or shared memory "
+          "do not allow the launch, or ptxas refused them (invalid_resources, the numbers in the log)\n",
+          ruled_out);
+    // Many wrong results against a configuration of the kernel itself usually mean that configuration is no
+    // reference: the outputs depend on the parameters.
+    const std::string reference = spec_.reference_text();
+    if (wrong > 0 && wrong >= ok && spec_.reference && spec_.reference->configuration)
       std::fprintf(out_,
-                   "%zu of the failed were ruled out before launch: their compiled binary's registers or shared memory "
-                   "do not allow the launch (invalid_resources, the numbers in the log)\n",
-                   ruled_out);
+                   "%zu configurations computed other outputs than the reference, %s (%zu agreed): when the outputs "
+                   "depend on the parameters (a parameter that changes what is computed, inputs only some "
+                   "configurations read, a grid that leaves outputs unwritten), no configuration is a reference; "
+                   "give the spec a reference kernel or expected values from files (a T1 file: ReferenceArguments)\n",
+                   wrong, reference.c_str(), ok);
   }
   const std::size_t covered = r.evaluated + r.reused;
   const bool limited = ta_.budget > 0 || ta_.time_limit > 0;

@@ -15,9 +15,9 @@
 namespace autotune {
 
 /// "c1:" + 16 hex digits: the version of these rules and the hash of normalized_code() of the spec's source with
-/// its headers, its entry points, its extra defines and compile options. The macros taken as defined are the spec's parameters,
-/// its `defines` and AUTOTUNE_STRICT (every tuned compilation passes them). A stub (no source) has the identity of
-/// its imported rows, kImportedSourceHash. Thread-safe; no compiler needed (the lookup library uses it).
+/// its headers, its entry points, its extra defines and compile options. The macros taken as defined are the spec's
+/// parameters, its `defines` and AUTOTUNE_STRICT (every tuned compilation passes them). A stub (no source) has the
+/// identity of its imported rows, kImportedSourceHash. Thread-safe; no compiler needed (the lookup library uses it).
 std::string code_identity(const TuningSpec& spec);
 
 /// The token stream behind code_identity(): tokens joined by single spaces, preprocessor directives kept as

@@ -25,6 +25,9 @@ struct BufferDecl {
   std::string name;
   std::size_t bytes = 0;
   BufferRole role = BufferRole::input;
+  /// output: the input (a name of make_inputs()) this buffer starts from before the verified run instead of the
+  /// poison, for a kernel that reads what it updates (an in-out argument); "" = poisoned.
+  std::string initial = {};
 };
 
 struct KernelArg {

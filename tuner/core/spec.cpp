@@ -317,7 +317,8 @@ void parse_build_options(const json& j, TuningSpec& s) {
   if (j.contains("compile_options")) {
     const json& o = j["compile_options"];
     if (!o.is_array()) throw SpecError("/compile_options", "expected an array of NVRTC options");
-    for (std::size_t i = 0; i < o.size(); ++i) s.compile_options.push_back(get_string(o[i], join_ptr("/compile_options", i)));
+    for (std::size_t i = 0; i < o.size(); ++i)
+      s.compile_options.push_back(get_string(o[i], join_ptr("/compile_options", i)));
   }
   if (j.contains("tuning")) s.tuning = parse_tuning(j["tuning"]);
   if (j.contains("family_options")) {
@@ -418,10 +419,11 @@ void check_user_kernel(TuningSpec& s) {
 TuningSpec TuningSpec::from_json_text(const std::string& text, const std::string& base_dir, bool load_sources) {
   const json j = parse_spec_json(text);
   if (!j.is_object()) throw SpecError("", "a spec must be a JSON object");
-  check_keys(j, "", {"name", "description", "family", "source", "kernels", "parameters", "constraints",
-                     "launch", "problem", "workloads", "tolerance", "bytes_moved", "defines", "arguments",
-                     "reference", "family_options", "verification", "expressions", "compile_options", "tuning",
-                     "$comment"});
+  check_keys(
+      j, "",
+      {"name",      "description",    "family",       "source",      "kernels",         "parameters", "constraints",
+       "launch",    "problem",        "workloads",    "tolerance",   "bytes_moved",     "defines",    "arguments",
+       "reference", "family_options", "verification", "expressions", "compile_options", "tuning",     "$comment"});
   TuningSpec s;
   s.spec_text = j.dump();
   parse_identity(j, s, base_dir, load_sources);
@@ -515,9 +517,12 @@ PyDecoders TuningSpec::python_decoders() const {
     PyDecoder& d = out[p.name];
     for (Value v : p.values) {
       const std::string text = p.macro(v);
-      if (p.kind == Param::Kind::string) d[v] = PyValue::string(text);
-      else if (p.kind == Param::Kind::boolean) d[v] = PyValue::boolean(v != 0);
-      else d[v] = PyValue::floating(std::strtod(text.c_str(), nullptr));
+      if (p.kind == Param::Kind::string)
+        d[v] = PyValue::string(text);
+      else if (p.kind == Param::Kind::boolean)
+        d[v] = PyValue::boolean(v != 0);
+      else
+        d[v] = PyValue::floating(std::strtod(text.c_str(), nullptr));
     }
   }
   return out;

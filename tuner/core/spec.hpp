@@ -11,8 +11,8 @@
 #include "tuner/core/config.hpp"
 #include "tuner/core/data_file.hpp"
 #include "tuner/core/expr.hpp"
-#include "tuner/core/pyexpr.hpp"
 #include "tuner/core/keys.hpp"
+#include "tuner/core/pyexpr.hpp"
 
 namespace autotune {
 
@@ -73,8 +73,8 @@ struct DataSource {
 
 /// What a spec suggests for a tuning run (T1's Budget and Search); the command line's flags win.
 struct TuningDefaults {
-  std::optional<std::size_t> budget;          // new evaluations
-  std::optional<double> budget_fraction;      // of the valid space, in (0, 1]
+  std::optional<std::size_t> budget;      // new evaluations
+  std::optional<double> budget_fraction;  // of the valid space, in (0, 1]
   std::optional<double> time_limit_s;
   std::optional<std::string> strategy;
   std::map<std::string, std::string> strategy_options;
@@ -86,7 +86,9 @@ struct ArgSpec {
   /// constant: a __constant__ symbol of the source (not a kernel parameter), filled with count elements of
   /// dtype made by init before the runs (Kernel Tuner's cmem_args).
   enum class Kind { buffer, scalar, constant };
-  enum class Role { input, output };
+  /// inout: a buffer the kernel reads and updates (T1's ReadWrite outputs): made from init like an input, it starts
+  /// every verified run from those values and is verified like an output.
+  enum class Role { input, output, inout };
   std::string name;
   Kind kind = Kind::buffer;
   std::string dtype;  // element type (buffer, constant) or scalar type: int8 ... uint64, float16/32/64
@@ -102,8 +104,10 @@ struct ArgSpec {
   std::string symbol;  // constant: the symbol's name in the source (default: name)
   VerifyPolicy verification;  // output buffer: overrides the spec's "verification"
   /// An input the tuner makes and uploads: an input buffer or a constant.
-  bool is_input() const { return kind == Kind::constant || (kind == Kind::buffer && role == Role::input); }
-  bool is_output() const { return kind == Kind::buffer && role == Role::output; }
+  bool is_input() const { return kind == Kind::constant || (kind == Kind::buffer && role != Role::output); }
+  bool is_output() const { return kind == Kind::buffer && role != Role::input; }
+  /// The name of the input buffer an in-out argument starts from (make_inputs(), BufferDecl::initial).
+  std::string initial_name() const { return name + ":initial"; }
 };
 
 /// What reads `d` of argument `a`, for messages: "argument 'x'", or "output 'y' (expected values)".

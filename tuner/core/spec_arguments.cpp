@@ -4,11 +4,11 @@
 #include <cmath>
 #include <cstdint>
 #include <fstream>
-#include <string_view>
-#include <vector>
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "tuner/core/data_file.hpp"
 #include "tuner/core/error.hpp"
@@ -166,13 +166,18 @@ void parse_memory_argument(const json& aj, const std::string& ptr, const std::st
   a.kind = kind == "buffer" ? ArgSpec::Kind::buffer : ArgSpec::Kind::constant;
   a.count = get_expr(require(aj, ptr, "count"), join_ptr(ptr, "count"));
   std::string role = aj.contains("role") ? get_string(aj["role"], join_ptr(ptr, "role")) : "input";
-  if (role == "input") a.role = ArgSpec::Role::input;
-  else if (role == "output" && kind == "buffer") a.role = ArgSpec::Role::output;
-  else throw SpecError(join_ptr(ptr, "role"), kind == "buffer" ? "role must be input or output"
-                                                               : "a constant argument is an input");
+  if (role == "input")
+    a.role = ArgSpec::Role::input;
+  else if (role == "output" && kind == "buffer")
+    a.role = ArgSpec::Role::output;
+  else if (role == "inout" && kind == "buffer")
+    a.role = ArgSpec::Role::inout;
+  else
+    throw SpecError(join_ptr(ptr, "role"),
+                    kind == "buffer" ? "role must be input, output or inout" : "a constant argument is an input");
   a.symbol = aj.contains("symbol") ? get_string(aj["symbol"], join_ptr(ptr, "symbol")) : a.name;
   if (aj.contains("verification")) {
-    if (a.role != ArgSpec::Role::output)
+    if (!a.is_output())
       throw SpecError(join_ptr(ptr, "verification"), "only an output buffer has a verification policy");
     a.verification = parse_policy(aj["verification"], join_ptr(ptr, "verification"));
   }
@@ -189,7 +194,7 @@ void parse_memory_argument(const json& aj, const std::string& ptr, const std::st
       throw SpecError(eptr, "expected an object {\"file\": \"y.npy\"} (with \"format\": \"raw\" for raw data)");
     a.expected = parse_file_source(aj["expected"], eptr, base_dir);
   }
-  if (a.is_output() && a.init.kind == DataSource::Kind::file)
+  if (a.role == ArgSpec::Role::output && a.init.kind == DataSource::Kind::file)
     throw SpecError(join_ptr(ptr, "init"),
                     "an output is poisoned before each verified run, its init is not used: "
                     "give its expected values as \"expected\": {\"file\": ...}");

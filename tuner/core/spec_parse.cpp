@@ -46,9 +46,12 @@ std::int64_t get_int(const json& j, const std::string& ptr) {
 
 Expr get_expr(const json& j, const std::string& ptr) {
   std::string text;
-  if (j.is_number_integer()) text = std::to_string(get_int(j, ptr));
-  else if (j.is_string()) text = j.get<std::string>();
-  else throw SpecError(ptr, std::string("expected an expression (string or integer), got ") + type_name(j));
+  if (j.is_number_integer())
+    text = std::to_string(get_int(j, ptr));
+  else if (j.is_string())
+    text = j.get<std::string>();
+  else
+    throw SpecError(ptr, std::string("expected an expression (string or integer), got ") + type_name(j));
   try {
     const ExprLanguage& lang = expr_language();
     return lang.python ? Expr::python(text, lang.decoders) : Expr::parse(text);
@@ -86,8 +89,8 @@ LaunchSpec parse_launch(const json& j, const std::string& ptr, bool named) {
   l.name = j.contains("name") ? get_string(j.at("name"), join_ptr(ptr, "name")) : l.kernel;
   get_dim3(j, ptr, "grid", l.grid_x, l.grid_y, l.grid_z, true);
   get_dim3(j, ptr, "block", l.block_x, l.block_y, l.block_z, true);
-  l.shared_bytes = j.contains("shared_mem") ? get_expr(j.at("shared_mem"), join_ptr(ptr, "shared_mem"))
-                                            : Expr::parse("0");
+  l.shared_bytes =
+      j.contains("shared_mem") ? get_expr(j.at("shared_mem"), join_ptr(ptr, "shared_mem")) : Expr::parse("0");
   return l;
 }
 
@@ -124,10 +127,12 @@ VerifyPolicy parse_policy(const json& j, const std::string& ptr) {
   if (j.contains("compare")) {
     const json& k = j.at("compare");
     if (!k.is_string() || k.get<std::string>().empty())
-      throw SpecError(join_ptr(ptr, "compare"), "expected the name of a comparison kernel (an entry point of the "
-                                                "reference's source)");
+      throw SpecError(join_ptr(ptr, "compare"),
+                      "expected the name of a comparison kernel (an entry point of the "
+                      "reference's source)");
     if (p.relative || p.absolute)
-      throw SpecError(join_ptr(ptr, "compare"), "a comparison kernel decides alone: drop \"relative\" and \"absolute\"");
+      throw SpecError(join_ptr(ptr, "compare"),
+                      "a comparison kernel decides alone: drop \"relative\" and \"absolute\"");
     p.compare = k.get<std::string>();
   }
   return p;

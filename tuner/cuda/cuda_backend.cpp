@@ -605,7 +605,8 @@ struct CudaBackend::Impl {
     m.protocol = protocol();
     m.compile_ms = cr.cached ? 0.0 : cr.ms;
     if (!cr.ok) {
-      m.status = TrialStatus::compile_error;
+      // A configuration past the hardware's limits is one the device cannot run, as a launch past them is.
+      m.status = exceeds_hardware_limits(cr.log) ? TrialStatus::invalid_resources : TrialStatus::compile_error;
       m.log = excerpt(cr.log, kLogExcerpt);
       return m;
     }

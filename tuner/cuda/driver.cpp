@@ -103,6 +103,8 @@ std::string load(Driver& d) {
     d.module_enumerate_functions = nullptr;
     d.func_get_name = nullptr;
   }
+  if (!resolve(get_proc, &d.func_get_param_info, "cuFuncGetParamInfo", &optional, 12040))
+    d.func_get_param_info = nullptr;
 
   CUresult r = d.driver_get_version(&d.version);
   if (r != CUDA_SUCCESS) return "cuDriverGetVersion failed: " + error_text(r);

@@ -79,6 +79,8 @@ struct Driver {
   PFN_cuModuleGetFunctionCount_v12040 module_get_function_count = nullptr;
   PFN_cuModuleEnumerateFunctions_v12040 module_enumerate_functions = nullptr;
   PFN_cuFuncGetName_v12030 func_get_name = nullptr;
+  // Optional (CUDA 12.4 drivers): a kernel's parameters, to check a launch's arguments against them.
+  PFN_cuFuncGetParamInfo_v12040 func_get_param_info = nullptr;
 };
 
 /// The loaded driver (first call loads it: dlopen, cuGetProcAddress_v2, cuInit, at least one device).

@@ -208,13 +208,20 @@ struct Executor::State {
 
   void run_steps() { enqueue(*d, bound, addresses.data(), stream); }
 
-  /// memsets every kernel-state buffer (state = true) or every output and scratch buffer with `byte`;
-  /// returns whether there was such a buffer.
+  /// memsets every kernel-state buffer (state = true) or every output and scratch buffer with `byte` (an output
+  /// with an initial input gets a copy of that input instead); returns whether there was such a buffer.
   bool fill(bool state, unsigned char byte) {
     bool any = false;
     for (const auto& b : plan.buffers) {
       if (b.role == BufferRole::input || (b.role == BufferRole::state) != state || b.bytes == 0) continue;
-      check(d->memset_d8(work.at(b.name).ptr, byte, b.bytes), "cuMemsetD8");
+      if (!b.initial.empty()) {
+        auto it = inputs.find(b.initial);
+        if (it == inputs.end() || it->second.bytes < b.bytes)
+          throw UsageError("the initial values '" + b.initial + "' of output '" + b.name + "' were not uploaded");
+        check(d->memcpy_dtod_async(work.at(b.name).ptr, it->second.ptr, b.bytes, stream), "cuMemcpyDtoDAsync");
+      } else {
+        check(d->memset_d8(work.at(b.name).ptr, byte, b.bytes), "cuMemsetD8");
+      }
       any = true;
     }
     return any;

@@ -23,6 +23,7 @@ template <typename S, typename F>
 void buffer_fields(S& b, F&& f) {
   f(b.name);
   f(b.bytes);
+  f(b.initial);
 }
 template <typename S, typename F>
 void arg_fields(S& a, F&& f) {

@@ -99,6 +99,15 @@ std::string nvrtc_version() {
   return version;
 }
 
+bool exceeds_hardware_limits(const std::string& compile_log) {
+  // ptxas's words for them (CUDA 12 and 13).
+  static const char* const kLimits[] = {"uses too much shared data", "uses too much local data",
+                                        "too many resources requested"};
+  for (const char* limit : kLimits)
+    if (compile_log.find(limit) != std::string::npos) return true;
+  return false;
+}
+
 CompileResult compile(const std::string& source, const Headers& headers, const std::string& program_name,
                       const std::vector<std::string>& options, const std::string& arch) {
   const auto start = std::chrono::steady_clock::now();

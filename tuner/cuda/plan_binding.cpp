@@ -18,7 +18,7 @@ namespace autotune::cuda::detail {
 
 namespace {
 
-// Dynamic shared memory above this needs CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES.
+// Static plus dynamic shared memory above this needs CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES.
 constexpr std::uint32_t kDefaultSharedLimit = 48 * 1024;
 
 template <typename T>
@@ -97,6 +97,68 @@ void check_resources(const Driver& d, CUfunction fn, const LaunchStep& s) {
                         std::string(kInvalidResourcesPrefix) + "kernel " + s.kernel + " asks for " + why +
                             " (registers " + std::to_string(regs) + ", static shared " + std::to_string(static_shared) +
                             " B; not launched)");
+}
+
+std::size_t argument_bytes(const KernelArg& a) {
+  switch (a.kind) {
+    case KernelArg::Kind::i32:
+    case KernelArg::Kind::u32:
+    case KernelArg::Kind::f32:
+      return 4;
+    case KernelArg::Kind::i64:
+    case KernelArg::Kind::u64:
+    case KernelArg::Kind::f64:
+    case KernelArg::Kind::buffer:
+      return 8;
+  }
+  return 0;
+}
+
+/// Throws UsageError when the arguments of step s do not match the parameters of fn in number or size (a
+/// spec's argument list written for another version of the kernel: without the check the kernel reads
+/// whatever lies in the parameter space). Nothing is checked on drivers without cuFuncGetParamInfo.
+void check_parameters(const Driver& d, CUfunction fn, const LaunchStep& s) {
+  if (!d.func_get_param_info) return;
+  std::vector<std::size_t> sizes;
+  for (std::size_t i = 0; i <= kMaxKernelArgs; ++i) {
+    std::size_t offset = 0, size = 0;
+    if (d.func_get_param_info(fn, i, &offset, &size) != CUDA_SUCCESS) break;
+    sizes.push_back(size);
+  }
+  if (sizes.empty() && !s.args.empty()) {
+    // A driver that knows the entry point but answers nothing for index 0 tells nothing: no check.
+    std::size_t offset = 0, size = 0;
+    if (d.func_get_param_info(fn, 0, &offset, &size) != CUDA_ERROR_INVALID_VALUE) return;
+  }
+  auto describe = [&s]() {
+    std::string out;
+    for (const KernelArg& a : s.args)
+      out += (out.empty() ? "" : ", ") + (a.kind == KernelArg::Kind::buffer
+                                              ? a.buffer + " (pointer)"
+                                              : std::to_string(argument_bytes(a)) + "-byte scalar");
+    return out.empty() ? std::string("none") : out;
+  };
+  if (sizes.size() != s.args.size())
+    throw UsageError("kernel " + s.kernel + " takes " + std::to_string(sizes.size()) + " parameter" +
+                     (sizes.size() == 1 ? "" : "s") + ", but the launch passes " + std::to_string(s.args.size()) +
+                     " argument" + (s.args.size() == 1 ? "" : "s") + ": " + describe() +
+                     " (the spec's arguments must follow the kernel's parameter list)");
+  // A scalar wider than its parameter is fine where the parameter is its low bytes (an int32 slot for a char or
+  // bool parameter); a pointer must meet a pointer, a double a double, and no parameter may be wider than what
+  // is passed (the kernel would read bytes nobody wrote).
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const KernelArg& a = s.args[i];
+    const std::size_t bytes = argument_bytes(a);
+    const bool whole =
+        a.kind == KernelArg::Kind::buffer || a.kind == KernelArg::Kind::f64 || a.kind == KernelArg::Kind::f32;
+    if (sizes[i] > bytes || (whole && sizes[i] != bytes))
+      throw UsageError("kernel " + s.kernel + "'s parameter " + std::to_string(i + 1) + " has " +
+                       std::to_string(sizes[i]) + " bytes, but the launch passes " +
+                       (s.args[i].kind == KernelArg::Kind::buffer
+                            ? "buffer '" + s.args[i].buffer + "' (an 8-byte pointer)"
+                            : "a " + std::to_string(argument_bytes(s.args[i])) + "-byte scalar") +
+                       " (arguments: " + describe() + ")");
+  }
 }
 
 BoundStep bind_memset(const LaunchPlan& plan, const LaunchStep& s) {
@@ -181,6 +243,7 @@ BoundPlan bind_plan(const Driver& d, CUmodule module, const LaunchPlan& plan) {
     if (fit == functions.end()) fit = functions.emplace(s.kernel, resolve_function(d, module, s.kernel)).first;
     st.fn = fit->second;
     check_resources(d, st.fn, s);
+    check_parameters(d, st.fn, s);
     st.grid = s.grid;
     st.block = s.block;
     st.shared_bytes = s.shared_bytes;
@@ -204,7 +267,11 @@ BoundPlan bind_plan(const Driver& d, CUmodule module, const LaunchPlan& plan) {
     out.steps.push_back(std::move(st));
   }
   for (const auto& [kernel, bytes] : max_shared) {
-    if (bytes <= kDefaultSharedLimit) continue;
+    // A kernel with static shared arrays reaches the limit earlier: the two add up (a launch past it without
+    // the attribute fails with CUDA_ERROR_INVALID_VALUE).
+    const int static_shared =
+        function_attribute(d, functions.at(kernel), CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES).value_or(0);
+    if (static_cast<std::uint64_t>(static_shared) + bytes <= kDefaultSharedLimit) continue;
     const CUresult r = d.func_set_attribute(functions.at(kernel), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                             static_cast<int>(bytes));
     if (r != CUDA_SUCCESS)

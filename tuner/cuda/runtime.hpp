@@ -41,6 +41,11 @@ using Headers = std::map<std::string, std::string>;
 CompileResult compile(const std::string& source, const Headers& headers, const std::string& program_name,
                       const std::vector<std::string>& options, const std::string& arch);
 
+/// Whether a failed compilation's log is ptxas refusing the configuration for the hardware's limits (static
+/// shared memory past 48 KB, too much local memory, more registers than the launch bounds allow): the device
+/// cannot run that configuration, the kernel is not broken.
+bool exceeds_hardware_limits(const std::string& compile_log);
+
 /// compile() in a compile worker process of the calling thread: this executable started again from
 /// /proc/self/exe with AUTOTUNE_NVRTC_WORKER_FD set, which a static initializer of this library serves before
 /// main() (NVRTC does not scale across the threads of one process, but does across processes). Started on

@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <optional>
+#include <sstream>
 
 #include "db/database.hpp"
 #include "tuner/interop/t1.hpp"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -49,8 +50,10 @@ class Fields {
     if (!obj.is_object()) throw SpecError(ptr, std::string("expected an object, got ") + obj.type_name());
     for (auto it = obj.begin(); it != obj.end(); ++it) {
       if (used.count(it.key())) continue;
-      if (informative.count(it.key())) notes_.push_back(at(ptr, it.key()) + ": informative, not used");
-      else notes_.push_back(at(ptr, it.key()) + ": not a T1 field this tuner knows; ignored");
+      if (informative.count(it.key()))
+        notes_.push_back(at(ptr, it.key()) + ": informative, not used");
+      else
+        notes_.push_back(at(ptr, it.key()) + ": not a T1 field this tuner knows; ignored");
     }
   }
 
@@ -139,10 +142,11 @@ json read_parameter(const json& tp, const std::string& ptr, Fields& fields, Para
   const std::string vptr = at(ptr, "Values");
   PyValue values;
   try {
-    values = vj.is_string() ? PyExpr::parse(vj.get<std::string>()).eval([](const std::string&) -> std::optional<PyValue> {
-      return std::nullopt;
-    })
-                            : PyExpr::parse(vj.dump()).eval([](const std::string&) { return std::optional<PyValue>(); });
+    values = vj.is_string()
+                 ? PyExpr::parse(vj.get<std::string>()).eval([](const std::string&) -> std::optional<PyValue> {
+                     return std::nullopt;
+                   })
+                 : PyExpr::parse(vj.dump()).eval([](const std::string&) { return std::optional<PyValue>(); });
   } catch (const PyExprError& e) {
     throw SpecError(vptr, e.what());
   }
@@ -164,10 +168,13 @@ json read_parameter(const json& tp, const std::string& ptr, Fields& fields, Para
   }
   json p = {{"name", name}, {"values", out}};
   if (tp.contains("Default")) {
+    // Kernel Tuner does not read Default; a default that is not a value is noted, and the first value is taken.
     const json& d = tp["Default"];
     if (std::find(out.begin(), out.end(), d) == out.end())
-      throw SpecError(at(ptr, "Default"), "default " + d.dump() + " is not one of the values");
-    p["default"] = d;
+      notes.push_back(at(ptr, "Default") + ": " + d.dump() + " is not one of the values; the first value, " +
+                      out.front().dump() + ", is the default");
+    else
+      p["default"] = d;
   }
   params.lists[name] = PyValue::list(kept);
   return p;
@@ -187,7 +194,8 @@ std::string dim_of(const json& obj, const std::string& ptr, const char* key, con
 json read_launch(const json& ks, const std::string& kernel, const Problem& pr, const Params& params) {
   const std::string ptr = "/KernelSpecification";
   const json& local = need(ks, ptr, "LocalSize");
-  if (!local.is_object()) throw SpecError(at(ptr, "LocalSize"), "expected an object {\"X\": ..., \"Y\": ..., \"Z\": ...}");
+  if (!local.is_object())
+    throw SpecError(at(ptr, "LocalSize"), "expected an object {\"X\": ..., \"Y\": ..., \"Z\": ...}");
   std::vector<std::string> block = {dim_of(local, at(ptr, "LocalSize"), "X", pr),
                                     dim_of(local, at(ptr, "LocalSize"), "Y", pr),
                                     dim_of(local, at(ptr, "LocalSize"), "Z", pr)};
@@ -204,7 +212,8 @@ json read_launch(const json& ks, const std::string& kernel, const Problem& pr, c
         const json& l = ks[kDiv[d]];
         if (!l.is_array()) throw SpecError(at(ptr, kDiv[d]), "expected a list of parameter names or expressions");
         for (std::size_t i = 0; i < l.size(); ++i)
-          by.push_back("(" + with_dims(expression_of(l[i], at(at(ptr, kDiv[d]), i)), pr, at(at(ptr, kDiv[d]), i)) + ")");
+          by.push_back("(" + with_dims(expression_of(l[i], at(at(ptr, kDiv[d]), i)), pr, at(at(ptr, kDiv[d]), i)) +
+                       ")");
       } else if (params.lists.count(kDefault[d])) {
         by.push_back(kDefault[d]);
       }
@@ -216,10 +225,11 @@ json read_launch(const json& ks, const std::string& kernel, const Problem& pr, c
   } else {
     const json& global = need(ks, ptr, "GlobalSize");
     if (!global.is_object()) throw SpecError(at(ptr, "GlobalSize"), "expected an object {\"X\": ...}");
-    const std::string type = ks.contains("GlobalSizeType") ? text_of(ks["GlobalSizeType"], at(ptr, "GlobalSizeType")) : "CUDA";
+    const std::string type =
+        ks.contains("GlobalSizeType") ? text_of(ks["GlobalSizeType"], at(ptr, "GlobalSizeType")) : "CUDA";
     if (type != "CUDA" && type != "OpenCL")
-      throw SpecError(at(ptr, "GlobalSizeType"), "expected CUDA (GlobalSize in blocks) or OpenCL (in threads), got '" +
-                                                     type + "'");
+      throw SpecError(at(ptr, "GlobalSizeType"),
+                      "expected CUDA (GlobalSize in blocks) or OpenCL (in threads), got '" + type + "'");
     static const char* const kXyz[] = {"X", "Y", "Z"};
     for (std::size_t d = 0; d < 3; ++d) {
       const std::string g = dim_of(global, at(ptr, "GlobalSize"), kXyz[d], pr);
@@ -228,7 +238,8 @@ json read_launch(const json& ks, const std::string& kernel, const Problem& pr, c
   }
   json step = {{"kernel", kernel}, {"grid", grid}, {"block", block}};
   if (ks.contains("SharedMemory") && !ks["SharedMemory"].is_null())
-    step["shared_mem"] = with_dims(expression_of(ks["SharedMemory"], at(ptr, "SharedMemory")), pr, at(ptr, "SharedMemory"));
+    step["shared_mem"] =
+        with_dims(expression_of(ks["SharedMemory"], at(ptr, "SharedMemory")), pr, at(ptr, "SharedMemory"));
   return step;
 }
 
@@ -237,9 +248,9 @@ json read_launch(const json& ks, const std::string& kernel, const Problem& pr, c
 /// T1 Type -> (element dtype, elements per value): vector types are their element type times the width.
 std::pair<std::string, int> element_type(const std::string& t, const std::string& ptr) {
   static const std::map<std::string, std::string> scalar = {
-      {"bool", "uint8"},   {"int8", "int8"},     {"uint8", "uint8"},   {"int16", "int16"}, {"uint16", "uint16"},
-      {"int32", "int32"},  {"uint32", "uint32"}, {"int64", "int64"},   {"uint64", "uint64"}, {"half", "float16"},
-      {"float", "float32"}, {"double", "float64"}};
+      {"bool", "uint8"},    {"int8", "int8"},    {"uint8", "uint8"},   {"int16", "int16"},
+      {"uint16", "uint16"}, {"int32", "int32"},  {"uint32", "uint32"}, {"int64", "int64"},
+      {"uint64", "uint64"}, {"half", "float16"}, {"float", "float32"}, {"double", "float64"}};
   if (auto it = scalar.find(t); it != scalar.end()) return {it->second, 1};
   static const std::regex vec(R"((half|float|double)(2|4|8|16))");
   std::smatch m;
@@ -258,22 +269,31 @@ std::string data_path(const std::string& given, const fs::path& t1_dir) {
   return given;  // the spec names it; loading reports the missing file with the pointer
 }
 
+/// A FillValue for an element of dtype: integral numbers as integers for integer types (T1 files write 0.0).
+json fill_value(const json& v, const std::string& dtype, const std::string& ptr) {
+  if (!v.is_number()) throw SpecError(ptr, std::string("expected a number, got ") + v.type_name());
+  if (dtype.rfind("float", 0) == 0 || v.is_number_integer()) return v;
+  const double x = v.get<double>();
+  if (x != std::floor(x)) throw SpecError(ptr, "a fraction, " + v.dump() + ", for an argument of type " + dtype);
+  return static_cast<std::int64_t>(x);
+}
+
 /// The init of an input from its FillType (and FillValue, RandomSeed, DataSource).
-json read_fill(const json& a, const std::string& ptr, const fs::path& t1_dir) {
+json read_fill(const json& a, const std::string& ptr, const fs::path& t1_dir, const std::string& dtype) {
   const std::string fill = a.contains("FillType") ? text_of(a["FillType"], at(ptr, "FillType")) : "Constant";
   const double value = a.contains("FillValue") && a["FillValue"].is_number() ? a["FillValue"].get<double>() : 0.0;
-  if (fill == "Constant") return {{"constant", a.contains("FillValue") ? a["FillValue"] : json(0)}};
+  if (fill == "Constant")
+    return {{"constant", a.contains("FillValue") ? fill_value(a["FillValue"], dtype, at(ptr, "FillValue")) : json(0)}};
   if (fill == "Random") {
     json r = json::object();
     if (a.contains("RandomSeed")) r["seed"] = a["RandomSeed"];
     if (value > 0) {
       r["min"] = 0;
-      r["max"] = a["FillValue"];
+      r["max"] = fill_value(a["FillValue"], dtype, at(ptr, "FillValue"));
     }
     return {{"random", r}};
   }
-  if (fill == "Generator")
-    return {{"generator", text_of(need(a, ptr, "DataSource"), at(ptr, "DataSource"))}};
+  if (fill == "Generator") return {{"generator", text_of(need(a, ptr, "DataSource"), at(ptr, "DataSource"))}};
   if (fill == "BinaryRaw") {
     const std::string file = data_path(text_of(need(a, ptr, "DataSource"), at(ptr, "DataSource")), t1_dir);
     json f = {{"file", file}};
@@ -281,11 +301,13 @@ json read_fill(const json& a, const std::string& ptr, const fs::path& t1_dir) {
     return f;
   }
   if (fill == "BinaryHDF")
-    throw SpecError(at(ptr, "FillType"), "BinaryHDF: HDF5 inputs are not read by this tuner; give the data as a raw "
-                                         "binary file (BinaryRaw) or a NumPy .npy file");
+    throw SpecError(at(ptr, "FillType"),
+                    "BinaryHDF: HDF5 inputs are not read by this tuner; give the data as a raw "
+                    "binary file (BinaryRaw) or a NumPy .npy file");
   if (fill == "Script")
-    throw SpecError(at(ptr, "FillType"), "Script fills run code of another tool; give the data as a file (BinaryRaw) "
-                                         "or an expression of the index (Generator)");
+    throw SpecError(at(ptr, "FillType"),
+                    "Script fills run code of another tool; give the data as a file (BinaryRaw) "
+                    "or an expression of the index (Generator)");
   throw SpecError(at(ptr, "FillType"), "unknown FillType '" + fill + "'");
 }
 
@@ -318,18 +340,18 @@ json read_count(const json& a, const std::string& ptr, int width, const Problem&
 json read_argument(const json& a, const std::string& ptr, Fields& fields, const Problem& pr, const Params& params,
                    const fs::path& t1_dir, bool* output) {
   fields.check(a, ptr,
-               {"Name", "Type", "MemoryType", "AccessType", "FillType", "FillValue", "DataSource", "RandomSeed",
-                "Size", "TypeSize", "Output", "MemType"});
-  const std::string name = a.contains("Name") ? text_of(a["Name"], at(ptr, "Name")) : "arg" + ptr.substr(ptr.rfind('/') + 1);
+               {"Name", "Type", "MemoryType", "AccessType", "FillType", "FillValue", "DataSource", "RandomSeed", "Size",
+                "TypeSize", "Output", "MemType"});
+  const std::string name =
+      a.contains("Name") ? text_of(a["Name"], at(ptr, "Name")) : "arg" + ptr.substr(ptr.rfind('/') + 1);
   const std::string type = text_of(need(a, ptr, "Type"), at(ptr, "Type"));
   auto [dtype, width] = element_type(type, at(ptr, "Type"));
-  std::string memory = text_of(need(a, ptr, "MemoryType"), at(ptr, "MemoryType"));
-  // Kernel Tuner's T1 reader takes "MemType": "Constant" for a __constant__ symbol.
-  if (a.contains("MemType") && a["MemType"].is_string() && a["MemType"].get<std::string>() == "Constant") memory = "Symbol";
+  const std::string memory = text_of(need(a, ptr, "MemoryType"), at(ptr, "MemoryType"));
   const std::string access = a.contains("AccessType") ? text_of(a["AccessType"], at(ptr, "AccessType")) : "ReadOnly";
   if (access != "ReadOnly" && access != "WriteOnly" && access != "ReadWrite")
     throw SpecError(at(ptr, "AccessType"), "expected ReadOnly, WriteOnly or ReadWrite, got '" + access + "'");
-  *output = (a.contains("Output") && a["Output"].is_number() && a["Output"].get<double>() != 0) || access == "WriteOnly";
+  *output =
+      (a.contains("Output") && a["Output"].is_number() && a["Output"].get<double>() != 0) || access == "WriteOnly";
   json out = {{"name", name}, {"dtype", dtype}};
   if (memory == "Scalar") {
     out["kind"] = "scalar";
@@ -348,8 +370,9 @@ json read_argument(const json& a, const std::string& ptr, Fields& fields, const 
     return out;
   }
   if (memory == "Local")
-    throw SpecError(at(ptr, "MemoryType"), "Local (OpenCL local memory as an argument) has no CUDA counterpart; use "
-                                           "shared memory in the kernel (SharedMemory gives its dynamic size)");
+    throw SpecError(at(ptr, "MemoryType"),
+                    "Local (OpenCL local memory as an argument) has no CUDA counterpart; use "
+                    "shared memory in the kernel (SharedMemory gives its dynamic size)");
   if (memory != "Vector" && memory != "Symbol")
     throw SpecError(at(ptr, "MemoryType"), "expected Scalar, Vector, Symbol or Local, got '" + memory + "'");
   if (width == 0) {  // custom: bytes
@@ -361,14 +384,13 @@ json read_argument(const json& a, const std::string& ptr, Fields& fields, const 
   out["count"] = read_count(a, ptr, width, pr, params);
   if (memory == "Symbol") {
     if (*output) throw SpecError(ptr, "a Symbol (__constant__ memory) cannot be an output");
-    out["init"] = read_fill(a, ptr, t1_dir);
+    out["init"] = read_fill(a, ptr, t1_dir, dtype);
     return out;
   }
-  if (*output && access == "ReadWrite")
-    throw SpecError(at(ptr, "AccessType"), "a ReadWrite output (the kernel reads what it updates) is not tuned here: "
-                                           "the tuner fills an output with a sentinel before each verified run");
-  out["role"] = *output ? "output" : "input";
-  if (!*output) out["init"] = read_fill(a, ptr, t1_dir);
+  // A ReadWrite output starts every verified run from its fill (role inout), a WriteOnly one from a sentinel.
+  const bool inout = *output && access == "ReadWrite";
+  out["role"] = inout ? "inout" : *output ? "output" : "input";
+  if (!*output || inout) out["init"] = read_fill(a, ptr, t1_dir, dtype);
   return out;
 }
 
@@ -401,9 +423,12 @@ void read_references(const json& refs, json& args, const std::vector<bool>& outp
       const double thr = r.contains("ValidationThreshold") && r["ValidationThreshold"].is_number()
                              ? r["ValidationThreshold"].get<double>()
                              : 0.0;
-      if (m == "AbsoluteDifference" || m == "SideBySideComparison") args[k]["verification"] = {{"absolute", thr}};
-      else if (m == "SideBySideRelativeComparison") args[k]["verification"] = {{"relative", thr}};
-      else throw SpecError(at(ptr, "ValidationMethod"), "unknown ValidationMethod '" + m + "'");
+      if (m == "AbsoluteDifference" || m == "SideBySideComparison")
+        args[k]["verification"] = {{"absolute", thr}};
+      else if (m == "SideBySideRelativeComparison")
+        args[k]["verification"] = {{"relative", thr}};
+      else
+        throw SpecError(at(ptr, "ValidationMethod"), "unknown ValidationMethod '" + m + "'");
     }
   }
 }
@@ -416,38 +441,62 @@ void read_budget(const json& b, json& tuning) {
     const std::string type = text_of(need(list[i], ptr, "Type"), at(ptr, "Type"));
     const json& v = need(list[i], ptr, "BudgetValue");
     if (!v.is_number() || !(v.get<double>() > 0)) throw SpecError(at(ptr, "BudgetValue"), "expected a positive number");
-    if (type == "ConfigurationCount") tuning["budget"] = static_cast<std::int64_t>(std::llround(v.get<double>()));
-    else if (type == "TuningDuration") tuning["time_limit"] = v.get<double>();
-    else if (type == "ConfigurationFraction") tuning["budget_fraction"] = std::min(1.0, v.get<double>());
-    else throw SpecError(at(ptr, "Type"), "expected ConfigurationCount, TuningDuration or ConfigurationFraction");
+    if (type == "ConfigurationCount")
+      tuning["budget"] = static_cast<std::int64_t>(std::llround(v.get<double>()));
+    else if (type == "TuningDuration")
+      tuning["time_limit"] = v.get<double>();
+    else if (type == "ConfigurationFraction")
+      tuning["budget_fraction"] = std::min(1.0, v.get<double>());
+    else
+      throw SpecError(at(ptr, "Type"), "expected ConfigurationCount, TuningDuration or ConfigurationFraction");
   }
 }
 
-/// Search: Kernel Tuner's strategy names where this tuner has the strategy.
-void read_search(const json& s, json& tuning) {
+/// Search: Kernel Tuner's strategy names where this tuner has the strategy. Attributes are Kernel Tuner's
+/// options for its own strategies: each is noted, none is used.
+void read_search(const json& s, json& tuning, std::vector<std::string>& notes) {
   std::string name = text_of(need(s, "/Search", "Name"), "/Search/Name");
   std::string lower = name;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  static const std::map<std::string, std::string> kNames = {
-      {"brute_force", "brute_force"}, {"bruteforce", "brute_force"},   {"exhaustive", "brute_force"},
-      {"random", "random_sample"},    {"random_sample", "random_sample"}, {"randomsearch", "random_sample"},
-      {"bayes_opt", "bayesian_optimization"}, {"bayesian_optimization", "bayesian_optimization"},
-      {"genetic_algorithm", "genetic_algorithm"}, {"simulated_annealing", "simulated_annealing"},
-      {"greedy_ils", "local_search"},  {"local_search", "local_search"}, {"default", ""}};
+  static const std::map<std::string, std::string> kNames = {{"brute_force", "brute_force"},
+                                                            {"bruteforce", "brute_force"},
+                                                            {"exhaustive", "brute_force"},
+                                                            {"random", "random_sample"},
+                                                            {"random_sample", "random_sample"},
+                                                            {"randomsearch", "random_sample"},
+                                                            {"bayes_opt", "bayesian_optimization"},
+                                                            {"bayesian_optimization", "bayesian_optimization"},
+                                                            {"genetic_algorithm", "genetic_algorithm"},
+                                                            {"pso", "particle_swarm"},
+                                                            {"particle_swarm", "particle_swarm"},
+                                                            {"diff_evo", "differential_evolution"},
+                                                            {"differential_evolution", "differential_evolution"},
+                                                            {"basinhopping", "basin_hopping"},
+                                                            {"basin_hopping", "basin_hopping"},
+                                                            {"simulated_annealing", "simulated_annealing"},
+                                                            {"mls", "greedy_local_search"},
+                                                            {"greedy_mls", "greedy_local_search"},
+                                                            {"greedy_local_search", "greedy_local_search"},
+                                                            {"greedy_ils", "iterated_local_search"},
+                                                            {"iterated_local_search", "iterated_local_search"},
+                                                            {"default", ""}};
   auto it = kNames.find(lower);
   if (it == kNames.end())
-    throw SpecError("/Search/Name", "unknown search '" + name + "' (this tuner maps brute_force, random_sample, "
-                                    "bayes_opt, genetic_algorithm, simulated_annealing, greedy_ils; see `autotune "
-                                    "strategies`)");
+    throw SpecError("/Search/Name", "unknown search '" + name +
+                                        "' (this tuner maps brute_force, random_sample, bayes_opt, "
+                                        "genetic_algorithm, pso, diff_evo, basinhopping, simulated_annealing, "
+                                        "mls, greedy_ils; see `autotune strategies`)");
   if (!it->second.empty()) tuning["strategy"] = it->second;
-  if (s.contains("Attributes")) {
-    const json& attrs = s["Attributes"];
-    if (!attrs.is_array()) throw SpecError("/Search/Attributes", "expected an array of {Name, Value}");
-    for (std::size_t i = 0; i < attrs.size(); ++i) {
-      const std::string ptr = at("/Search/Attributes", i);
-      tuning["strategy_options"][text_of(need(attrs[i], ptr, "Name"), at(ptr, "Name"))] =
-          expression_of(need(attrs[i], ptr, "Value"), at(ptr, "Value"));
-    }
+  if (!s.contains("Attributes")) return;
+  const json& attrs = s["Attributes"];
+  if (!attrs.is_array()) throw SpecError("/Search/Attributes", "expected an array of {Name, Value}");
+  for (std::size_t i = 0; i < attrs.size(); ++i) {
+    const std::string ptr = at("/Search/Attributes", i);
+    const std::string option = text_of(need(attrs[i], ptr, "Name"), at(ptr, "Name"));
+    const std::string value = expression_of(need(attrs[i], ptr, "Value"), at(ptr, "Value"));
+    notes.push_back(ptr + ": Kernel Tuner's option " + option + "=" + value +
+                    " is not used (this tuner's strategies name their options differently: `autotune strategies`; "
+                    "give them with --strategy-option)");
   }
 }
 
@@ -487,10 +536,12 @@ T1Conversion t1_to_spec(const json& t1, const std::string& path) {
   const json& cs = need(t1, "", "ConfigurationSpace");
   fields.check(cs, "/ConfigurationSpace", {"TuningParameters", "Conditions"});
   const json& tps = need(cs, "/ConfigurationSpace", "TuningParameters");
-  if (!tps.is_array() || tps.empty()) throw SpecError("/ConfigurationSpace/TuningParameters", "expected a non-empty array");
+  if (!tps.is_array() || tps.empty())
+    throw SpecError("/ConfigurationSpace/TuningParameters", "expected a non-empty array");
   Params params;
   for (std::size_t i = 0; i < tps.size(); ++i)
-    params.native.push_back(read_parameter(tps[i], at("/ConfigurationSpace/TuningParameters", i), fields, params, out.notes));
+    params.native.push_back(
+        read_parameter(tps[i], at("/ConfigurationSpace/TuningParameters", i), fields, params, out.notes));
   json constraints = json::array();
   if (cs.contains("Conditions")) {
     const json& conds = cs["Conditions"];
@@ -519,25 +570,46 @@ T1Conversion t1_to_spec(const json& t1, const std::string& path) {
   if (!as.is_array() || as.empty()) throw SpecError("/KernelSpecification/Arguments", "expected a non-empty array");
   for (std::size_t i = 0; i < as.size(); ++i) {
     bool output = false;
-    args.push_back(read_argument(as[i], at("/KernelSpecification/Arguments", i), fields, pr, params, dir, &output));
+    const std::string ptr = at("/KernelSpecification/Arguments", i);
+    json arg = read_argument(as[i], ptr, fields, pr, params, dir, &output);
+    // Kernel Tuner's "MemType": "Constant": the argument is passed to the kernel and also fills the __constant__
+    // symbol of its name (its cmem_args), with the same values: a seeded fill.
+    const bool cmem = as[i].contains("MemType") && as[i]["MemType"] == "Constant";
+    if (cmem && (arg["kind"] != "buffer" || output))
+      throw SpecError(at(ptr, "MemType"), "\"MemType\": \"Constant\" goes with an input Vector");
+    if (cmem && arg["init"].contains("random") && !arg["init"]["random"].contains("seed"))
+      arg["init"]["random"]["seed"] = 1;
+    args.push_back(arg);
     outputs.push_back(output);
+    if (cmem) {
+      json symbol = arg;
+      symbol.erase("role");
+      symbol["kind"] = "constant";
+      symbol["name"] = arg["name"].get<std::string>() + "_symbol";
+      symbol["symbol"] = arg["name"];
+      args.push_back(symbol);
+      outputs.push_back(false);
+    }
   }
   if (std::find(outputs.begin(), outputs.end(), true) == outputs.end())
-    throw SpecError("/KernelSpecification/Arguments", "no argument is an output (\"Output\": 1 or AccessType WriteOnly): "
-                                                      "there is nothing to verify");
+    throw SpecError("/KernelSpecification/Arguments",
+                    "no argument is an output (\"Output\": 1 or AccessType WriteOnly): "
+                    "there is nothing to verify");
   if (ks.contains("ReferenceArguments")) read_references(ks["ReferenceArguments"], args, outputs, fields, dir);
 
   json& s = out.spec;
-  const std::string name = t1.contains("General") && t1["General"].is_object() && t1["General"].contains("BenchmarkName") &&
-                                   t1["General"]["BenchmarkName"].is_string()
+  const std::string name = t1.contains("General") && t1["General"].is_object() &&
+                                   t1["General"].contains("BenchmarkName") && t1["General"]["BenchmarkName"].is_string()
                                ? t1["General"]["BenchmarkName"].get<std::string>()
                                : kernel;
-  s["$comment"] = "converted from the T1 file " + fs::path(path).filename().string() + " (docs/spec-format.md \"T1 files\")";
+  s["$comment"] =
+      "converted from the T1 file " + fs::path(path).filename().string() + " (docs/spec-format.md \"T1 files\")";
   s["name"] = name;
   s["description"] = "T1 file " + path;
   s["family"] = "user";
   s["expressions"] = "python";
-  s["source"] = kernel_path(text_of(need(ks, "/KernelSpecification", "KernelFile"), "/KernelSpecification/KernelFile"), dir);
+  s["source"] =
+      kernel_path(text_of(need(ks, "/KernelSpecification", "KernelFile"), "/KernelSpecification/KernelFile"), dir);
   s["kernels"] = {kernel};
   s["parameters"] = params.native;
   s["constraints"] = constraints;
@@ -561,12 +633,13 @@ T1Conversion t1_to_spec(const json& t1, const std::string& path) {
     const json& o = ks["CompilerOptions"];
     if (!o.is_array()) throw SpecError("/KernelSpecification/CompilerOptions", "expected an array of strings");
     json opts = json::array();
-    for (std::size_t i = 0; i < o.size(); ++i) opts.push_back(text_of(o[i], at("/KernelSpecification/CompilerOptions", i)));
+    for (std::size_t i = 0; i < o.size(); ++i)
+      opts.push_back(text_of(o[i], at("/KernelSpecification/CompilerOptions", i)));
     s["compile_options"] = opts;
   }
   json tuning = json::object();
   if (t1.contains("Budget")) read_budget(t1["Budget"], tuning);
-  if (t1.contains("Search") && !t1["Search"].is_null()) read_search(t1["Search"], tuning);
+  if (t1.contains("Search") && !t1["Search"].is_null()) read_search(t1["Search"], tuning, out.notes);
   if (!tuning.empty()) s["tuning"] = tuning;
   return out;
 }

@@ -14,8 +14,8 @@ namespace autotune::interop {
 bool is_t1(const nlohmann::json& doc);
 
 struct T1Conversion {
-  nlohmann::json spec;              // the native spec (family "user", "expressions": "python")
-  std::vector<std::string> notes;   // fields read but not used, with their pointers, for the user
+  nlohmann::json spec;             // the native spec (family "user", "expressions": "python")
+  std::vector<std::string> notes;  // fields read but not used, with their pointers, for the user
 };
 
 /// The native spec of T1 document `t1` read from `path` (the kernel file and data files resolve as Kernel Tuner

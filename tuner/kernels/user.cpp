@@ -64,7 +64,7 @@ class UserAdapter : public KernelAdapter {
     for (const auto& a : spec_.arguments) {
       if (!a.is_input()) continue;
       const std::uint64_t count = element_count(a, w, p);
-      std::vector<unsigned char>& bytes = out[a.name];
+      std::vector<unsigned char>& bytes = out[a.role == ArgSpec::Role::inout ? a.initial_name() : a.name];
       if (a.init.kind == DataSource::Kind::file)
         read_data_file(a, a.init, count, bytes);
       else if (a.init.kind == DataSource::Kind::generator)
@@ -96,7 +96,7 @@ class UserAdapter : public KernelAdapter {
   std::string verify(const HostBuffers& outputs, const HostBuffers& expected, const Workload& w,
                      const ProblemKey& p) const override {
     for (const auto& a : spec_.arguments) {
-      if (a.kind != ArgSpec::Kind::buffer || a.role != ArgSpec::Role::output) continue;
+      if (!a.is_output()) continue;
       if (!outputs.count(a.name) || !expected.count(a.name)) return "output '" + a.name + "' missing";
       if (outputs.at(a.name).size() != expected.at(a.name).size()) return "output '" + a.name + "' has the wrong size";
     }
@@ -109,7 +109,7 @@ class UserAdapter : public KernelAdapter {
   std::vector<OutputCheck> checks(const HostBuffers& expected, const Workload&, const ProblemKey&) const override {
     std::vector<OutputCheck> out;
     for (const auto& a : spec_.arguments) {
-      if (a.kind != ArgSpec::Kind::buffer || a.role != ArgSpec::Role::output) continue;
+      if (!a.is_output()) continue;
       auto want = expected.find(a.name);
       if (want == expected.end()) return {};  // verify() reports it
       const VerifyPolicy policy = a.verification.over(spec_.verification);
@@ -152,8 +152,9 @@ class UserAdapter : public KernelAdapter {
       if (a.kind == ArgSpec::Kind::scalar) continue;  // buffers, and the constants' input data
       std::int64_t count = eval_expr(a.count, c, p, d, w);
       if (count < 1) throw UsageError("buffer '" + a.name + "' would have " + std::to_string(count) + " elements");
-      plan.buffers.push_back({a.name, static_cast<std::size_t>(count) * dtype_size(a.dtype),
-                              a.role == ArgSpec::Role::input ? BufferRole::input : BufferRole::output});
+      const std::size_t bytes = static_cast<std::size_t>(count) * dtype_size(a.dtype);
+      plan.buffers.push_back({a.name, bytes, a.is_output() ? BufferRole::output : BufferRole::input,
+                              a.role == ArgSpec::Role::inout ? a.initial_name() : std::string()});
     }
   }
 
@@ -232,14 +233,18 @@ class UserAdapter : public KernelAdapter {
         }
         const PyValue v = e.eval(vars);
         double f = 0;
-        if (const double* x = v.if_float()) f = *x;
-        else if (const std::int64_t* n = v.if_int()) f = static_cast<double>(*n);
-        else if (const bool* b = v.if_bool()) f = *b ? 1 : 0;
-        else throw PyExprError("the generator gives a " + std::string(v.type_name()) + ", not a number, for i = " +
-                               std::to_string(i));
+        if (const double* x = v.if_float())
+          f = *x;
+        else if (const std::int64_t* n = v.if_int())
+          f = static_cast<double>(*n);
+        else if (const bool* b = v.if_bool())
+          f = *b ? 1 : 0;
+        else
+          throw PyExprError("the generator gives a " + std::string(v.type_name()) +
+                            ", not a number, for i = " + std::to_string(i));
         if (!floating && f != std::floor(f))
-          throw PyExprError("the generator gives " + v.repr() + " for i = " + std::to_string(i) + ", not an integer for " +
-                            a.dtype);
+          throw PyExprError("the generator gives " + v.repr() + " for i = " + std::to_string(i) +
+                            ", not an integer for " + a.dtype);
         store(out, a.dtype, es, static_cast<std::int64_t>(f), f);
       }
     } catch (const PyExprError& e) {
