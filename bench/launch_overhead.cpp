@@ -2,9 +2,11 @@
 //  1. first call of a new process with a cached binary (database) vs with a cold NVRTC compile: each phase
 //     runs in a fresh child process (this executable with --phase), so NVRTC and the driver start cold;
 //  2. steady-state host cost per call of Reduction<float>::sum vs enqueueing the same plan with direct
-//     cuLaunchKernel calls (arguments pre-packed): batches of 100 calls timed on the host, then a sync.
+//     cuLaunchKernel calls (arguments pre-packed): batches of 100 calls timed on the host, then a sync;
+//  3. the same two for a kernel of your own through autotune::Kernel (--spec, default the SAXPY example): first
+//     call with a cached binary and cold, and its steady state against cuLaunchKernel with pre-packed arguments.
 //
-//     build/bench/launch_overhead [--n N] [--reps R] [--out file.csv]
+//     build/bench/launch_overhead [--n N] [--reps R] [--out file.csv] [--spec examples/saxpy/saxpy.tune.json]
 //
 // Prints one table (and writes a CSV with --out). Compare figures only between runs on the same GPU kind.
 #include <fcntl.h>
@@ -66,6 +68,28 @@ int phase(const std::string& db, std::int64_t n) {
   return 0;
 }
 
+/// Child, for a spec of your own (the SAXPY example's arguments: x, y, out, a, n): as phase().
+int user_phase(const std::string& db, const std::string& spec_path, std::int64_t n) {
+  const auto t0 = Clock::now();
+  Kernel k(spec_path, db);
+  const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float);
+  DeviceBuffer x(bytes), y(bytes), out(bytes);
+  std::vector<float> host(static_cast<std::size_t>(n), 1.0f);
+  x.upload(host.data(), bytes);
+  y.upload(host.data(), bytes);
+  const auto t1 = Clock::now();
+  k.launch(nullptr, {n}, {DevicePtr(x.ptr()), DevicePtr(y.ptr()), DevicePtr(out.ptr()), 2.0f, static_cast<int>(n)});
+  synchronize();
+  const double first = ms_since(t1);
+  const double total = ms_since(t0);
+  const Choice c = k.choice({n});
+  out.download(host.data(), bytes);
+  const bool ok = std::all_of(host.begin(), host.end(), [](float v) { return v == 3.0f; });
+  std::printf("first_ms=%.3f total_ms=%.3f source=%s compile_ms=%.3f prepare_ms=%.3f ok=%d\n", first, total,
+              to_string(c.binary), c.compile_ms, c.prepare_ms, ok ? 1 : 0);
+  return 0;
+}
+
 struct PhaseResult {
   double first_ms = 0;
   std::string source;
@@ -73,11 +97,12 @@ struct PhaseResult {
   bool ok = false;
 };
 
-PhaseResult run_phase(const std::string& db, std::int64_t n) {
+PhaseResult run_phase(const std::string& db, std::int64_t n, const std::string& user_spec = "") {
   const std::string exe = fs::read_symlink("/proc/self/exe").string();
   const std::string out_file = db + ".phase.txt";
   std::string n_text = std::to_string(n);
   std::vector<std::string> args = {exe, "--phase", db, "--n", n_text};
+  if (!user_spec.empty()) args.insert(args.end(), {"--user-phase", user_spec});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -111,14 +136,20 @@ int main(int argc, char** argv) {
   std::int64_t n = 1 << 24;
   int reps = 5;
   std::string csv;
-  std::string phase_db;
+  std::string phase_db, user_phase_spec;
+  std::string spec_path = "examples/saxpy/saxpy.tune.json";
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--n") && i + 1 < argc) n = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--out") && i + 1 < argc) csv = argv[++i];
     else if (!std::strcmp(argv[i], "--phase") && i + 1 < argc) phase_db = argv[++i];
+    else if (!std::strcmp(argv[i], "--user-phase") && i + 1 < argc)
+      user_phase_spec = argv[++i];
+    else if (!std::strcmp(argv[i], "--spec") && i + 1 < argc)
+      spec_path = argv[++i];
   }
   try {
+    if (!phase_db.empty() && !user_phase_spec.empty()) return user_phase(phase_db, user_phase_spec, n);
     if (!phase_db.empty()) return phase(phase_db, n);
     std::string why;
     if (!cuda::driver_available(&why)) {
@@ -248,6 +279,67 @@ int main(int argc, char** argv) {
     std::printf("%-56s %9.2f us\n", "steady state: Reduction<float>::sum, per call", api_us);
     std::printf("%-56s %9.2f us\n", "  overhead of the API", api_us - direct_us);
     std::printf("results correct in the child processes: %s\n", all_ok ? "yes" : "NO");
+    // 3. A kernel of your own through autotune::Kernel.
+    std::vector<double> user_cold, user_cached;
+    std::string user_cached_source;
+    bool user_ok = true;
+    for (int rep = 0; rep < reps; ++rep) {
+      const std::string udb = (dir / ("user" + std::to_string(rep) + ".db")).string();
+      db::Database::open(udb);
+      PhaseResult c = run_phase(udb, n, spec_path);
+      PhaseResult h = run_phase(udb, n, spec_path);
+      user_cold.push_back(c.first_ms);
+      user_cached.push_back(h.first_ms);
+      user_cached_source = h.source;
+      user_ok = user_ok && c.ok && h.ok;
+    }
+    Kernel k(spec_path, db);
+    const std::size_t ubytes = static_cast<std::size_t>(n) * sizeof(float);
+    DeviceBuffer ux(ubytes), uy(ubytes), uout(ubytes);
+    const int un = static_cast<int>(n);
+    auto user_api = [&] {
+      k.launch(nullptr, {n}, {DevicePtr(ux.ptr()), DevicePtr(uy.ptr()), DevicePtr(uout.ptr()), 2.0f, un});
+    };
+    user_api();
+    synchronize();
+    const Choice uchoice = k.choice({n});
+    auto uadapter = kernels::make_adapter(k.spec());
+    ProblemKey up;
+    up.dims["n"] = n;
+    const LaunchPlan uplan = uadapter->plan(uchoice.answer.config, k.spec().workloads.front(), up, launcher.device());
+    const auto uoptions = cuda::build_options(uadapter->compile_options(k.spec().workloads.front()),
+                                              uchoice.answer.config, k.spec().defines, k.spec().params);
+    const cuda::CompileResult ucr =
+        cuda::compile(k.spec().source_text, k.spec().headers, "user.cu", uoptions, launcher.arch());
+    if (!ucr.ok) throw EnvironmentError("compile failed:\n" + ucr.log);
+    CUmodule umodule = nullptr;
+    cuda::detail::check(d.module_load_data(&umodule, ucr.cubin.data()), "cuModuleLoadData");
+    CUfunction ufn = nullptr;
+    const LaunchStep& ustep = uplan.steps.front();
+    cuda::detail::check(d.module_get_function(&ufn, umodule, ustep.kernel.c_str()), "cuModuleGetFunction");
+    std::uint64_t uslots[5] = {ux.ptr(), uy.ptr(), uout.ptr(), 0, static_cast<std::uint64_t>(un)};
+    const float two = 2.0f;
+    std::memcpy(&uslots[3], &two, sizeof two);
+    void* uargs[5] = {&uslots[0], &uslots[1], &uslots[2], &uslots[3], &uslots[4]};
+    auto user_direct = [&] {
+      d.launch_kernel(ufn, ustep.grid[0], ustep.grid[1], ustep.grid[2], ustep.block[0], ustep.block[1], ustep.block[2],
+                      ustep.shared_bytes, nullptr, uargs, nullptr);
+    };
+    per_call_us(user_direct);
+    per_call_us(user_api);
+    const double user_direct_us = per_call_us(user_direct);
+    const double user_api_us = per_call_us(user_api);
+    d.module_unload(umodule);
+    std::printf("kernel of your own: %s n=%lld, config %s [%s]\n", k.spec().name.c_str(), static_cast<long long>(n),
+                uchoice.config_text.c_str(), lookup::to_string(uchoice.answer.match));
+    std::printf("%-56s %9.2f ms\n", "first call, cold NVRTC compile (new process)", median(user_cold));
+    std::printf("%-56s %9.2f ms  (%s)\n", "first call, cached binary (new process)", median(user_cached),
+                user_cached_source.c_str());
+    std::printf("%-56s %9.2f us\n", "steady state: direct cuLaunchKernel, per call", user_direct_us);
+    std::printf("%-56s %9.2f us\n", "steady state: Kernel::launch, per call", user_api_us);
+    std::printf("%-56s %9.2f us\n", "  overhead of the API", user_api_us - user_direct_us);
+    std::printf("results correct in the child processes: %s\n", user_ok ? "yes" : "NO");
+    all_ok = all_ok && user_ok;
     if (!csv.empty()) {
       std::ofstream f(csv);
       f << "measure,value,unit\n"
@@ -255,7 +347,11 @@ int main(int argc, char** argv) {
         << "nvrtc_compile," << median(nvrtc) << ",ms\n"
         << "first_call_cached," << median(cached) << ",ms\n"
         << "steady_direct," << direct_us << ",us\n"
-        << "steady_api," << api_us << ",us\n";
+        << "steady_api," << api_us << ",us\n"
+        << "user_first_call_cold_compile," << median(user_cold) << ",ms\n"
+        << "user_first_call_cached," << median(user_cached) << ",ms\n"
+        << "user_steady_direct," << user_direct_us << ",us\n"
+        << "user_steady_api," << user_api_us << ",us\n";
     }
     fs::remove_all(dir);
     return all_ok ? 0 : 1;

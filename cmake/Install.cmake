@@ -13,9 +13,11 @@ set_target_properties(autotune_embedded PROPERTIES EXPORT_NAME embedded)
 set_target_properties(autotune_kernels PROPERTIES EXPORT_NAME kernels)
 set_target_properties(autotune_specs PROPERTIES EXPORT_NAME specs)
 set_target_properties(autotune_cuda PROPERTIES EXPORT_NAME cuda)
+set_target_properties(autotune_interop PROPERTIES EXPORT_NAME interop)
 # autotune_lookup and autotune_runtime name themselves lookup and runtime (their CMakeLists.txt).
 
 install(TARGETS autotune_core autotune_db autotune_embedded autotune_specs autotune_kernels autotune_lookup autotune_cuda
+                autotune_interop
                 autotune_runtime
         EXPORT autotuneTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -91,7 +91,8 @@ if [[ $gpu == 1 ]]; then
   db="$work/tune.db"
   "$prefix/bin/autotune" --db "$db" tune reduction --n 1048576 --dtype float32 --op sum --strategy random_sample --budget 8
   "$prefix/bin/autotune" --db "$db" tune scan --n 1048576 --dtype float32 --op inclusive_sum --strategy random_sample --budget 8
-  "$work/app/sum_scan" "$db" 1048576
+  "$prefix/bin/autotune" --db "$db" tune "$root/examples/saxpy/saxpy.tune.json" --n 1048576
+  "$work/app/sum_scan" "$db" 1048576 "$root/examples/saxpy/saxpy.tune.json"
   "$work/app/sum_scan" "$db" 10000000
   echo "ok: examples/app ran against a tuned database"
 fi

@@ -37,6 +37,9 @@ struct KernelArg {
   std::int64_t i = 0;
   double f = 0;
   std::size_t offset_bytes = 0;  // Kind::buffer: pointer offset
+  /// Scalar kinds: the index of a value the caller gives at each run that replaces this one (the launch API of
+  /// tuner/runtime passes an application's scalars so); -1: the value above, fixed.
+  int scalar = -1;
 
   static KernelArg buf(std::string name, std::size_t offset = 0) {
     KernelArg a; a.kind = Kind::buffer; a.buffer = std::move(name); a.offset_bytes = offset; return a;

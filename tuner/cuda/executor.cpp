@@ -203,7 +203,7 @@ struct Executor::State {
     }
     check(d->module_load_data(&module, cubin.data()), "cuModuleLoadData");
     bound = bind_plan(*d, module, plan);
-    fill_constants(*d, module, plan, addresses.data(), stream);  // __constant__ inputs, before every run
+    copy_constants(*d, bind_constants(*d, module, plan), addresses.data(), stream);  // __constant__ inputs
   }
 
   void run_steps() { enqueue(*d, bound, addresses.data(), stream); }

@@ -137,13 +137,17 @@ std::shared_ptr<const PreparedPlan> Launcher::prepare(std::shared_ptr<const Modu
   out->module_ = std::move(module);
   out->bound_ = std::make_unique<PreparedPlan::Bound>();
   out->bound_->plan = detail::bind_plan(d, static_cast<CUmodule>(out->module_->handle()), plan);
+  out->bound_->plan.constants = detail::bind_constants(d, static_cast<CUmodule>(out->module_->handle()), plan);
   return out;
 }
 
-void Launcher::run(const PreparedPlan& p, const std::uintptr_t* buffers, void* stream) const {
+void Launcher::run(const PreparedPlan& p, const std::uintptr_t* buffers, void* stream,
+                   const std::uint64_t* scalars) const {
   const auto& d = driver();
   ScopedContext scope(ctx_);
-  detail::enqueue(d, p.bound_->plan, buffers, static_cast<CUstream>(stream));
+  if (!p.bound_->plan.constants.empty())
+    detail::copy_constants(d, p.bound_->plan.constants, buffers, static_cast<CUstream>(stream));
+  detail::enqueue(d, p.bound_->plan, buffers, static_cast<CUstream>(stream), scalars);
 }
 
 void Launcher::run(const PreparedPlan& p, const std::map<std::string, std::uintptr_t>& buffers, void* stream) const {

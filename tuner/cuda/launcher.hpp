@@ -83,10 +83,13 @@ class Launcher {
   /// EnvironmentError (cuFuncSetAttribute refused) naming the step.
   std::shared_ptr<const PreparedPlan> prepare(std::shared_ptr<const Module> module, const LaunchPlan& plan) const;
 
-  /// Enqueues the plan's steps on stream (a CUstream / cudaStream_t; nullptr = the legacy default stream).
-  /// buffers[i] is the device address of plan().buffers[i]. Asynchronous; throws EnvironmentError with the
-  /// CUDA message if a launch is refused.
-  void run(const PreparedPlan& p, const std::uintptr_t* buffers, void* stream) const;
+  /// Enqueues the plan's steps on stream (a CUstream / cudaStream_t; nullptr = the legacy default stream),
+  /// after copying the plan's constant buffers into their __constant__ symbols (plans with constants only).
+  /// buffers[i] is the device address of plan().buffers[i]; scalars (when not null) the values of the scalar
+  /// arguments that name one (KernelArg::scalar), each in the low bytes of a 64-bit slot as the kernel
+  /// parameter's type. Asynchronous; throws EnvironmentError with the CUDA message if a launch is refused.
+  void run(const PreparedPlan& p, const std::uintptr_t* buffers, void* stream,
+           const std::uint64_t* scalars = nullptr) const;
   /// Same with buffers by name (slower: for tools and tests).
   void run(const PreparedPlan& p, const std::map<std::string, std::uintptr_t>& buffers, void* stream) const;
 

@@ -254,6 +254,7 @@ BoundPlan bind_plan(const Driver& d, CUmodule module, const LaunchPlan& plan) {
                        " arguments");
     for (const auto& a : s.args) {
       if (a.kind != KernelArg::Kind::buffer) {
+        if (a.scalar >= 0) st.scalar_patches.push_back({st.args.size(), static_cast<std::size_t>(a.scalar)});
         st.args.push_back(scalar_slot(a));
         continue;
       }
@@ -281,29 +282,39 @@ BoundPlan bind_plan(const Driver& d, CUmodule module, const LaunchPlan& plan) {
   return out;
 }
 
-void fill_constants(const Driver& d, CUmodule module, const LaunchPlan& plan, const std::uintptr_t* buffers,
-                    CUstream stream) {
+std::vector<BoundConstant> bind_constants(const Driver& d, CUmodule module, const LaunchPlan& plan) {
+  std::vector<BoundConstant> out;
   for (const auto& c : plan.constants) {
-    const std::size_t b = buffer_index(plan, c.buffer);
-    CUdeviceptr symbol = 0;
+    BoundConstant bc;
+    bc.symbol = c.symbol;
+    bc.buffer = buffer_index(plan, c.buffer);
     std::size_t bytes = 0;
-    const CUresult r = d.module_get_global(&symbol, &bytes, module, c.symbol.c_str());
+    const CUresult r = d.module_get_global(&bc.address, &bytes, module, c.symbol.c_str());
     if (r == CUDA_ERROR_NOT_FOUND)
       throw UsageError("constant argument '" + c.buffer + "': the module has no symbol '" + c.symbol +
                        "' (declare it as __constant__ at namespace scope, e.g. `__constant__ float " + c.symbol +
                        "[N];`)");
     if (r != CUDA_SUCCESS) throw_call_error(r, "cuModuleGetGlobal(" + c.symbol + ")");
-    const std::size_t want = plan.buffers[b].bytes;
-    if (want > bytes)
-      throw UsageError("constant argument '" + c.buffer + "' has " + std::to_string(want) + " bytes, symbol '" +
+    bc.bytes = plan.buffers[bc.buffer].bytes;
+    if (bc.bytes > bytes)
+      throw UsageError("constant argument '" + c.buffer + "' has " + std::to_string(bc.bytes) + " bytes, symbol '" +
                        c.symbol + "' only " + std::to_string(bytes));
-    if (want == 0) continue;
-    check(d.memcpy_dtod_async(symbol, static_cast<CUdeviceptr>(buffers[b]), want, stream),
+    out.push_back(std::move(bc));
+  }
+  return out;
+}
+
+void copy_constants(const Driver& d, const std::vector<BoundConstant>& constants, const std::uintptr_t* buffers,
+                    CUstream stream) {
+  for (const BoundConstant& c : constants) {
+    if (c.bytes == 0) continue;
+    check(d.memcpy_dtod_async(c.address, static_cast<CUdeviceptr>(buffers[c.buffer]), c.bytes, stream),
           ("cuMemcpyDtoDAsync(constant " + c.symbol + ")").c_str());
   }
 }
 
-void enqueue(const Driver& d, const BoundPlan& plan, const std::uintptr_t* buffers, CUstream stream) {
+void enqueue(const Driver& d, const BoundPlan& plan, const std::uintptr_t* buffers, CUstream stream,
+             const std::uint64_t* scalars) {
   std::array<std::uint64_t, kMaxKernelArgs> slots;
   std::array<void*, kMaxKernelArgs> ptrs;
   for (const auto& st : plan.steps) {
@@ -320,6 +331,8 @@ void enqueue(const Driver& d, const BoundPlan& plan, const std::uintptr_t* buffe
     }
     for (const auto& patch : st.patches)
       slots[patch.slot] = to_slot<CUdeviceptr>(static_cast<CUdeviceptr>(buffers[patch.buffer]) + st.args[patch.slot]);
+    if (scalars != nullptr)
+      for (const auto& patch : st.scalar_patches) slots[patch.slot] = scalars[patch.scalar];
     const CUresult r = d.launch_kernel(st.fn, st.grid[0], st.grid[1], st.grid[2], st.block[0], st.block[1],
                                        st.block[2], st.shared_bytes, stream, n ? ptrs.data() : nullptr, nullptr);
     if (r != CUDA_SUCCESS) throw_call_error(r, st.describe());

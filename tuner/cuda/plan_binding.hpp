@@ -32,6 +32,11 @@ struct BoundStep {
     std::size_t buffer;  // index into the plan's buffers
   };
   std::vector<Patch> patches;
+  struct ScalarPatch {
+    std::size_t slot;    // into args
+    std::size_t scalar;  // index into the caller's scalars (KernelArg::scalar)
+  };
+  std::vector<ScalarPatch> scalar_patches;
   std::size_t buffer = 0;  // memset32
   std::uint32_t value = 0;
   std::size_t count = 0;
@@ -41,8 +46,17 @@ struct BoundStep {
   std::string describe() const;
 };
 
+/// A __constant__ symbol of the module and the plan buffer whose bytes go there.
+struct BoundConstant {
+  std::string symbol;
+  CUdeviceptr address = 0;
+  std::size_t bytes = 0;   // the buffer's bytes (at most the symbol's)
+  std::size_t buffer = 0;  // index into the plan's buffers
+};
+
 struct BoundPlan {
   std::vector<BoundStep> steps;
+  std::vector<BoundConstant> constants;  // bind_constants()
 };
 
 /// Prefix of the message of a configuration that the resource pre-check rules out (CudaCallError with code
@@ -66,15 +80,20 @@ CUfunction resolve_function(const Driver& d, CUmodule module, const std::string&
 /// kInvalidResourcesPrefix and gives the numbers.
 BoundPlan bind_plan(const Driver& d, CUmodule module, const LaunchPlan& plan);
 
-/// Copies the plan's constant inputs into their module symbols (cuModuleGetGlobal + a copy on stream, before
-/// anything the caller enqueues after it); buffers as for enqueue. Throws UsageError for a symbol the module
-/// lacks or one smaller than its buffer, CudaCallError for a refused copy.
-void fill_constants(const Driver& d, CUmodule module, const LaunchPlan& plan, const std::uintptr_t* buffers,
+/// The plan's constant inputs resolved to their module symbols (cuModuleGetGlobal). Throws UsageError for a
+/// symbol the module lacks or one smaller than its buffer.
+std::vector<BoundConstant> bind_constants(const Driver& d, CUmodule module, const LaunchPlan& plan);
+
+/// Copies the constants' buffers into their symbols (a device copy on stream, before anything the caller
+/// enqueues after it); buffers as for enqueue. Throws CudaCallError for a refused copy.
+void copy_constants(const Driver& d, const std::vector<BoundConstant>& constants, const std::uintptr_t* buffers,
                     CUstream stream);
 
 /// Enqueues the steps on stream; buffers[i] is the device address (a CUdeviceptr value) of the plan's
-/// buffers[i]. Asynchronous; no allocation.
-/// Throws CudaCallError naming the step whose launch was refused.
-void enqueue(const Driver& d, const BoundPlan& plan, const std::uintptr_t* buffers, CUstream stream);
+/// buffers[i]; scalars (when not null) the caller's values of the scalar arguments that name one
+/// (KernelArg::scalar), each packed in the low bytes of a 64-bit slot as the kernel parameter's type.
+/// Asynchronous; no allocation. Throws CudaCallError naming the step whose launch was refused.
+void enqueue(const Driver& d, const BoundPlan& plan, const std::uintptr_t* buffers, CUstream stream,
+             const std::uint64_t* scalars = nullptr);
 
 }  // namespace autotune::cuda::detail

@@ -170,11 +170,14 @@ class UserAdapter : public KernelAdapter {
     s.grid = {ev(l.grid_x), ev(l.grid_y), ev(l.grid_z)};
     s.block = {ev(l.block_x), ev(l.block_y), ev(l.block_z)};
     s.shared_bytes = ev(l.shared_bytes);
+    int scalar = 0;  // the scalars in spec order: the launch API's callers give theirs so
     for (const auto& a : spec_.arguments) {
       if (a.kind == ArgSpec::Kind::constant) continue;  // a module symbol, not a parameter
       if (a.kind == ArgSpec::Kind::buffer) {
         s.args.push_back(KernelArg::buf(a.name));
-      } else if (a.value_file && a.value.empty()) {
+        continue;
+      }
+      if (a.value_file && a.value.empty()) {
         throw unread_scalar(a);
       } else if (a.dtype == "float32" || a.dtype == "float64") {
         double v = std::stod(a.value);
@@ -186,6 +189,7 @@ class UserAdapter : public KernelAdapter {
         else if (a.dtype == "int64") s.args.push_back(KernelArg::i64(v));
         else s.args.push_back(KernelArg::u64(v));
       }
+      s.args.back().scalar = scalar++;
     }
     return s;
   }

@@ -34,7 +34,7 @@ namespace detail {
 namespace {
 
 constexpr std::size_t kScratchAlign = 256;
-constexpr std::size_t kMaxBuffers = 16;
+constexpr std::size_t kMaxBuffers = 64;  // a user kernel: up to 32 buffers and 32 constants
 constexpr std::size_t kMaxDims = 4;
 // Prepared (workload, problem) entries kept per object; past this the cache starts over (sizes that vary
 // call by call would otherwise grow it without bound).
@@ -65,16 +65,24 @@ struct RequestHash {
 
 class Family {
  public:
-  Family(const std::string& kernel, const std::string& db_path, const RuntimeOptions& o,
-         std::initializer_list<const char*> buffers)
+  /// builtin: spec is a built-in family's (looked up by name); else a spec of the caller's (looked up by its
+  /// identity, with the data tag of the files it names).
+  Family(TuningSpec spec, bool builtin, const std::string& db_path, const RuntimeOptions& o,
+         std::vector<std::string> buffers)
       : launcher_(o.device),
         lookup_(Lookup::shared(db_path)),
-        spec_(specs::builtin_spec(kernel)),
+        spec_(std::move(spec)),
+        builtin_(builtin),
+        data_tag_(builtin ? std::string() : data_tag(spec_)),
         adapter_(kernels::make_adapter(spec_)),
-        store_(db_path, o.cache_dir, o.store_binaries) {
-    for (const char* b : buffers) user_buffers_.emplace_back(b);
-    if (spec_.problem_dims.size() > kMaxDims) throw UsageError("kernel " + kernel + " has too many problem dimensions");
+        store_(db_path, o.cache_dir, o.store_binaries),
+        user_buffers_(std::move(buffers)) {
+    if (spec_.problem_dims.size() > kMaxDims)
+      throw UsageError("kernel " + spec_.name + " has too many problem dimensions");
+    if (user_buffers_.size() > kMaxBuffers) throw UsageError("kernel " + spec_.name + " has too many buffers");
   }
+
+  const TuningSpec& spec() const { return spec_; }
 
   ~Family() {
     if (scratch_ == 0) return;
@@ -97,18 +105,18 @@ class Family {
     throw UsageError("kernel " + spec_.name + " does not support " + dtype + "/" + op);
   }
 
-  Choice choice(int w, std::initializer_list<std::int64_t> dims) {
+  Choice choice(int w, const std::int64_t* dims, std::size_t ndims) {
     std::lock_guard<std::mutex> lock(mu_);
-    return get(w, dims).choice;
+    return get(w, dims, ndims).choice;
   }
 
-  void launch(int w, std::initializer_list<std::int64_t> dims, std::initializer_list<std::uintptr_t> user,
-              void* stream) {
+  /// user: one device address per name given to the constructor; scalars: see cuda::Launcher::run.
+  void launch(int w, const std::int64_t* dims, std::size_t ndims, const std::uintptr_t* user_ptrs,
+              const std::uint64_t* scalars, void* stream) {
     std::lock_guard<std::mutex> lock(mu_);
-    const Prepared& p = get(w, dims);
+    const Prepared& p = get(w, dims, ndims);
     if (p.scratch_bytes > scratch_capacity_) grow_scratch(p.scratch_bytes);
     std::array<std::uintptr_t, kMaxBuffers> ptrs{};
-    const std::uintptr_t* user_ptrs = user.begin();
     for (std::size_t i = 0; i < p.slots.size(); ++i) {
       const Slot& s = p.slots[i];
       if (s.user >= 0) {
@@ -131,7 +139,7 @@ class Family {
       if (zero)
         for (const auto& [offset, bytes] : p.state) launcher_.fill32_async(scratch_ + offset, 0, bytes / 4, stream);
     }
-    launcher_.run(*p.plan, ptrs.data(), stream);
+    launcher_.run(*p.plan, ptrs.data(), stream, scalars);
     if (p.scratch_bytes != 0) state_owner_ = p.state.empty() ? 0 : p.id;
   }
 
@@ -149,28 +157,32 @@ class Family {
     std::vector<std::pair<std::size_t, std::size_t>> state;  // (scratch offset, bytes) of BufferRole::state buffers
   };
 
-  const Prepared& get(int w, std::initializer_list<std::int64_t> dims) {
+  const Prepared& get(int w, const std::int64_t* dims, std::size_t ndims) {
     if (w < 0 || static_cast<std::size_t>(w) >= spec_.workloads.size()) throw UsageError(spec_.name + ": bad workload");
-    if (dims.size() != spec_.problem_dims.size())
-      throw UsageError(spec_.name + ": expected " + std::to_string(spec_.problem_dims.size()) + " problem dimensions");
+    if (ndims != spec_.problem_dims.size()) {
+      std::string names;
+      for (const std::string& d : spec_.problem_dims) names += (names.empty() ? "" : ", ") + d;
+      throw UsageError(spec_.name + ": expected " + std::to_string(spec_.problem_dims.size()) +
+                       " problem dimensions (" + names + "), got " + std::to_string(ndims));
+    }
     RequestKey key;
     key.workload = w;
-    std::size_t i = 0;
-    for (std::int64_t d : dims) key.dims[i++] = d;
+    for (std::size_t i = 0; i < ndims; ++i) key.dims[i] = dims[i];
     auto it = prepared_.find(key);
     if (it != prepared_.end()) return *it->second;
     if (prepared_.size() >= kMaxPrepared) prepared_.clear();
-    auto p = prepare(w, dims);
+    auto p = prepare(w, dims, ndims);
     return *prepared_.emplace(key, std::move(p)).first->second;
   }
 
-  std::unique_ptr<Prepared> prepare(int wi, std::initializer_list<std::int64_t> dims) {
+  std::unique_ptr<Prepared> prepare(int wi, const std::int64_t* dims, std::size_t ndims) {
     const auto start = std::chrono::steady_clock::now();
     const Workload& w = spec_.workloads[static_cast<std::size_t>(wi)];
     ProblemKey problem;
-    std::size_t i = 0;
-    for (std::int64_t d : dims) {
-      const std::string& name = spec_.problem_dims[i++];
+    problem.data = data_tag_;
+    for (std::size_t i = 0; i < ndims; ++i) {
+      const std::int64_t d = dims[i];
+      const std::string& name = spec_.problem_dims[i];
       if (d < 1 && name != "select_pct")
         throw UsageError(spec_.name + ": problem dimension " + name + " must be at least 1 (got " + std::to_string(d) +
                          ")");
@@ -185,7 +197,7 @@ class Family {
     c.workload = w.key();
     c.problem = problem.key();
     c.device = dev.name;
-    c.answer = *lookup_->best_on(spec_.name, w, dev, problem);
+    c.answer = builtin_ ? *lookup_->best_on(spec_.name, w, dev, problem) : *lookup_->best_on(spec_, w, dev, problem);
     // Trials of an older kernel code are not served: say so once per kernel, since the program is then slower
     // than it was tuned to be without anything failing.
     if (c.answer.match != lookup::Match::exact && c.answer.note.find("another kernel source") != std::string::npos &&
@@ -291,6 +303,8 @@ class Family {
   cuda::Launcher launcher_;
   std::shared_ptr<Lookup> lookup_;
   TuningSpec spec_;
+  bool builtin_;
+  std::string data_tag_;  // the problem's data: the tag of the files a caller's spec names ("" for built-ins)
   std::shared_ptr<const KernelAdapter> adapter_;
   runtime_detail::BinaryStore store_;
   std::vector<std::string> user_buffers_;
@@ -306,9 +320,20 @@ class Family {
 
 // ---- FamilyHandle -----------------------------------------------------------------------------------------
 
+namespace {
+std::vector<std::string> names_of(std::initializer_list<const char*> buffers) {
+  std::vector<std::string> out;
+  for (const char* b : buffers) out.emplace_back(b);
+  return out;
+}
+}  // namespace
+
 FamilyHandle::FamilyHandle(const std::string& kernel, const std::string& db_path, const RuntimeOptions& o,
                            std::initializer_list<const char*> buffers)
-    : f_(std::make_unique<Family>(kernel, db_path, o, buffers)) {}
+    : f_(std::make_unique<Family>(specs::builtin_spec(kernel), true, db_path, o, names_of(buffers))) {}
+FamilyHandle::FamilyHandle(TuningSpec spec, const std::string& db_path, const RuntimeOptions& o,
+                           std::vector<std::string> buffers)
+    : f_(std::make_unique<Family>(std::move(spec), false, db_path, o, std::move(buffers))) {}
 FamilyHandle::~FamilyHandle() = default;
 FamilyHandle::FamilyHandle(FamilyHandle&&) noexcept = default;
 FamilyHandle& FamilyHandle::operator=(FamilyHandle&&) noexcept = default;
@@ -317,9 +342,17 @@ int FamilyHandle::workload(const std::string& dtype, const std::string& op) cons
 void FamilyHandle::require(int w, const std::string& dtype, const std::string& op) const { f_->require(w, dtype, op); }
 void FamilyHandle::launch(int w, std::initializer_list<std::int64_t> dims,
                           std::initializer_list<std::uintptr_t> buffers, void* stream) {
-  f_->launch(w, dims, buffers, stream);
+  f_->launch(w, dims.begin(), dims.size(), buffers.begin(), nullptr, stream);
 }
-Choice FamilyHandle::choice(int w, std::initializer_list<std::int64_t> dims) { return f_->choice(w, dims); }
+void FamilyHandle::launch(int w, const std::int64_t* dims, std::size_t ndims, const std::uintptr_t* buffers,
+                          const std::uint64_t* scalars, void* stream) {
+  f_->launch(w, dims, ndims, buffers, scalars, stream);
+}
+Choice FamilyHandle::choice(int w, std::initializer_list<std::int64_t> dims) {
+  return f_->choice(w, dims.begin(), dims.size());
+}
+Choice FamilyHandle::choice(int w, const std::int64_t* dims, std::size_t ndims) { return f_->choice(w, dims, ndims); }
+const TuningSpec& FamilyHandle::spec() const { return f_->spec(); }
 
 }  // namespace detail
 

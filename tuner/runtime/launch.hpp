@@ -23,6 +23,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "tuner/core/error.hpp"
 #include "tuner/lookup/lookup.hpp"
@@ -115,6 +116,8 @@ class FamilyHandle {
   /// dims of launch()/choice() are given in the order of the spec's problem dimensions.
   FamilyHandle(const std::string& kernel, const std::string& db_path, const RuntimeOptions& o,
                std::initializer_list<const char*> buffers);
+  /// A spec of the caller's (family "user"): buffers are the names of its buffer and constant arguments.
+  FamilyHandle(TuningSpec spec, const std::string& db_path, const RuntimeOptions& o, std::vector<std::string> buffers);
   ~FamilyHandle();
   FamilyHandle(FamilyHandle&&) noexcept;
   FamilyHandle& operator=(FamilyHandle&&) noexcept;
@@ -123,7 +126,12 @@ class FamilyHandle {
   int workload(const std::string& dtype, const std::string& op) const;
   void launch(int workload, std::initializer_list<std::int64_t> dims, std::initializer_list<std::uintptr_t> buffers,
               void* stream);
+  /// buffers: one address per buffer name; scalars: the scalar arguments' values (cuda::Launcher::run).
+  void launch(int workload, const std::int64_t* dims, std::size_t ndims, const std::uintptr_t* buffers,
+              const std::uint64_t* scalars, void* stream);
   Choice choice(int workload, std::initializer_list<std::int64_t> dims);
+  Choice choice(int workload, const std::int64_t* dims, std::size_t ndims);
+  const TuningSpec& spec() const;
   /// Workload key for messages when workload() returned -1.
   void require(int workload, const std::string& dtype, const std::string& op) const;
   /// require(), then launch() of a call from buffer in to buffer out over n elements (reductions, scans).
@@ -144,7 +152,95 @@ class FamilyHandle {
 
 inline std::int64_t checked_size(std::size_t v) { return static_cast<std::int64_t>(v); }
 
+/// The dtype name of a pointer's element type ("float32", "int32", "uint8", ...), or "" where it tells none
+/// (void, structs, vector types): such pointers are taken for any buffer.
+template <class T>
+constexpr const char* pointee_dtype() {
+  using U = std::remove_cv_t<T>;
+  if constexpr (std::is_same_v<U, float>)
+    return "float32";
+  else if constexpr (std::is_same_v<U, double>)
+    return "float64";
+  else if constexpr (std::is_integral_v<U> && !std::is_same_v<U, bool>) {
+    if constexpr (std::is_signed_v<U>)
+      return sizeof(U) == 1 ? "int8" : sizeof(U) == 2 ? "int16" : sizeof(U) == 4 ? "int32" : "int64";
+    else
+      return sizeof(U) == 1 ? "uint8" : sizeof(U) == 2 ? "uint16" : sizeof(U) == 4 ? "uint32" : "uint64";
+  } else {
+    return "";
+  }
+}
+
 }  // namespace detail
+
+/// One argument of Kernel::launch, in the order of the spec's `arguments`: a device pointer for a buffer or for
+/// the data of a constant (copied into its __constant__ symbol before each launch), a number for a scalar.
+/// A typed pointer (float*, const std::int32_t*) tells its element type, which must be the argument's dtype;
+/// DevicePtr and void* are taken for any buffer. A CUdeviceptr value must be wrapped as DevicePtr(p) (a bare
+/// unsigned long long is a number). Integers must fit the scalar's dtype; floats go to float scalars only.
+class Arg {
+ public:
+  enum class Kind { pointer, integer, unsigned_integer, floating };
+  Arg(DevicePtr p) : kind_(Kind::pointer), bits_(p.value()) {}
+  Arg(std::nullptr_t) : kind_(Kind::pointer) {}
+  template <class T>
+  Arg(T* p) : kind_(Kind::pointer), bits_(reinterpret_cast<std::uintptr_t>(p)), dtype_(detail::pointee_dtype<T>()) {}
+  template <class I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>, int> = 0>
+  Arg(I v)
+      : kind_(std::is_signed_v<I> ? Kind::integer : Kind::unsigned_integer),
+        bits_(static_cast<std::uint64_t>(v)),
+        dtype_(detail::pointee_dtype<I>()) {}
+  Arg(float v) : kind_(Kind::floating), f_(v), dtype_("float32") {}
+  Arg(double v) : kind_(Kind::floating), f_(v), dtype_("float64") {}
+
+  Kind kind() const { return kind_; }
+  /// pointer: the address; integer: the value's two's complement bits; unsigned_integer: the value.
+  std::uint64_t bits() const { return bits_; }
+  double floating() const { return f_; }
+  /// The C++ type's dtype name ("" for an untyped pointer).
+  const char* dtype() const { return dtype_; }
+
+ private:
+  Kind kind_;
+  std::uint64_t bits_ = 0;
+  double f_ = 0;
+  const char* dtype_ = "";
+};
+
+/// A kernel of your own, from a spec (a `*.tune.json` with family "user", a Kernel Tuner T1 file, or a
+/// TuningSpec made in code), launched with the best configuration recorded in a tuning database for this GPU
+/// and problem (the levels of docs/lookup.md, down to the spec's default configuration):
+///
+///     autotune::Kernel saxpy("saxpy.tune.json", "tune.db");
+///     saxpy.launch(stream, {n}, {d_x, d_y, 2.0f, n});   // problem dims, then the spec's arguments in order
+///
+/// Every launch step of the spec runs (grid, block and shared memory from its expressions at the chosen
+/// configuration); the binary comes from memory, the database's binary cache, the cache directory, or NVRTC
+/// (then stored), as for the built-in families. The arguments are checked against the spec on every launch: their
+/// number, pointer or number, a typed pointer's element type, a number's kind and range; a mismatch is a UsageError
+/// naming the argument, never a launch. The first launch of a problem prepares it (lookup, binary, plan); later
+/// ones probe a hash map. Errors and thread-safety as for the family classes above.
+class Kernel {
+ public:
+  /// Loads the spec file (a native spec or a T1 file). Throws SpecError / UsageError for a bad spec.
+  Kernel(const std::string& spec_path, const std::string& db_path, const RuntimeOptions& o = {});
+  Kernel(TuningSpec spec, const std::string& db_path, const RuntimeOptions& o = {});
+  ~Kernel();
+  Kernel(Kernel&&) noexcept;
+  Kernel& operator=(Kernel&&) noexcept;
+
+  /// Launches on stream: `problem` holds the spec's problem dims in its order (`problem.dims`), `args` one
+  /// Arg per spec argument.
+  void launch(Stream stream, std::initializer_list<std::int64_t> problem, std::initializer_list<Arg> args);
+  /// The configuration and binary a launch of this problem uses (prepares it).
+  Choice choice(std::initializer_list<std::int64_t> problem);
+  const TuningSpec& spec() const;
+
+ private:
+  struct Layout;
+  std::unique_ptr<Layout> layout_;
+  detail::FamilyHandle h_;
+};
 
 /// Sum, min or max of n elements into out[0] (one element).
 template <class T>

@@ -1,0 +1,41 @@
+// autotune::Kernel (launch.hpp): a spec of the caller's launched through the family engine (family.cpp), its
+// arguments checked and packed by KernelArguments (kernel_args.hpp).
+#include <array>
+
+#include "tuner/interop/resolve.hpp"
+#include "tuner/runtime/kernel_args.hpp"
+#include "tuner/runtime/launch.hpp"
+
+namespace autotune {
+
+using runtime_detail::KernelArguments;
+
+struct Kernel::Layout {
+  explicit Layout(const TuningSpec& spec) : args(spec) {}
+  KernelArguments args;
+};
+
+Kernel::Kernel(const std::string& spec_path, const std::string& db_path, const RuntimeOptions& o)
+    : Kernel(interop::resolve_kernel(spec_path, {}), db_path, o) {}
+
+Kernel::Kernel(TuningSpec spec, const std::string& db_path, const RuntimeOptions& o)
+    : layout_(std::make_unique<Layout>(spec)), h_(spec, db_path, o, layout_->args.buffer_names()) {}
+
+Kernel::~Kernel() = default;
+Kernel::Kernel(Kernel&&) noexcept = default;
+Kernel& Kernel::operator=(Kernel&&) noexcept = default;
+
+void Kernel::launch(Stream stream, std::initializer_list<std::int64_t> problem, std::initializer_list<Arg> args) {
+  std::array<std::uintptr_t, 2 * KernelArguments::kMaxArgs> buffers{};
+  std::array<std::uint64_t, KernelArguments::kMaxArgs> scalars{};
+  layout_->args.pack(args, buffers.data(), scalars.data());
+  h_.launch(0, problem.begin(), problem.size(), buffers.data(), scalars.data(), stream.handle());
+}
+
+Choice Kernel::choice(std::initializer_list<std::int64_t> problem) {
+  return h_.choice(0, problem.begin(), problem.size());
+}
+
+const TuningSpec& Kernel::spec() const { return h_.spec(); }
+
+}  // namespace autotune
