@@ -83,10 +83,10 @@ std::vector<TuningSpec> recorded_specs(const db::Database& db) {
 }
 
 struct Question {
-  std::size_t db = 0;   // which exported database
+  std::size_t db = 0;  // which exported database
   std::string kernel;
   Workload w;
-  DeviceInfo device;    // the properties lookup::best checks validity with
+  DeviceInfo device;       // the properties lookup::best checks validity with
   std::string asked_name;  // the name the header is given (as reported, or normalised)
   ProblemKey problem;
   bool other_dims = false;  // dimensions the kernel does not have: no answer
@@ -158,8 +158,9 @@ std::vector<std::pair<DeviceInfo, std::string>> device_grid(const db::Database& 
 /// main.cpp of the program that asks the generated headers: reads questions (tab-separated) from questions.txt,
 /// prints per question "level<TAB>canonical JSON<TAB>labels<TAB>texts", or "none".
 std::string program(const std::vector<std::string>& namespaces) {
-  std::string s = "#include <cstdint>\n#include <fstream>\n#include <iostream>\n#include <sstream>\n#include <string>\n"
-                  "#include <vector>\n";
+  std::string s =
+      "#include <cstdint>\n#include <fstream>\n#include <iostream>\n#include <sstream>\n#include <string>\n"
+      "#include <vector>\n";
   for (std::size_t i = 0; i < namespaces.size(); ++i) s += "#include \"tuned" + std::to_string(i) + ".hpp\"\n";
   s += R"(
 template <class Config>
@@ -233,8 +234,7 @@ Lookup::Options silent() {
 
 }  // namespace
 
-TEST_CASE("export: the compiled header answers every question as lookup::best on the same database",
-          "[cpu][export]") {
+TEST_CASE("export: the compiled header answers every question as lookup::best on the same database", "[cpu][export]") {
   TempDir dir("header");
   const std::vector<std::string> dbs = {shipped("recorded_h100.db"), shipped("recorded_h200.db"), merged_db(dir)};
   std::vector<std::string> namespaces;
@@ -257,13 +257,14 @@ TEST_CASE("export: the compiled header answers every question as lookup::best on
         // The whole grid where something is recorded; elsewhere (spec defaults) a few sizes.
         const std::size_t n = recorded_workloads.count(w.key()) ? grid.size() : 2;
         for (std::size_t pi = 0; pi < n; ++pi)
-          for (const auto& [info, asked] : devices) questions.push_back({i, spec.name, w, info, asked, grid[pi], false});
+          for (const auto& [info, asked] : devices)
+            questions.push_back({i, spec.name, w, info, asked, grid[pi], false});
       }
       ProblemKey other;  // one dimension too many
       for (const std::string& d : spec.problem_dims) other.dims[d] = 4096;
       other.dims["zz_extra"] = 2;
-      questions.push_back({i, spec.name, spec.workloads.front(), devices.front().first,
-                           devices.front().second, other, true});
+      questions.push_back(
+          {i, spec.name, spec.workloads.front(), devices.front().first, devices.front().second, other, true});
     }
   }
   std::string qtext;
@@ -361,8 +362,10 @@ TEST_CASE("export: tables hold each board's cells, the groups, every workload; a
   CHECK(k.configs.at(k.spec_default) == reduction.default_config());
   const lookup::ExportWorkload* f32 = nullptr;
   for (const auto& w : k.workloads) {
-    if (w.workload.key() == "float32/sum") f32 = &w;
-    else CHECK(w.boards.front().cells.empty());  // recorded for float32/sum only
+    if (w.workload.key() == "float32/sum")
+      f32 = &w;
+    else
+      CHECK(w.boards.front().cells.empty());  // recorded for float32/sum only
   }
   REQUIRE(f32 != nullptr);
   REQUIRE(f32->boards.size() == 1);

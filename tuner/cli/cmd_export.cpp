@@ -10,10 +10,10 @@
 
 #include "db/database.hpp"
 #include "tuner/cli/args.hpp"
-#include "tuner/interop/resolve.hpp"
 #include "tuner/cli/shared.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/interop/interop.hpp"
+#include "tuner/interop/resolve.hpp"
 #include "tuner/lookup/export.hpp"
 
 namespace autotune::cli {
@@ -21,15 +21,17 @@ namespace autotune::cli {
 namespace {
 
 void write_output(const std::string& output, const std::string& text) {
-  if (output == "-") std::fwrite(text.data(), 1, text.size(), stdout);
-  else write_file(output, text);
+  if (output == "-")
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  else
+    write_file(output, text);
 }
 
 /// --format header / json: the tables of the kernels asked for (default: every kernel recorded).
 int export_tables(const ExportArgs& a, const std::string& db_path) {
   if (!a.device.empty() || !a.problem.empty())
-    throw UsageError(std::string(a.device.empty() ? "--problem" : "--device") +
-                     " filters --format t4 only: the " + a.format +
+    throw UsageError(std::string(a.device.empty() ? "--problem" : "--device") + " filters --format t4 only: the " +
+                     a.format +
                      " export holds every recorded device and problem, so that its selector falls back as the "
                      "lookup does");
   auto db = db::Database::open(db_path, db::Database::Mode::read_only);

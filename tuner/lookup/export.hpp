@@ -81,10 +81,10 @@ struct ExportParam {
 
 struct ExportKernel {
   std::string name;
-  std::vector<std::string> dims;    // the spec's problem dimensions, in the spec's order
-  std::vector<ExportParam> params;  // in the spec's order
-  std::vector<Config> configs;      // every configuration the tables name, each once
-  std::size_t spec_default = 0;     // index of the spec's default configuration (level spec_default)
+  std::vector<std::string> dims;          // the spec's problem dimensions, in the spec's order
+  std::vector<ExportParam> params;        // in the spec's order
+  std::vector<Config> configs;            // every configuration the tables name, each once
+  std::size_t spec_default = 0;           // index of the spec's default configuration (level spec_default)
   std::vector<ExportWorkload> workloads;  // every workload of the spec, in the spec's order
 };
 

@@ -29,7 +29,7 @@ struct Row {
   std::string problem_key;
   double median_ns = 0;
   double gbps = 0;
-  double cost = 0;          // objective_cost: lower is better
+  double cost = 0;  // objective_cost: lower is better
   Observation observed;
   std::int64_t session_id = 0;
   std::string carried_from;  // TrialRow::carried_from
