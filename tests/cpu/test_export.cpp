@@ -226,12 +226,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-Lookup::Options silent() {
-  Lookup::Options o;
-  o.warn = [](const std::string&) {};
-  return o;
-}
-
 }  // namespace
 
 TEST_CASE("export: the compiled header answers every question as lookup::best on the same database", "[cpu][export]") {
@@ -287,9 +281,11 @@ TEST_CASE("export: the compiled header answers every question as lookup::best on
   std::map<int, int> levels_seen;
   std::vector<std::unique_ptr<db::Database>> open;
   std::vector<std::unique_ptr<Lookup>> lookups;
+  Lookup::Options silent;
+  silent.warn = [](const std::string&) {};
   for (const auto& path : dbs) {
     open.push_back(db::Database::open(path, db::Database::Mode::read_only));
-    lookups.push_back(std::make_unique<Lookup>(path, silent()));
+    lookups.push_back(std::make_unique<Lookup>(path, silent));
   }
   std::map<std::string, TuningSpec> spec_of;
   // lookup::best reads the rows on every call: every question goes through its steps with the rows read once
