@@ -117,9 +117,11 @@ struct ImportArgs {
 int run_import(const ImportArgs& a, const std::string& db_path);
 
 struct ExportArgs {
-  std::string format = "t4", kernel, device, workload, problem, output = "-";
+  std::string format = "t4", device, workload, problem, output = "-";
+  std::vector<std::string> kernel;                                // t4: at most one
+  std::string name_space = "autotune_tuned", objective = "time";  // header, json
 };
-/// export: recorded trials as a T4 results file.
+/// export: recorded trials as a T4 results file, or the best configurations as a C++ header or JSON tables.
 int run_export(const ExportArgs& a, const std::string& db_path);
 
 struct ExploreArgs {

@@ -321,12 +321,21 @@ void add_import(CLI::App& app, Globals& g) {
 
 void add_export(CLI::App& app, Globals& g) {
   auto a = std::make_shared<ExportArgs>();
-  auto* c = app.add_subcommand("export", "export recorded trials (--db) as a T4 results file");
-  c->add_option("--format", a->format, "output format (t4)")->capture_default_str()->check(one_of({"t4"}));
-  c->add_option("--kernel", a->kernel, "only this kernel (default: all)");
-  c->add_option("--device", a->device, "only this device (name or normalised name)");
+  auto* c = app.add_subcommand("export",
+                               "export recorded trials (--db) as a T4 results file, or the best configurations with "
+                               "a selector as a self-contained C++ header or JSON tables (docs/lookup.md)");
+  c->add_option("--format", a->format,
+                "output format: t4 (recorded trials), header (C++17 tables and select()), json (the same tables)")
+      ->capture_default_str()
+      ->check(one_of({"t4", "header", "json"}));
+  c->add_option("--kernel", a->kernel,
+                "only this kernel (default: all recorded); header and json: repeatable, a built-in name or spec");
+  c->add_option("--device", a->device, "t4: only this device (name or normalised name)");
   c->add_option("--workload", a->workload, "only this workload, e.g. float32/sum");
-  c->add_option("--problem", a->problem, "only this problem, e.g. n=67108864");
+  c->add_option("--problem", a->problem, "t4: only this problem, e.g. n=67108864");
+  c->add_option("--namespace", a->name_space, "header: the C++ namespace of the tables and select()")
+      ->capture_default_str();
+  add_objective_option(c, a->objective, "header and json: what the best configuration is best at");
   c->add_option("-o,--output", a->output, "output file ('-' = standard output)")->capture_default_str();
   run_when_chosen(c, g, [&g, a] { return run_export(*a, g.db_path); });
 }

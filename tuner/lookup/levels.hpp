@@ -1,17 +1,61 @@
-// Internal to tuner/lookup: the lookup levels (lookup.cpp) as the cached Lookup class (lookup_cache.cpp) uses
-// them. Not installed.
+// Internal to tuner/lookup: the lookup levels (lookup.cpp) as the cached Lookup class (lookup_cache.cpp) and the
+// compiled-in export (export.cpp) use them. Not installed.
 #pragma once
+#include <cstddef>
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "tuner/core/objective.hpp"
 #include "tuner/lookup/lookup.hpp"
 
 namespace autotune::lookup::detail {
 
+/// A recorded device model: several device rows of one key are one board.
+struct Board {
+  DeviceKey key;
+  DeviceInfo info;  // properties as recorded (the row with the highest id among boards of this key)
+};
+
+/// One valid recorded measurement.
+struct Row {
+  Config config;
+  std::string config_json;
+  std::size_t board = 0;
+  ProblemKey problem;
+  std::string problem_key;
+  double median_ns = 0;
+  double gbps = 0;
+  double cost = 0;  // objective_cost: lower is better
+  Observation observed;
+  std::int64_t session_id = 0;
+  std::string carried_from;  // TrialRow::carried_from
+};
+
+/// Valid rows of one board at one problem, fastest first, one row per configuration.
+struct Cell {
+  std::size_t board = 0;
+  ProblemKey problem;
+  std::string problem_key;
+  std::vector<std::size_t> rows;
+};
+
 /// The valid recorded rows of one (spec, workload), grouped in cells (board, problem), best first by the
 /// objective (unthrottled trials first). Immutable once made.
-struct Prepared;
+struct Prepared {
+  std::vector<Board> boards;
+  std::vector<Row> rows;
+  std::vector<Cell> cells;
+  std::size_t stale_source = 0;  // another kernel source hash
+  std::size_t stale_config = 0;  // configuration not valid in the current spec where it was measured
+  std::size_t unobserved = 0;    // lacking what the objective needs (energy, power)
+  Objective objective = Objective::time;
+  std::map<std::int64_t, std::string> session_spec_hash;
+  std::string spec_hash;
+};
 
 struct Question {
   const TuningSpec& spec;
@@ -25,5 +69,10 @@ struct Question {
 std::shared_ptr<Prepared> prepare(const db::Database& db, const TuningSpec& spec, const Workload& w, Objective o);
 /// The answer, level by level; prep == nullptr gives the spec default with the note `unavailable`.
 Answer answer(const Prepared* prep, const Question& q, const std::string& unavailable);
+/// The group default (docs/lookup.md, levels same_cc and same_arch) over `cells` of prep for question q (whose
+/// device is the target: its board's cells are the caller's to leave out), as an answer of level m; nullopt when
+/// no configuration measured there is valid at the target. `cells` in prep's order, as the levels give them.
+std::optional<Answer> group_default(const Prepared& prep, const Question& q, const std::vector<const Cell*>& cells,
+                                    Match m);
 
 }  // namespace autotune::lookup::detail

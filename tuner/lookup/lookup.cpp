@@ -43,53 +43,11 @@ namespace {
 
 // ---- recorded rows, prepared once per (spec, workload) ---------------------------------------------------
 
-struct Board {
-  DeviceKey key;
-  DeviceInfo info;  // properties as recorded (the row with the highest id among boards of this key)
-};
-
-struct Row {
-  Config config;
-  std::string config_json;
-  std::size_t board = 0;
-  ProblemKey problem;
-  std::string problem_key;
-  double median_ns = 0;
-  double gbps = 0;
-  double cost = 0;          // objective_cost: lower is better
-  Observation observed;
-  std::int64_t session_id = 0;
-  std::string carried_from;  // TrialRow::carried_from
-};
-
-/// Valid rows of one board at one problem, fastest first, one row per configuration.
-struct Cell {
-  std::size_t board = 0;
-  ProblemKey problem;
-  std::string problem_key;
-  std::vector<std::size_t> rows;
-};
-
-}  // namespace
-
-namespace detail {
-struct Prepared {
-  std::vector<Board> boards;
-  std::vector<Row> rows;
-  std::vector<Cell> cells;
-  std::size_t stale_source = 0;  // another kernel source hash
-  std::size_t stale_config = 0;  // configuration not valid in the current spec where it was measured
-  std::size_t unobserved = 0;    // lacking what the objective needs (energy, power)
-  Objective objective = Objective::time;
-  std::map<std::int64_t, std::string> session_spec_hash;
-  std::string spec_hash;
-};
-}  // namespace detail
-
-namespace {
-
+using detail::Board;
+using detail::Cell;
 using detail::Prepared;
 using detail::Question;
+using detail::Row;
 
 /// Variables of constraints other than the configuration's: device, workload and problem (make_bindings
 /// without a config), computed once per (board, problem) rather than once per row.
@@ -378,8 +336,8 @@ class Answerer {
                       std::to_string(q_.device.cc % 10) + " recorded");
       return false;
     }
-    // Cells of one problem have equal closeness, so they are adjacent after sorting.
-    std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    // Cells of one problem have equal closeness, so they are adjacent after sorting, in prep's order.
+    std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     for (std::size_t i = 0; i < order.size();) {
       std::vector<const Cell*> group;
       std::size_t j = i;
@@ -405,6 +363,7 @@ class Answerer {
     return group_default(group, Match::same_arch, a);
   }
 
+ public:
   /// Group default over cells (board, problem): for every configuration, the mean over the cells that
   /// measured it of median / best median of the cell. The answer is the configuration valid on the target
   /// that was measured in the most cells, and among those the lowest mean (ties: the smaller canonical JSON).
@@ -453,6 +412,7 @@ class Answerer {
     return true;
   }
 
+ private:
   const Prepared& prep_;
   const Question& q_;
   std::size_t target_board_ = kNone;
@@ -482,6 +442,14 @@ std::shared_ptr<Prepared> prepare(const db::Database& db, const TuningSpec& spec
 
 Answer answer(const Prepared* prep, const Question& q, const std::string& unavailable) {
   return answer_question(prep, q, unavailable);
+}
+
+std::optional<Answer> group_default(const Prepared& prep, const Question& q, const std::vector<const Cell*>& cells,
+                                    Match m) {
+  Answer a;
+  a.objective = prep.objective;
+  if (!Answerer(prep, q).group_default(cells, m, a)) return std::nullopt;
+  return a;
 }
 
 }  // namespace detail
