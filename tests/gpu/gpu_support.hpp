@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -104,6 +105,35 @@ inline void append_best_per_variant(std::string& table, const autotune::TuningSp
                   b.first, b.first / copy_gbps, b.second.c_str());
     table += line;
   }
+}
+
+/// Times configurations of the built-in family `spec_name` (nine samples each, inputs of seed 7) for each
+/// workload of `workloads` at each of the spec's first `sizes` problem sizes, configs_for(workload, problem,
+/// valid space) giving them; checks that each verifies (check_ok) and returns the per-variant table of
+/// append_best_per_variant under a line naming the device and its copy bandwidth.
+template <typename ConfigsFor>
+std::string bandwidth_table(const std::string& spec_name, std::initializer_list<const char*> workloads,
+                            std::size_t sizes, ConfigsFor configs_for) {
+  const autotune::TuningSpec s = autotune::specs::builtin_spec(spec_name);
+  const auto adapter = autotune::kernels::make_adapter(s);
+  autotune::cuda::TimingOptions opt;
+  opt.samples = 9;
+  autotune::cuda::CudaBackend backend(adapter, opt);
+  const double copy = backend.copy_bandwidth_gbps();
+  std::string table =
+      spec_name + " on " + backend.device().name + ", copy " + std::to_string(static_cast<int>(copy)) + " GB/s\n";
+  for (const char* wk : workloads) {
+    const autotune::Workload w = autotune::Workload::parse(wk);
+    for (std::size_t i = 0; i < sizes; ++i) {
+      const autotune::ProblemKey& p = s.problem_sizes.at(i);
+      const std::vector<autotune::Config> configs = configs_for(w, p, s.space(p, backend.device(), w));
+      backend.prepare(w, p, 7);
+      const std::vector<autotune::Measurement> results = backend.evaluate(configs);
+      check_ok(spec_name, s, w, p, configs, results);
+      append_best_per_variant(table, s, wk, p, configs, results, adapter->bytes_moved(w, p), copy);
+    }
+  }
+  return table;
 }
 
 }  // namespace autotune_test

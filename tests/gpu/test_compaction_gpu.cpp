@@ -90,28 +90,15 @@ TEST_CASE("compaction variants on small sizes", "[.][gpu][compaction][sanitize]"
 // the best configuration of each variant as a fraction of the device-to-device copy bandwidth.
 TEST_CASE("compaction timings are sane against the copy bandwidth", "[gpu][compaction][timing]") {
   require_gpu();
-  const TuningSpec s = specs::builtin_spec("compaction");
-  auto adapter = kernels::make_compaction_adapter(s);
-  cuda::TimingOptions opt;
-  opt.samples = 9;
-  cuda::CudaBackend backend(adapter, opt);
-  const double copy = backend.copy_bandwidth_gbps();
-  std::string table =
-      "compaction on " + backend.device().name + ", copy " + std::to_string(static_cast<int>(copy)) + " GB/s\n";
-  for (const char* wk : {"float32/flagged", "float32/if"}) {
-    const Workload w = Workload::parse(wk);
-    for (const ProblemKey& p : {s.problem_sizes[0], s.problem_sizes[1]}) {
-      std::vector<Config> configs;
-      for (Value v : {0, 1, 2})
-        for (const auto& [block, items, stage] : {std::tuple<Value, Value, Value>{256, 8, 1}, {128, 8, 1}, {256, 16, 0},
-                                                  {512, 4, 1}, {256, 4, 0}, {512, 12, 1}})
-          configs.push_back(config(v, block, items, stage));
-      backend.prepare(w, p, 7);
-      const std::vector<Measurement> results = backend.evaluate(configs);
-      check_ok("compaction", s, w, p, configs, results);
-      append_best_per_variant(table, s, wk, p, configs, results, adapter->bytes_moved(w, p), copy);
-    }
-  }
+  const std::string table = bandwidth_table(
+      "compaction", {"float32/flagged", "float32/if"}, 2, [](const Workload&, const ProblemKey&, const ParameterSpace&) {
+        std::vector<Config> configs;
+        for (Value v : {0, 1, 2})
+          for (const auto& [block, items, stage] : {std::tuple<Value, Value, Value>{256, 8, 1}, {128, 8, 1},
+                                                    {256, 16, 0}, {512, 4, 1}, {256, 4, 0}, {512, 12, 1}})
+            configs.push_back(config(v, block, items, stage));
+        return configs;
+      });
   WARN(table);
   std::printf("%s", table.c_str());
 }

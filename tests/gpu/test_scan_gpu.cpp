@@ -130,31 +130,21 @@ TEST_CASE("scan variants on small sizes", "[.][gpu][scan][sanitize]") {
 // as a fraction of the device-to-device copy bandwidth.
 TEST_CASE("scan timings are sane against the copy bandwidth", "[gpu][scan][timing]") {
   require_gpu();
-  const TuningSpec s = specs::builtin_spec("scan");
-  auto adapter = kernels::make_scan_adapter(s);
-  cuda::TimingOptions opt;
-  opt.samples = 9;
-  cuda::CudaBackend backend(adapter, opt);
-  const double copy = backend.copy_bandwidth_gbps();
-  std::string table = "scan on " + backend.device().name + ", copy " + std::to_string(static_cast<int>(copy)) + " GB/s\n";
-  for (const char* wk : {"float32/inclusive_sum", "int32/exclusive_sum"}) {
-    const Workload w = Workload::parse(wk);
-    const ProblemKey p = s.problem_sizes.front();
-    const ParameterSpace space = s.space(p, backend.device(), w);
-    std::vector<Config> configs;
-    for (Value v = 0; v <= 8; ++v)
-      for (const auto& [block, items, vec, padding] :
-           {std::tuple<Value, Value, Value, Value>{256, 8, 2, 1}, {128, 4, 2, 0}, {256, 4, 4, 1}, {128, 8, 4, 0},
-            {256, 16, 4, 1}, {512, 16, 4, 1}}) {
-        const Config c({{"VARIANT", v}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"VEC", vec},
-                        {"PADDING", padding}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}, {"STREAMING", 0}, {"L2_PREFETCH", 0}, {"CLEAR_STATE", 0}});
-        if (space.is_valid(c)) configs.push_back(c);
-      }
-    backend.prepare(w, p, 7);
-    const std::vector<Measurement> results = backend.evaluate(configs);
-    check_ok("scan", s, w, p, configs, results);
-    append_best_per_variant(table, s, wk, p, configs, results, adapter->bytes_moved(w, p), copy);
-  }
+  const std::string table = bandwidth_table(
+      "scan", {"float32/inclusive_sum", "int32/exclusive_sum"}, 1,
+      [](const Workload&, const ProblemKey&, const ParameterSpace& space) {
+        std::vector<Config> configs;
+        for (Value v = 0; v <= 8; ++v)
+          for (const auto& [block, items, vec, padding] :
+               {std::tuple<Value, Value, Value, Value>{256, 8, 2, 1}, {128, 4, 2, 0}, {256, 4, 4, 1}, {128, 8, 4, 0},
+                {256, 16, 4, 1}, {512, 16, 4, 1}}) {
+            const Config c({{"VARIANT", v}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"VEC", vec},
+                            {"PADDING", padding}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}, {"STREAMING", 0},
+                            {"L2_PREFETCH", 0}, {"CLEAR_STATE", 0}});
+            if (space.is_valid(c)) configs.push_back(c);
+          }
+        return configs;
+      });
   WARN(table);
   std::printf("%s", table.c_str());
 }

@@ -38,6 +38,12 @@ struct CompileJob {
   std::string arch;
 };
 
+/// Appends the jobs of configuration c of workload w with `options`: one for sm_80, one for sm_90.
+inline void add_jobs(std::vector<CompileJob>& jobs, const autotune::TuningSpec& s, const autotune::Workload& w,
+                     const autotune::Config& c, const std::vector<std::string>& options) {
+  for (const char* arch : {"sm_80", "sm_90"}) jobs.push_back({w.key() + " " + c.str(&s.params), options, arch});
+}
+
 /// Compiles s's source (as the file `file`, e.g. "scan.cu") once per job on up to four threads (NVRTC is
 /// thread-safe) and returns one line per failed job: its label and architecture with the start of the log, or
 /// the entry points of s.kernels missing from the CUBIN.

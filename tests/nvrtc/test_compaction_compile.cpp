@@ -49,8 +49,7 @@ TEST_CASE("compaction compiles for every workload, variant and corner in strict 
       }
       for (const Config& c : configs) {
         REQUIRE(space.is_valid(c));
-        for (const char* arch : {"sm_80", "sm_90"})
-          jobs.push_back({w.key() + " " + c.str(&s.params), strict_options(*a, c, w), arch});
+        add_jobs(jobs, s, w, c, strict_options(*a, c, w));
       }
     }
   }

@@ -85,10 +85,7 @@ TEST_CASE("reduction compiles for every workload, variant and corner in strict m
   for (const auto& w : s.workloads) {
     const std::vector<Config> configs = configs_for(s, w);
     CHECK(configs.size() >= 8 * 2);
-    for (const auto& c : configs) {
-      const std::vector<std::string> options = strict_options(*a, c, w);
-      for (const char* arch : {"sm_80", "sm_90"}) jobs.push_back({w.key() + " " + c.str(&s.params), options, arch});
-    }
+    for (const auto& c : configs) add_jobs(jobs, s, w, c, strict_options(*a, c, w));
   }
   check_all_compile(s, "reduction.cu", jobs);
 }

@@ -98,8 +98,7 @@ TEST_CASE("scan compiles for every workload, variant and corner in strict mode",
     for (const auto& c : configs) {
       const std::vector<std::string> options = strict_options(*a, c, w);
       CHECK(std::count(options.begin(), options.end(), "-DAUTOTUNE_STRICT=1") == 1);
-      if (!seen.insert(options).second) continue;
-      for (const char* arch : {"sm_80", "sm_90"}) jobs.push_back({w.key() + " " + c.str(&s.params), options, arch});
+      if (seen.insert(options).second) add_jobs(jobs, s, w, c, options);
     }
   }
   check_all_compile(s, "scan.cu", jobs);
