@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "plan_emulation.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/host_util.hpp"
 #include "tuner/kernels/registry.hpp"
-#include "tuner/specs/specs.hpp"
 #include "tuner/sim/synthetic.hpp"
-#include "plan_emulation.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 using autotune::kernels::load_element;
@@ -310,8 +310,10 @@ TEST_CASE("compaction inputs select exactly the requested fraction", "[cpu][comp
       CHECK(load_element<std::uint32_t>(ref->at("count"), 0) == want);
       CHECK(ref->at("out").size() == want * 4);
       for (std::size_t i = 0; i < 10001; ++i) {
-        if (w.dtype == "int32") CHECK(load_element<std::int32_t>(in.at("in"), i) != 0);
-        else CHECK(load_element<float>(in.at("in"), i) != 0.0f);
+        if (w.dtype == "int32")
+          CHECK(load_element<std::int32_t>(in.at("in"), i) != 0);
+        else
+          CHECK(load_element<float>(in.at("in"), i) != 0.0f);
       }
     }
   }

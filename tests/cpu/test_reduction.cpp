@@ -10,12 +10,12 @@
 #include <random>
 
 #include "tuner/core/error.hpp"
-#include "tuner/specs/embedded.hpp"
 #include "tuner/kernels/host_util.hpp"
 #include "tuner/kernels/reduction.hpp"
 #include "tuner/kernels/registry.hpp"
-#include "tuner/specs/specs.hpp"
 #include "tuner/sim/synthetic.hpp"
+#include "tuner/specs/embedded.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 using autotune::kernels::load_element;

@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "plan_emulation.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/host_util.hpp"
 #include "tuner/kernels/registry.hpp"
-#include "tuner/specs/specs.hpp"
 #include "tuner/sim/synthetic.hpp"
-#include "plan_emulation.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 using autotune::kernels::load_element;
@@ -496,7 +496,8 @@ TEST_CASE("scan verify accepts rounding and rejects real errors", "[cpu][scan]")
     }
     CHECK(a->verify(out, *ref, w, p) == "");
     // A dropped element is caught even at the end of a float64 scan.
-    store_element<double>(out["out"], n - 1, load_element<double>(out["out"], n - 1) - load_element<double>(in.at("in"), 10));
+    store_element<double>(out["out"], n - 1,
+                          load_element<double>(out["out"], n - 1) - load_element<double>(in.at("in"), 10));
     CHECK(a->verify(out, *ref, w, p).find("out[9999]") != std::string::npos);
   }
 
@@ -510,8 +511,10 @@ TEST_CASE("scan verify accepts rounding and rejects real errors", "[cpu][scan]")
       out["out"] = ref->at("out");
       CHECK(a->verify(out, *ref, w, p) == "");
       auto bad = out;
-      if (w.dtype == "int32") store_element<std::int32_t>(bad["out"], 777, load_element<std::int32_t>(bad["out"], 777) + 1);
-      else store_element<float>(bad["out"], 777, std::nextafter(load_element<float>(bad["out"], 777), 2.0f));
+      if (w.dtype == "int32")
+        store_element<std::int32_t>(bad["out"], 777, load_element<std::int32_t>(bad["out"], 777) + 1);
+      else
+        store_element<float>(bad["out"], 777, std::nextafter(load_element<float>(bad["out"], 777), 2.0f));
       CHECK(a->verify(bad, *ref, w, p).find("out[777]") != std::string::npos);
     }
   }

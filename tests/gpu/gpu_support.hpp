@@ -88,8 +88,7 @@ struct Verifier {
 /// result has a positive median and does not beat the copy by more than 15 %.
 inline void append_best_per_variant(std::string& table, const autotune::TuningSpec& s, const std::string& workload,
                                     const autotune::ProblemKey& p, const std::vector<autotune::Config>& configs,
-                                    const std::vector<autotune::Measurement>& results, double bytes,
-                                    double copy_gbps) {
+                                    const std::vector<autotune::Measurement>& results, double bytes, double copy_gbps) {
   std::map<autotune::Value, std::pair<double, std::string>> best;  // variant -> (GB/s, config)
   for (std::size_t i = 0; i < configs.size(); ++i) {
     if (!results[i].ok()) continue;

@@ -90,15 +90,20 @@ TEST_CASE("compaction variants on small sizes", "[.][gpu][compaction][sanitize]"
 // the best configuration of each variant as a fraction of the device-to-device copy bandwidth.
 TEST_CASE("compaction timings are sane against the copy bandwidth", "[gpu][compaction][timing]") {
   require_gpu();
-  const std::string table = bandwidth_table(
-      "compaction", {"float32/flagged", "float32/if"}, 2, [](const Workload&, const ProblemKey&, const ParameterSpace&) {
-        std::vector<Config> configs;
-        for (Value v : {0, 1, 2})
-          for (const auto& [block, items, stage] : {std::tuple<Value, Value, Value>{256, 8, 1}, {128, 8, 1},
-                                                    {256, 16, 0}, {512, 4, 1}, {256, 4, 0}, {512, 12, 1}})
-            configs.push_back(config(v, block, items, stage));
-        return configs;
-      });
+  const std::string table =
+      bandwidth_table("compaction", {"float32/flagged", "float32/if"}, 2,
+                      [](const Workload&, const ProblemKey&, const ParameterSpace&) {
+                        std::vector<Config> configs;
+                        for (Value v : {0, 1, 2})
+                          for (const auto& [block, items, stage] : {std::tuple<Value, Value, Value>{256, 8, 1},
+                                                                    {128, 8, 1},
+                                                                    {256, 16, 0},
+                                                                    {512, 4, 1},
+                                                                    {256, 4, 0},
+                                                                    {512, 12, 1}})
+                            configs.push_back(config(v, block, items, stage));
+                        return configs;
+                      });
   WARN(table);
   std::printf("%s", table.c_str());
 }

@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "gpu_support.hpp"
-#include "tuner/core/error.hpp"
 #include "tuner/core/compile.hpp"
+#include "tuner/core/error.hpp"
 #include "tuner/cuda/runtime.hpp"
-#include "tuner/specs/embedded.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/embedded.hpp"
 #include "tuner/specs/specs.hpp"
 
 using namespace autotune;

@@ -135,12 +135,22 @@ TEST_CASE("scan timings are sane against the copy bandwidth", "[gpu][scan][timin
       [](const Workload&, const ProblemKey&, const ParameterSpace& space) {
         std::vector<Config> configs;
         for (Value v = 0; v <= 8; ++v)
-          for (const auto& [block, items, vec, padding] :
-               {std::tuple<Value, Value, Value, Value>{256, 8, 2, 1}, {128, 4, 2, 0}, {256, 4, 4, 1}, {128, 8, 4, 0},
-                {256, 16, 4, 1}, {512, 16, 4, 1}}) {
-            const Config c({{"VARIANT", v}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"VEC", vec},
-                            {"PADDING", padding}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}, {"STREAMING", 0},
-                            {"L2_PREFETCH", 0}, {"CLEAR_STATE", 0}});
+          for (const auto& [block, items, vec, padding] : {std::tuple<Value, Value, Value, Value>{256, 8, 2, 1},
+                                                           {128, 4, 2, 0},
+                                                           {256, 4, 4, 1},
+                                                           {128, 8, 4, 0},
+                                                           {256, 16, 4, 1},
+                                                           {512, 16, 4, 1}}) {
+            const Config c({{"VARIANT", v},
+                            {"BLOCK_SIZE", block},
+                            {"ITEMS_PER_THREAD", items},
+                            {"VEC", vec},
+                            {"PADDING", padding},
+                            {"LOOKBACK_DELAY", 0},
+                            {"MIN_THREADS_PER_SM", 0},
+                            {"STREAMING", 0},
+                            {"L2_PREFETCH", 0},
+                            {"CLEAR_STATE", 0}});
             if (space.is_valid(c)) configs.push_back(c);
           }
         return configs;

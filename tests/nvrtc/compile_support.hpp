@@ -58,7 +58,8 @@ inline std::vector<std::string> compile_all(const autotune::TuningSpec& s, const
     pool.emplace_back([&] {
       for (std::size_t i = next++; i < jobs.size(); i = next++) {
         const CompileJob& j = jobs[i];
-        const autotune::cuda::CompileResult r = autotune::cuda::compile(s.source_text, s.headers, file, j.options, j.arch);
+        const autotune::cuda::CompileResult r =
+            autotune::cuda::compile(s.source_text, s.headers, file, j.options, j.arch);
         std::string problem;
         if (!r.ok) {
           problem = r.log.substr(0, 2000);
@@ -78,7 +79,8 @@ inline std::vector<std::string> compile_all(const autotune::TuningSpec& s, const
 }
 
 /// Checks that every job of compile_all(s, file, jobs) compiles: one failed check per failure.
-inline void check_all_compile(const autotune::TuningSpec& s, const std::string& file, const std::vector<CompileJob>& jobs) {
+inline void check_all_compile(const autotune::TuningSpec& s, const std::string& file,
+                              const std::vector<CompileJob>& jobs) {
   INFO(jobs.size() << " compilations");
   const std::vector<std::string> failures = compile_all(s, file, jobs);
   for (const auto& f : failures) FAIL_CHECK(f);

@@ -9,8 +9,8 @@
 #include "compile_support.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
-#include "tuner/specs/specs.hpp"
 #include "tuner/sim/synthetic.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 using namespace autotune_test;

@@ -12,8 +12,8 @@
 #include "compile_support.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
-#include "tuner/specs/specs.hpp"
 #include "tuner/sim/synthetic.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 using namespace autotune_test;
@@ -113,7 +113,8 @@ TEST_CASE("scan strict mode rejects a missing macro and invalid configurations",
   auto a = kernels::make_scan_adapter(s);
   const Workload w = s.workloads.front();
   const std::vector<std::string> all = strict_options(*a, s.default_config(), w);
-  check_missing_macros(s, "scan.cu", all, {"VARIANT", "BLOCK_SIZE", "ITEMS_PER_THREAD", "VEC", "PADDING", "DTYPE_ID", "OP_ID"});
+  check_missing_macros(s, "scan.cu", all,
+                       {"VARIANT", "BLOCK_SIZE", "ITEMS_PER_THREAD", "VEC", "PADDING", "DTYPE_ID", "OP_ID"});
 
   // Configurations outside the spec's constraints are caught by the kernel's own checks.
   auto with = [&](std::map<std::string, std::string> changes) {

@@ -11,8 +11,8 @@
 #include "compile_support.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
-#include "tuner/specs/specs.hpp"
 #include "tuner/sim/synthetic.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 using namespace autotune_test;
@@ -57,7 +57,8 @@ TEST_CASE("transpose kernels compile for sm_80 and sm_90 at default and corner c
       for (const Config& c : configs) {
         for (const std::string arch : {"sm_80", "sm_90"}) {
           INFO(name << " " << w.key() << " " << c.str(&s.params) << " " << arch);
-          const cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "transpose.cu", strict_options(*a, c, w), arch);
+          const cuda::CompileResult r =
+              cuda::compile(s.source_text, s.headers, "transpose.cu", strict_options(*a, c, w), arch);
           INFO(r.log);
           REQUIRE(r.ok);
           CHECK(contains_bytes(r.cubin, entry));
@@ -94,7 +95,8 @@ TEST_CASE("a missing transpose macro is an error in strict mode", "[nvrtc][trans
   auto a = kernels::make_transpose_adapter(s);
   const Workload w{"float64", ""};
   const std::vector<std::string> all = strict_options(*a, s.default_config(), w);
-  check_missing_macros(s, "transpose.cu", all, {"DTYPE_ID", "VARIANT", "TILE_DIM", "BLOCK_ROWS", "PADDING", "DIAGONAL"});
+  check_missing_macros(s, "transpose.cu", all,
+                       {"DTYPE_ID", "VARIANT", "TILE_DIM", "BLOCK_ROWS", "PADDING", "DIAGONAL"});
 }
 
 TEST_CASE("inconsistent transpose macros fail to compile with a message", "[nvrtc][transpose]") {
@@ -104,7 +106,8 @@ TEST_CASE("inconsistent transpose macros fail to compile with a message", "[nvrt
   auto log_for = [&](const std::map<std::string, Value>& changes) {
     Config c = s.default_config();
     for (const auto& [name, v] : changes) c.set(name, v);
-    const cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "transpose.cu", strict_options(*a, c, w), "sm_90");
+    const cuda::CompileResult r =
+        cuda::compile(s.source_text, s.headers, "transpose.cu", strict_options(*a, c, w), "sm_90");
     CHECK_FALSE(r.ok);
     return r.log;
   };

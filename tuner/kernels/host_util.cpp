@@ -128,7 +128,8 @@ void check_workloads(const TuningSpec& spec, const std::function<void(const Work
   }
 }
 
-TileShape tile_shape(const std::string& family, const Config& c, std::int64_t max_variant, const std::string& variants) {
+TileShape tile_shape(const std::string& family, const Config& c, std::int64_t max_variant,
+                     const std::string& variants) {
   TileShape t;
   t.variant = c.at("VARIANT");
   t.block = c.at("BLOCK_SIZE");
@@ -140,8 +141,7 @@ TileShape tile_shape(const std::string& family, const Config& c, std::int64_t ma
   return t;
 }
 
-ScanLevels::ScanLevels(std::int64_t count, std::int64_t tile, std::size_t first, std::size_t element_bytes)
-    : m{count} {
+ScanLevels::ScanLevels(std::int64_t count, std::int64_t tile, std::size_t first, std::size_t element_bytes) : m{count} {
   auto tiles_of = [tile](std::int64_t values) { return (values + tile - 1) / tile; };
   while (tiles_of(m.back()) > 1) m.push_back(tiles_of(m.back()));
   const std::size_t levels = m.size();

@@ -47,10 +47,10 @@ TileShape tile_shape(const std::string& family, const Config& c, std::int64_t ma
 struct ScanLevels {
   ScanLevels(std::int64_t count, std::int64_t tile, std::size_t first, std::size_t element_bytes);
 
-  std::vector<std::int64_t> m;      // values per level
-  std::vector<std::size_t> raw;     // byte offsets, levels + 1 of them
+  std::vector<std::int64_t> m;       // values per level
+  std::vector<std::size_t> raw;      // byte offsets, levels + 1 of them
   std::vector<std::size_t> scanned;  // byte offsets, one per level
-  std::size_t bytes = 0;            // the buffer's size
+  std::size_t bytes = 0;             // the buffer's size
 };
 
 /// Throws SpecError at /parameters when the spec lacks one of `names` (C strings): "the <family> family needs
