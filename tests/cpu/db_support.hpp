@@ -15,6 +15,7 @@
 
 #include "db/database.hpp"
 #include "tuner/core/error.hpp"
+#include "tuner/sim/synthetic.hpp"
 
 namespace autotune_test {
 
@@ -71,19 +72,13 @@ void require_db_error(F&& fn, const std::string& needle) {
   }
 }
 
+/// An H200: the synthetic backend's device (sm_90, 132 SMs, 50 MiB of L2, driver 13000) with the board's name,
+/// memory and clocks, every field set.
 inline DeviceInfo sample_device(const std::string& uuid = "GPU-1234abcd") {
-  DeviceInfo d;
+  DeviceInfo d = autotune::sim::SyntheticBackend::fake_device();
   d.name = "NVIDIA H200";
-  d.cc = 90;
-  d.sm_count = 132;
-  d.max_threads_per_block = 1024;
-  d.max_shared_memory_per_block = 49152;
-  d.max_shared_memory_per_block_optin = 232448;
-  d.warp_size = 32;
-  d.l2_bytes = 52428800;
-  d.total_memory = 150ull * 1024 * 1024 * 1024;
-  d.driver_version = 13000;
   d.uuid = uuid;
+  d.total_memory = 150ull << 30;
   d.clock_khz = 1980000;
   d.memory_clock_khz = 3201000;
   d.memory_bus_width = 6144;

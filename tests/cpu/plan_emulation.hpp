@@ -3,6 +3,8 @@
 #pragma once
 #include <catch2/catch.hpp>
 
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -50,5 +52,28 @@ inline void run_memset(const autotune::LaunchStep& s, autotune::HostBuffers& buf
   REQUIRE(s.offset_bytes + s.count * 4 <= b.size());
   for (std::size_t i = 0; i < s.count; ++i) std::memcpy(b.data() + s.offset_bytes + 4 * i, &s.value, 4);
 }
+
+/// Bounds-checked typed view of a plan buffer from a pointer argument (a null pointer argument gives an
+/// empty view): an access out of the buffer or through a null pointer fails the test.
+template <typename V>
+struct View {
+  std::vector<unsigned char>* bytes = nullptr;
+  std::size_t offset = 0;
+  void check(std::int64_t i) const {
+    if (bytes == nullptr) FAIL("access through a null pointer");
+    if (i < 0 || offset + (static_cast<std::size_t>(i) + 1) * sizeof(V) > bytes->size())
+      FAIL("access to element " << i << " at offset " << offset << " of a " << bytes->size() << "-byte buffer");
+  }
+  V at(std::int64_t i) const {
+    check(i);
+    V v;
+    std::memcpy(&v, bytes->data() + offset + static_cast<std::size_t>(i) * sizeof(V), sizeof(V));
+    return v;
+  }
+  void set(std::int64_t i, V v) const {
+    check(i);
+    std::memcpy(bytes->data() + offset + static_cast<std::size_t>(i) * sizeof(V), &v, sizeof(V));
+  }
+};
 
 }  // namespace autotune_test

@@ -9,13 +9,17 @@
 #include <string>
 #include <vector>
 
-#include "tuner/core/error.hpp"
-#include "tuner/kernels/registry.hpp"
-#include "tuner/specs/specs.hpp"
-#include "tuner/sim/synthetic.hpp"
 #include "plan_emulation.hpp"
+#include "tuner/core/error.hpp"
+#include "tuner/kernels/host_util.hpp"
+#include "tuner/kernels/registry.hpp"
+#include "tuner/sim/synthetic.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
+using autotune::kernels::load_element;
+using autotune::kernels::store_element;
+using autotune_test::View;
 
 namespace {
 
@@ -35,39 +39,6 @@ Config config(Value variant, Value block, Value items, Value stage = 0) {
 std::shared_ptr<const KernelAdapter> adapter() {
   return kernels::make_compaction_adapter(specs::builtin_spec("compaction"));
 }
-
-template <typename V>
-V get(const std::vector<unsigned char>& b, std::size_t i) {
-  V v;
-  std::memcpy(&v, b.data() + i * sizeof(V), sizeof(V));
-  return v;
-}
-template <typename V>
-void put(std::vector<unsigned char>& b, std::size_t i, V v) {
-  std::memcpy(b.data() + i * sizeof(V), &v, sizeof(V));
-}
-
-/// Bounds-checked typed view of a plan buffer (a null pointer argument gives an empty view).
-template <typename V>
-struct View {
-  std::vector<unsigned char>* bytes = nullptr;
-  std::size_t offset = 0;
-  void check(std::int64_t i) const {
-    if (bytes == nullptr) FAIL("access through a null pointer");
-    if (i < 0 || offset + (static_cast<std::size_t>(i) + 1) * sizeof(V) > bytes->size())
-      FAIL("access to element " << i << " at offset " << offset << " of a " << bytes->size() << "-byte buffer");
-  }
-  V at(std::int64_t i) const {
-    check(i);
-    V v;
-    std::memcpy(&v, bytes->data() + offset + static_cast<std::size_t>(i) * sizeof(V), sizeof(V));
-    return v;
-  }
-  void set(std::int64_t i, V v) const {
-    check(i);
-    std::memcpy(bytes->data() + offset + static_cast<std::size_t>(i) * sizeof(V), &v, sizeof(V));
-  }
-};
 
 /// Runs the plan `runs` times with the semantics of compaction.cu's kernels (tile = BLOCK_SIZE *
 /// ITEMS_PER_THREAD) on buffers prepared like CudaBackend's: kernel state zeroed once, outputs and scratch
@@ -336,11 +307,13 @@ TEST_CASE("compaction inputs select exactly the requested fraction", "[cpu][comp
       const auto ref = a->reference(in, w, p);
       REQUIRE(ref);
       const std::uint32_t want = static_cast<std::uint32_t>((10001 * pct + 50) / 100);
-      CHECK(get<std::uint32_t>(ref->at("count"), 0) == want);
+      CHECK(load_element<std::uint32_t>(ref->at("count"), 0) == want);
       CHECK(ref->at("out").size() == want * 4);
       for (std::size_t i = 0; i < 10001; ++i) {
-        if (w.dtype == "int32") CHECK(get<std::int32_t>(in.at("in"), i) != 0);
-        else CHECK(get<float>(in.at("in"), i) != 0.0f);
+        if (w.dtype == "int32")
+          CHECK(load_element<std::int32_t>(in.at("in"), i) != 0);
+        else
+          CHECK(load_element<float>(in.at("in"), i) != 0.0f);
       }
     }
   }
@@ -358,7 +331,7 @@ TEST_CASE("compaction verify checks the count and every selected element", "[cpu
   const ProblemKey p = problem(1000, 30);
   const HostBuffers in = a->make_inputs(w, p, 5);
   const auto ref = a->reference(in, w, p);
-  const std::uint32_t k = get<std::uint32_t>(ref->at("count"), 0);
+  const std::uint32_t k = load_element<std::uint32_t>(ref->at("count"), 0);
   REQUIRE(k == 300);
   HostBuffers out;
   out["out"] = std::vector<unsigned char>(4000, 0xFF);  // poisoned beyond the count: not checked
@@ -367,16 +340,16 @@ TEST_CASE("compaction verify checks the count and every selected element", "[cpu
   CHECK(a->verify(out, *ref, w, p) == "");
 
   auto wrong_count = out;
-  put<std::uint32_t>(wrong_count["count"], 0, k - 1);
+  store_element<std::uint32_t>(wrong_count["count"], 0, k - 1);
   CHECK(a->verify(wrong_count, *ref, w, p).find("count = 299") != std::string::npos);
   auto poisoned_count = out;
-  put<std::uint32_t>(poisoned_count["count"], 0, 0xffffffffu);
+  store_element<std::uint32_t>(poisoned_count["count"], 0, 0xffffffffu);
   CHECK(a->verify(poisoned_count, *ref, w, p) != "");
   auto swapped = out;  // order matters: the compaction is stable
   std::swap_ranges(swapped["out"].begin() + 40, swapped["out"].begin() + 44, swapped["out"].begin() + 44);
   CHECK(a->verify(swapped, *ref, w, p).find("out[10]") != std::string::npos);
   auto missing_last = out;
-  put<std::uint32_t>(missing_last["out"], k - 1, 0xffffffffu);
+  store_element<std::uint32_t>(missing_last["out"], k - 1, 0xffffffffu);
   CHECK(a->verify(missing_last, *ref, w, p).find("out[299]") != std::string::npos);
   auto no_count = out;
   no_count.erase("count");

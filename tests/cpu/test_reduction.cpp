@@ -10,10 +10,11 @@
 #include <random>
 
 #include "tuner/core/error.hpp"
-#include "tuner/specs/embedded.hpp"
 #include "tuner/kernels/host_util.hpp"
 #include "tuner/kernels/reduction.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/sim/synthetic.hpp"
+#include "tuner/specs/embedded.hpp"
 #include "tuner/specs/specs.hpp"
 
 using namespace autotune;
@@ -23,17 +24,6 @@ using autotune::kernels::to_bytes;
 using autotune::kernels::reduction::Float3;
 
 namespace {
-
-DeviceInfo device_132() {
-  DeviceInfo d;
-  d.name = "Fake H100";
-  d.cc = 90;
-  d.sm_count = 132;
-  d.max_threads_per_block = 1024;
-  d.max_shared_memory_per_block = 49152;
-  d.warp_size = 32;
-  return d;
-}
 
 ProblemKey problem(std::int64_t n) {
   ProblemKey p;
@@ -123,7 +113,7 @@ TEST_CASE("reduction: spec loads and the space has the documented size", "[cpu][
   const TuningSpec& s = reduction_spec();
   CHECK(s.family == "reduction");
   CHECK(s.workloads.front().key() == "float32/sum");
-  const DeviceInfo d = device_132();
+  const DeviceInfo d = sim::SyntheticBackend::fake_device();
   const ProblemKey p = s.problem_sizes.front();
 
   // float32/sum: variants 0-5: 6 variants x 5 block sizes x 2 FINAL = 60; variants 6-7: 2 x 27 (BLOCK_SIZE,
@@ -168,7 +158,7 @@ TEST_CASE("reduction: compile options name the type and operator", "[cpu][reduct
 
 TEST_CASE("reduction: plan of the default grid-stride config", "[cpu][reduction]") {
   auto a = adapter();
-  const DeviceInfo d = device_132();
+  const DeviceInfo d = sim::SyntheticBackend::fake_device();
   const Workload w = Workload::parse("float32/sum");
   const std::int64_t n = std::int64_t{1} << 26;
   LaunchPlan plan = a->plan(reduction_spec().default_config(), w, problem(n), d);
@@ -203,7 +193,7 @@ TEST_CASE("reduction: plan of the default grid-stride config", "[cpu][reduction]
 
 TEST_CASE("reduction: grid-stride grids are capped so that no block is empty", "[cpu][reduction]") {
   auto a = adapter();
-  const DeviceInfo d = device_132();
+  const DeviceInfo d = sim::SyntheticBackend::fake_device();
   const Workload w = Workload::parse("float64/sum");
   // n = 1000, 64 threads x 4 elements per block and iteration: 4 blocks, not 32 * 132.
   LaunchPlan plan = a->plan(config(6, 64, 1, 4, 32), w, problem(1000), d);
@@ -221,7 +211,7 @@ TEST_CASE("reduction: grid-stride grids are capped so that no block is empty", "
 
 TEST_CASE("reduction: lecture variants chain passes until one block remains", "[cpu][reduction]") {
   auto a = adapter();
-  const DeviceInfo d = device_132();
+  const DeviceInfo d = sim::SyntheticBackend::fake_device();
   const Workload w = Workload::parse("int32/sum");
   // 1000003 -> 15626 -> 245 -> 4 -> 1 with 64 threads and one element per thread.
   LaunchPlan plan = a->plan(config(0, 64), w, problem(1000003), d);
@@ -262,7 +252,7 @@ TEST_CASE("reduction: lecture variants chain passes until one block remains", "[
 
 TEST_CASE("reduction: FINAL=1 initialises out to the identity", "[cpu][reduction]") {
   auto a = adapter();
-  const DeviceInfo d = device_132();
+  const DeviceInfo d = sim::SyntheticBackend::fake_device();
   const Config c = config(7, 256, 2, 4, 4, 1);
   struct Case {
     const char* workload;
@@ -302,7 +292,7 @@ TEST_CASE("reduction: FINAL=1 initialises out to the identity", "[cpu][reduction
 
 TEST_CASE("reduction: n = 1 works and n = 0 is a usage error", "[cpu][reduction]") {
   auto a = adapter();
-  const DeviceInfo d = device_132();
+  const DeviceInfo d = sim::SyntheticBackend::fake_device();
   for (const auto& w : reduction_spec().workloads) {
     for (int v = 0; v < 8; ++v) {
       INFO(w.key() << " variant " << v);
@@ -519,7 +509,7 @@ TEST_CASE("reduction: custom operators from family_options", "[cpu][reduction]")
   TuningSpec s = spec_with_options(nlohmann::json::array({bitor_op}), {"int32/bitor"});
   auto a = kernels::make_reduction_adapter(s);
   const Workload w = Workload::parse("int32/bitor");
-  const DeviceInfo d = device_132();
+  const DeviceInfo d = sim::SyntheticBackend::fake_device();
   const ProblemKey p = problem(100000);
   using V = std::vector<std::string>;
   CHECK(a->compile_options(w) ==

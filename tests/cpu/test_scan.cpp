@@ -13,13 +13,17 @@
 #include <string>
 #include <vector>
 
-#include "tuner/core/error.hpp"
-#include "tuner/kernels/registry.hpp"
-#include "tuner/specs/specs.hpp"
-#include "tuner/sim/synthetic.hpp"
 #include "plan_emulation.hpp"
+#include "tuner/core/error.hpp"
+#include "tuner/kernels/host_util.hpp"
+#include "tuner/kernels/registry.hpp"
+#include "tuner/sim/synthetic.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
+using autotune::kernels::load_element;
+using autotune::kernels::store_element;
+using autotune_test::View;
 
 namespace {
 
@@ -40,39 +44,7 @@ Config config(Value variant, Value block, Value items, Value vec = 1, Value padd
 
 std::shared_ptr<const KernelAdapter> adapter() { return kernels::make_scan_adapter(specs::builtin_spec("scan")); }
 
-template <typename V>
-V get(const std::vector<unsigned char>& b, std::size_t i) {
-  V v;
-  std::memcpy(&v, b.data() + i * sizeof(V), sizeof(V));
-  return v;
-}
-template <typename V>
-void put(std::vector<unsigned char>& b, std::size_t i, V v) {
-  std::memcpy(b.data() + i * sizeof(V), &v, sizeof(V));
-}
-
 // ---- CPU emulation of a scan launch plan -------------------------------------------------------------------
-
-/// Typed, bounds-checked view of a plan buffer from a pointer argument.
-template <typename V>
-struct View {
-  std::vector<unsigned char>* bytes = nullptr;
-  std::size_t offset = 0;
-  void check(std::int64_t i) const {
-    if (i < 0 || offset + (static_cast<std::size_t>(i) + 1) * sizeof(V) > bytes->size())
-      FAIL("access to element " << i << " at offset " << offset << " of a " << bytes->size() << "-byte buffer");
-  }
-  V at(std::int64_t i) const {
-    check(i);
-    V v;
-    std::memcpy(&v, bytes->data() + offset + static_cast<std::size_t>(i) * sizeof(V), sizeof(V));
-    return v;
-  }
-  void set(std::int64_t i, V v) const {
-    check(i);
-    std::memcpy(bytes->data() + offset + static_cast<std::size_t>(i) * sizeof(V), &v, sizeof(V));
-  }
-};
 
 template <typename V>
 struct ScanOps {
@@ -391,7 +363,7 @@ TEST_CASE("scan inputs are seeded, non-zero and small for integer sums", "[cpu][
   REQUIRE(x.at("in").size() == 40000);
   bool negative = false, positive = false;
   for (std::size_t i = 0; i < 10000; ++i) {
-    const auto v = get<std::int32_t>(x.at("in"), i);
+    const auto v = load_element<std::int32_t>(x.at("in"), i);
     CHECK(v != 0);
     CHECK(std::abs(v) <= 100);
     negative = negative || v < 0;
@@ -401,7 +373,7 @@ TEST_CASE("scan inputs are seeded, non-zero and small for integer sums", "[cpu][
   CHECK(positive);
   const HostBuffers f = a->make_inputs(Workload::parse("float32/inclusive_sum"), p, 7);
   for (std::size_t i = 0; i < 10000; ++i) {
-    const float v = get<float>(f.at("in"), i);
+    const float v = load_element<float>(f.at("in"), i);
     CHECK(std::fabs(v) >= 0.5f);
     CHECK(std::fabs(v) < 1.0f);
     CHECK(v * 64 == std::round(v * 64));  // multiples of 2^-6: sums are exact
@@ -413,54 +385,54 @@ TEST_CASE("scan reference for n = 1 and known inputs", "[cpu][scan]") {
   const ProblemKey one = size_n(1);
   HostBuffers in;
   in["in"] = std::vector<unsigned char>(4);
-  put<std::int32_t>(in["in"], 0, -7);
+  store_element<std::int32_t>(in["in"], 0, -7);
   auto r = a->reference(in, Workload::parse("int32/inclusive_sum"), one);
-  CHECK(get<std::int32_t>(r->at("out"), 0) == -7);
+  CHECK(load_element<std::int32_t>(r->at("out"), 0) == -7);
   r = a->reference(in, Workload::parse("int32/exclusive_sum"), one);
-  CHECK(get<std::int32_t>(r->at("out"), 0) == 0);
+  CHECK(load_element<std::int32_t>(r->at("out"), 0) == 0);
   r = a->reference(in, Workload::parse("int32/exclusive_max"), one);
-  CHECK(get<std::int32_t>(r->at("out"), 0) == std::numeric_limits<std::int32_t>::min());
+  CHECK(load_element<std::int32_t>(r->at("out"), 0) == std::numeric_limits<std::int32_t>::min());
   r = a->reference(in, Workload::parse("int32/inclusive_max"), one);
-  CHECK(get<std::int32_t>(r->at("out"), 0) == -7);
+  CHECK(load_element<std::int32_t>(r->at("out"), 0) == -7);
 
   // Integer sums wrap modulo 2^32 like the kernels' unsigned arithmetic.
   const ProblemKey two = size_n(2);
   in["in"] = std::vector<unsigned char>(8);
-  put<std::int32_t>(in["in"], 0, std::numeric_limits<std::int32_t>::max());
-  put<std::int32_t>(in["in"], 1, 1);
+  store_element<std::int32_t>(in["in"], 0, std::numeric_limits<std::int32_t>::max());
+  store_element<std::int32_t>(in["in"], 1, 1);
   r = a->reference(in, Workload::parse("int32/inclusive_sum"), two);
-  CHECK(get<std::int32_t>(r->at("out"), 1) == std::numeric_limits<std::int32_t>::min());
+  CHECK(load_element<std::int32_t>(r->at("out"), 1) == std::numeric_limits<std::int32_t>::min());
 
   // Float sums: reference and a tolerance of 2 * eps * (ceil(log2 n) + 32) * prefix of |x|, as floats for
   // float32 (the tolerance widened by the reference's rounding and rounded up), as doubles for float64.
   in["in"] = std::vector<unsigned char>(8);
-  put<float>(in["in"], 0, 1.5f);
-  put<float>(in["in"], 1, -0.5f);
+  store_element<float>(in["in"], 0, 1.5f);
+  store_element<float>(in["in"], 1, -0.5f);
   r = a->reference(in, Workload::parse("float32/inclusive_sum"), two);
   REQUIRE(r->at("reference").size() == 2 * sizeof(float));
   REQUIRE(r->at("tolerance").size() == 2 * sizeof(float));
-  CHECK(get<float>(r->at("reference"), 0) == 1.5f);
-  CHECK(get<float>(r->at("reference"), 1) == 1.0f);
+  CHECK(load_element<float>(r->at("reference"), 0) == 1.5f);
+  CHECK(load_element<float>(r->at("reference"), 1) == 1.0f);
   const double eps = std::numeric_limits<float>::epsilon();
-  CHECK(get<float>(r->at("tolerance"), 1) == Approx(2 * eps * 33 * 2.0));
-  CHECK(static_cast<double>(get<float>(r->at("tolerance"), 1)) >= 2 * eps * 33 * 2.0);  // rounded up
+  CHECK(load_element<float>(r->at("tolerance"), 1) == Approx(2 * eps * 33 * 2.0));
+  CHECK(static_cast<double>(load_element<float>(r->at("tolerance"), 1)) >= 2 * eps * 33 * 2.0);  // rounded up
   r = a->reference(in, Workload::parse("float32/exclusive_sum"), two);
-  CHECK(get<float>(r->at("reference"), 0) == 0.0f);
-  CHECK(get<float>(r->at("tolerance"), 0) == 0.0f);
-  CHECK(get<float>(r->at("reference"), 1) == 1.5f);
+  CHECK(load_element<float>(r->at("reference"), 0) == 0.0f);
+  CHECK(load_element<float>(r->at("tolerance"), 0) == 0.0f);
+  CHECK(load_element<float>(r->at("reference"), 1) == 1.5f);
   // A prefix that float cannot hold: the tolerance covers the rounding of the reference.
   in["in"] = std::vector<unsigned char>(8);
-  put<float>(in["in"], 0, 16777216.0f);
-  put<float>(in["in"], 1, 1.0f);
+  store_element<float>(in["in"], 0, 16777216.0f);
+  store_element<float>(in["in"], 1, 1.0f);
   r = a->reference(in, Workload::parse("float32/inclusive_sum"), two);
-  const double rounding = std::fabs(16777217.0 - static_cast<double>(get<float>(r->at("reference"), 1)));
+  const double rounding = std::fabs(16777217.0 - static_cast<double>(load_element<float>(r->at("reference"), 1)));
   CHECK(rounding == 1.0);
-  CHECK(static_cast<double>(get<float>(r->at("tolerance"), 1)) >= 2 * eps * 33 * 16777217.0 + rounding);
+  CHECK(static_cast<double>(load_element<float>(r->at("tolerance"), 1)) >= 2 * eps * 33 * 16777217.0 + rounding);
   in["in"] = std::vector<unsigned char>(16);
-  put<double>(in["in"], 0, 1.5);
-  put<double>(in["in"], 1, -0.5);
+  store_element<double>(in["in"], 0, 1.5);
+  store_element<double>(in["in"], 1, -0.5);
   r = a->reference(in, Workload::parse("float64/inclusive_sum"), two);
-  CHECK(get<double>(r->at("reference"), 1) == 1.0);
+  CHECK(load_element<double>(r->at("reference"), 1) == 1.0);
   CHECK(r->at("tolerance").size() == 2 * sizeof(double));
 }
 
@@ -476,14 +448,14 @@ TEST_CASE("scan verify accepts rounding and rejects real errors", "[cpu][scan]")
     std::vector<float> x(n), prefix(n);
     double acc = 0;
     for (std::int64_t i = 0; i < n; ++i) {
-      x[i] = get<float>(in.at("in"), i);
+      x[i] = load_element<float>(in.at("in"), i);
       acc += x[i];
       prefix[i] = static_cast<float>(acc);
     }
     auto output = [&](const std::function<float(std::int64_t)>& f) {
       HostBuffers out;
       out["out"] = std::vector<unsigned char>(n * 4);
-      for (std::int64_t i = 0; i < n; ++i) put<float>(out["out"], i, f(i));
+      for (std::int64_t i = 0; i < n; ++i) store_element<float>(out["out"], i, f(i));
       return out;
     };
     CHECK(a->verify(output([&](std::int64_t i) { return prefix[i]; }), *ref, w, p) == "");
@@ -519,12 +491,13 @@ TEST_CASE("scan verify accepts rounding and rejects real errors", "[cpu][scan]")
     out["out"] = std::vector<unsigned char>(n * 8);
     double acc = 0;
     for (std::int64_t i = 0; i < n; ++i) {
-      put<double>(out["out"], i, acc);
-      acc += get<double>(in.at("in"), i);
+      store_element<double>(out["out"], i, acc);
+      acc += load_element<double>(in.at("in"), i);
     }
     CHECK(a->verify(out, *ref, w, p) == "");
     // A dropped element is caught even at the end of a float64 scan.
-    put<double>(out["out"], n - 1, get<double>(out["out"], n - 1) - get<double>(in.at("in"), 10));
+    store_element<double>(out["out"], n - 1,
+                          load_element<double>(out["out"], n - 1) - load_element<double>(in.at("in"), 10));
     CHECK(a->verify(out, *ref, w, p).find("out[9999]") != std::string::npos);
   }
 
@@ -538,8 +511,10 @@ TEST_CASE("scan verify accepts rounding and rejects real errors", "[cpu][scan]")
       out["out"] = ref->at("out");
       CHECK(a->verify(out, *ref, w, p) == "");
       auto bad = out;
-      if (w.dtype == "int32") put<std::int32_t>(bad["out"], 777, get<std::int32_t>(bad["out"], 777) + 1);
-      else put<float>(bad["out"], 777, std::nextafter(get<float>(bad["out"], 777), 2.0f));
+      if (w.dtype == "int32")
+        store_element<std::int32_t>(bad["out"], 777, load_element<std::int32_t>(bad["out"], 777) + 1);
+      else
+        store_element<float>(bad["out"], 777, std::nextafter(load_element<float>(bad["out"], 777), 2.0f));
       CHECK(a->verify(bad, *ref, w, p).find("out[777]") != std::string::npos);
     }
   }

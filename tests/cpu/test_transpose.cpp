@@ -13,12 +13,14 @@
 #include <nlohmann/json.hpp>
 
 #include "tuner/core/error.hpp"
-#include "tuner/specs/embedded.hpp"
+#include "tuner/kernels/host_util.hpp"
 #include "tuner/kernels/registry.hpp"
-#include "tuner/specs/specs.hpp"
 #include "tuner/sim/synthetic.hpp"
+#include "tuner/specs/embedded.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
+using autotune::kernels::load_element;
 
 namespace {
 
@@ -38,13 +40,6 @@ Config config(Value variant, Value tile, Value block_rows, Value padding = 0, Va
 
 std::shared_ptr<const KernelAdapter> adapter(const std::string& name) {
   return kernels::make_transpose_adapter(specs::builtin_spec(name));
-}
-
-template <typename W>
-W word(const std::vector<unsigned char>& b, std::size_t i) {
-  W w;
-  std::memcpy(&w, b.data() + i * sizeof(W), sizeof(W));
-  return w;
 }
 
 // The embedded spec JSON, edited by f, parsed as a spec with the embedded source.
@@ -236,8 +231,10 @@ TEST_CASE("transpose reference moves every element to its transposed place", "[c
     const std::vector<unsigned char>& out64 = ref64->at("out");
     for (int r = 0; r < rows; ++r) {
       for (int c = 0; c < cols; ++c) {
-        REQUIRE(word<std::uint32_t>(out32, c * rows + r) == word<std::uint32_t>(in32.at("in"), r * cols + c));
-        REQUIRE(word<std::uint64_t>(out64, c * rows + r) == word<std::uint64_t>(in64.at("in"), r * cols + c));
+        REQUIRE(load_element<std::uint32_t>(out32, c * rows + r) ==
+                load_element<std::uint32_t>(in32.at("in"), r * cols + c));
+        REQUIRE(load_element<std::uint64_t>(out64, c * rows + r) ==
+                load_element<std::uint64_t>(in64.at("in"), r * cols + c));
       }
     }
   }

@@ -26,8 +26,7 @@ TEST_CASE("database: observations round trip, NaN as NULL, throttled as a column
   Observation& o = t.m.observed;
   o.sm_clock_mhz = 1980;
   o.sm_clock_min_mhz = 1755;
-  o.mem_clock_mhz = 2619;
-  o.mem_clock_min_mhz = 2619;
+  o.mem_clock_mhz = o.mem_clock_min_mhz = 2619;
   o.power_w = 412.5;
   o.energy_j = 0.0375;
   o.temperature_c = 51;

@@ -12,12 +12,14 @@
 #include <tuple>
 #include <vector>
 
+#include "gpu_support.hpp"
 #include "tuner/core/compile.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
 #include "tuner/specs/specs.hpp"
 
 using namespace autotune;
+using namespace autotune_test;
 
 namespace {
 
@@ -32,37 +34,12 @@ Config config(Value variant, Value block, Value items, Value stage, Value min_th
                  {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", min_threads}, {"STREAMING", streaming}, {"CLEAR_STATE", 0}});
 }
 
-void require_gpu() {
-  std::string reason;
-  if (!cuda::driver_available(&reason)) FAIL("the gpu tier needs a GPU: " + reason);
-}
-
-cuda::TimingOptions verify_only() {
-  cuda::TimingOptions opt;
-  opt.warmup = 0;
-  opt.samples = 1;
-  opt.flush_l2 = false;
-  return opt;
-}
-
-void check_ok(const TuningSpec& s, const Workload& w, const ProblemKey& p, const std::vector<Config>& configs,
-              const std::vector<Measurement>& results) {
-  REQUIRE(results.size() == configs.size());
-  for (std::size_t i = 0; i < configs.size(); ++i) {
-    INFO("compaction " << w.key() << " " << p.key() << " " << configs[i].str(&s.params));
-    INFO(results[i].log);
-    CHECK(results[i].status == TrialStatus::ok);
-  }
-}
-
 }  // namespace
 
 TEST_CASE("both compaction variants verify for every workload, size and selection ratio", "[gpu][compaction]") {
   require_gpu();
-  const TuningSpec s = specs::builtin_spec("compaction");
-  auto adapter = kernels::make_compaction_adapter(s);
-  MemoryBinaryCache cache;
-  cuda::CudaBackend backend(adapter, verify_only(), &cache);
+  Verifier verifier("compaction");
+  const TuningSpec& s = verifier.spec;
   std::vector<Config> configs;
   for (Value v : {0, 1, 2}) {
     Config def = s.default_config();
@@ -83,90 +60,50 @@ TEST_CASE("both compaction variants verify for every workload, size and selectio
   for (const Workload& w : s.workloads) {
     for (std::int64_t n : {std::int64_t{1}, std::int64_t{1000}, (std::int64_t{1} << 20) + 3,
                            3 * (std::int64_t{1} << 20) + 7}) {
-      for (std::int64_t pct : {0, 1, 50, 99, 100}) {
-        const ProblemKey p = problem(n, pct);
-        backend.prepare(w, p, 20240601);
-        check_ok(s, w, p, configs, backend.evaluate(configs));
-      }
+      for (std::int64_t pct : {0, 1, 50, 99, 100}) verifier.check(w, problem(n, pct), 20240601, configs);
     }
   }
 }
 
 TEST_CASE("every valid compaction configuration verifies", "[gpu][compaction]") {
   require_gpu();
-  const TuningSpec s = specs::builtin_spec("compaction");
-  auto adapter = kernels::make_compaction_adapter(s);
-  MemoryBinaryCache cache;
-  cuda::CudaBackend backend(adapter, verify_only(), &cache);
+  Verifier verifier("compaction");
   for (const char* wk : {"float32/flagged", "int32/if"}) {
     const Workload w = Workload::parse(wk);
     const ProblemKey p = problem(3 * (std::int64_t{1} << 20) + 7, 37);
-    const ParameterSpace space = s.space(p, backend.device(), w);
-    std::vector<Config> configs;
-    for (std::size_t i = 0; i < space.size(); ++i) configs.push_back(space.config(i));
-    backend.prepare(w, p, 3);
-    check_ok(s, w, p, configs, backend.evaluate(configs));
+    verifier.check(w, p, 3, all_configs(verifier.space(p, w)));
   }
 }
 
 // Hidden: small sizes for runs under compute-sanitizer.
 TEST_CASE("compaction variants on small sizes", "[.][gpu][compaction][sanitize]") {
   require_gpu();
-  const TuningSpec s = specs::builtin_spec("compaction");
-  auto adapter = kernels::make_compaction_adapter(s);
-  MemoryBinaryCache cache;
-  cuda::CudaBackend backend(adapter, verify_only(), &cache);
+  Verifier verifier("compaction");
   const std::vector<Config> configs = {config(0, 64, 1, 0), config(0, 256, 8, 1), config(1, 64, 1, 0),
                                        config(1, 256, 8, 1), config(1, 192, 3, 0), config(2, 64, 4, 0),
                                        config(2, 256, 8, 1), config(2, 192, 12, 0)};
-  for (const Workload& w : s.workloads)
-    for (std::int64_t pct : {0, 50, 100}) {
-      const ProblemKey p = problem(70001, pct);
-      backend.prepare(w, p, 1);
-      check_ok(s, w, p, configs, backend.evaluate(configs));
-    }
+  for (const Workload& w : verifier.spec.workloads)
+    for (std::int64_t pct : {0, 50, 100}) verifier.check(w, problem(70001, pct), 1, configs);
 }
 
 // A few configurations per variant at 2^26 elements (50 % and 10 % selected) for two workloads; prints
 // the best configuration of each variant as a fraction of the device-to-device copy bandwidth.
 TEST_CASE("compaction timings are sane against the copy bandwidth", "[gpu][compaction][timing]") {
   require_gpu();
-  const TuningSpec s = specs::builtin_spec("compaction");
-  auto adapter = kernels::make_compaction_adapter(s);
-  cuda::TimingOptions opt;
-  opt.samples = 9;
-  cuda::CudaBackend backend(adapter, opt);
-  const double copy = backend.copy_bandwidth_gbps();
-  std::string table =
-      "compaction on " + backend.device().name + ", copy " + std::to_string(static_cast<int>(copy)) + " GB/s\n";
-  for (const char* wk : {"float32/flagged", "float32/if"}) {
-    const Workload w = Workload::parse(wk);
-    for (const ProblemKey& p : {s.problem_sizes[0], s.problem_sizes[1]}) {
-      std::vector<Config> configs;
-      for (Value v : {0, 1, 2})
-        for (const auto& [block, items, stage] : {std::tuple<Value, Value, Value>{256, 8, 1}, {128, 8, 1}, {256, 16, 0},
-                                                  {512, 4, 1}, {256, 4, 0}, {512, 12, 1}})
-          configs.push_back(config(v, block, items, stage));
-      backend.prepare(w, p, 7);
-      const std::vector<Measurement> results = backend.evaluate(configs);
-      check_ok(s, w, p, configs, results);
-      const double bytes = adapter->bytes_moved(w, p);
-      std::map<Value, std::pair<double, std::string>> best;
-      for (std::size_t i = 0; i < configs.size(); ++i) {
-        if (!results[i].ok()) continue;
-        const double gbps = bytes / results[i].median_ns;
-        CHECK(gbps < 1.15 * copy);
-        auto& b = best[configs[i].at("VARIANT")];
-        if (gbps > b.first) b = {gbps, configs[i].str(&s.params)};
-      }
-      for (const auto& [v, b] : best) {
-        char line[400];
-        std::snprintf(line, sizeof line, "  %s %s: %.0f GB/s (%.2f of copy)  %s\n", wk, p.key().c_str(), b.first,
-                      b.first / copy, b.second.c_str());
-        table += line;
-      }
-    }
-  }
+  const std::string table =
+      bandwidth_table("compaction", {"float32/flagged", "float32/if"}, 2,
+                      [](const Workload&, const ProblemKey&, const ParameterSpace&) {
+                        std::vector<Config> configs;
+                        for (Value v : {0, 1, 2})
+                          for (const auto& [block, items, stage] : {std::tuple<Value, Value, Value>{256, 8, 1},
+                                                                    {128, 8, 1},
+                                                                    {256, 16, 0},
+                                                                    {512, 4, 1},
+                                                                    {256, 4, 0},
+                                                                    {512, 12, 1}})
+                            configs.push_back(config(v, block, items, stage));
+                        return configs;
+                      });
   WARN(table);
   std::printf("%s", table.c_str());
 }

@@ -7,11 +7,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,16 +21,9 @@
 
 using namespace autotune;
 using namespace autotune::cuda;
+using autotune_test::read_data;
 
 namespace {
-
-std::string read_data(const std::string& name) {
-  std::ifstream in(autotune_test::data_dir() + "/" + name);
-  REQUIRE(in.good());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 Param make_param(const std::string& name, std::vector<Value> values, Value def) {
   Param p;

@@ -11,15 +11,17 @@
 #include <string>
 #include <vector>
 
-#include "tuner/core/error.hpp"
+#include "gpu_support.hpp"
 #include "tuner/core/compile.hpp"
+#include "tuner/core/error.hpp"
 #include "tuner/cuda/runtime.hpp"
-#include "tuner/specs/embedded.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/specs/embedded.hpp"
 #include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 using namespace autotune::cuda;
+using autotune_test::require_gpu;
 
 namespace {
 
@@ -89,8 +91,8 @@ std::vector<Config> configs_for(const TuningSpec& s, const ParameterSpace& space
   return out;
 }
 
-/// Runs every config of every workload on every size; returns one line per failure.
-std::vector<std::string> run_all(const TuningSpec& spec, const std::vector<Workload>& workloads) {
+/// Runs every config of every workload on every size; one failed check per configuration that does not verify.
+void check_all_verify(const TuningSpec& spec, const std::vector<Workload>& workloads) {
   auto adapter = kernels::make_adapter(spec);
   MemoryBinaryCache cache;
   CudaBackend backend(adapter, quick_options(), &cache);
@@ -113,23 +115,20 @@ std::vector<std::string> run_all(const TuningSpec& spec, const std::vector<Workl
     }
   }
   WARN(checked << " configurations checked on " << d.name);
-  return failures;
+  for (const auto& f : failures) FAIL_CHECK(f);
+  CHECK(failures.empty());
 }
 
 }  // namespace
 
 TEST_CASE("reduction: every variant and workload verifies on odd sizes", "[gpu][reduction]") {
-  std::string reason;
-  REQUIRE(driver_available(&reason));
+  require_gpu();
   const TuningSpec spec = specs::builtin_spec("reduction");
-  const std::vector<std::string> failures = run_all(spec, spec.workloads);
-  for (const auto& f : failures) FAIL_CHECK(f);
-  CHECK(failures.empty());
+  check_all_verify(spec, spec.workloads);
 }
 
 TEST_CASE("reduction: custom operators verified by the reference kernels", "[gpu][reduction]") {
-  std::string reason;
-  REQUIRE(driver_available(&reason));
+  require_gpu();
   auto text = embedded::find("reduction/reduction.tune.json");
   REQUIRE(text);
   nlohmann::json j = nlohmann::json::parse(std::string(*text));
@@ -145,14 +144,11 @@ TEST_CASE("reduction: custom operators verified by the reference kernels", "[gpu
   j["workloads"] = nlohmann::json::array({"int32/bitor", "float2/lexmax"});
   TuningSpec spec = TuningSpec::from_json_text(j.dump(), "", false);
   spec.source_text = specs::builtin_spec("reduction").source_text;
-  const std::vector<std::string> failures = run_all(spec, spec.workloads);
-  for (const auto& f : failures) FAIL_CHECK(f);
-  CHECK(failures.empty());
+  check_all_verify(spec, spec.workloads);
 }
 
 TEST_CASE("reduction: a kernel that drops the n % VEC tail is rejected", "[gpu][reduction]") {
-  std::string reason;
-  REQUIRE(driver_available(&reason));
+  require_gpu();
   TuningSpec spec = specs::builtin_spec("reduction");
   const std::string tail_code = "if (V > 1) {";
   const std::size_t at = spec.source_text.find(tail_code);

@@ -12,12 +12,14 @@
 #include <tuple>
 #include <vector>
 
+#include "gpu_support.hpp"
 #include "tuner/core/compile.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
 #include "tuner/specs/specs.hpp"
 
 using namespace autotune;
+using namespace autotune_test;
 
 namespace {
 
@@ -25,19 +27,6 @@ ProblemKey size_n(std::int64_t n) {
   ProblemKey p;
   p.dims = {{"n", n}};
   return p;
-}
-
-void require_gpu() {
-  std::string reason;
-  if (!cuda::driver_available(&reason)) FAIL("the gpu tier needs a GPU: " + reason);
-}
-
-cuda::TimingOptions verify_only() {
-  cuda::TimingOptions opt;
-  opt.warmup = 0;
-  opt.samples = 1;
-  opt.flush_l2 = false;
-  return opt;
 }
 
 /// Per variant: its default, the smallest and the largest tile of the valid space, and one with PADDING=1.
@@ -67,62 +56,39 @@ std::vector<Config> variant_corners(const TuningSpec& s, const ParameterSpace& s
   return out;
 }
 
-void check_ok(const TuningSpec& s, const Workload& w, const ProblemKey& p, const std::vector<Config>& configs,
-              const std::vector<Measurement>& results) {
-  REQUIRE(results.size() == configs.size());
-  for (std::size_t i = 0; i < configs.size(); ++i) {
-    INFO("scan " << w.key() << " " << p.key() << " " << configs[i].str(&s.params));
-    INFO(results[i].log);
-    CHECK(results[i].status == TrialStatus::ok);
-  }
-}
-
 }  // namespace
 
 TEST_CASE("every scan variant verifies for every workload on odd sizes", "[gpu][scan]") {
   require_gpu();
-  const TuningSpec s = specs::builtin_spec("scan");
-  auto adapter = kernels::make_scan_adapter(s);
-  MemoryBinaryCache cache;
-  cuda::CudaBackend backend(adapter, verify_only(), &cache);
+  Verifier verifier("scan");
+  const TuningSpec& s = verifier.spec;
   for (const Workload& w : s.workloads) {
     for (std::int64_t n : {std::int64_t{1}, std::int64_t{1000}, (std::int64_t{1} << 20) + 3,
                            3 * (std::int64_t{1} << 20) + 7}) {
       const ProblemKey p = size_n(n);
-      const std::vector<Config> configs = variant_corners(s, s.space(p, backend.device(), w));
-      backend.prepare(w, p, 20240601);
-      check_ok(s, w, p, configs, backend.evaluate(configs));
+      verifier.check(w, p, 20240601, variant_corners(s, verifier.space(p, w)));
     }
   }
 }
 
 TEST_CASE("every valid scan configuration verifies", "[gpu][scan]") {
   require_gpu();
-  const TuningSpec s = specs::builtin_spec("scan");
-  auto adapter = kernels::make_scan_adapter(s);
-  MemoryBinaryCache cache;
-  cuda::CudaBackend backend(adapter, verify_only(), &cache);
+  Verifier verifier("scan");
   for (const char* wk : {"float32/inclusive_sum", "float64/exclusive_sum", "int32/exclusive_max"}) {
     const Workload w = Workload::parse(wk);
     const ProblemKey p = size_n(3 * (std::int64_t{1} << 20) + 7);
-    const ParameterSpace space = s.space(p, backend.device(), w);
-    std::vector<Config> configs;
-    for (std::size_t i = 0; i < space.size(); ++i) configs.push_back(space.config(i));
-    backend.prepare(w, p, 99);
-    check_ok(s, w, p, configs, backend.evaluate(configs));
+    verifier.check(w, p, 99, all_configs(verifier.space(p, w)));
   }
 }
 
 TEST_CASE("every scan variant handles 2^28 + 5 elements", "[gpu][scan][large]") {
   require_gpu();
-  const TuningSpec s = specs::builtin_spec("scan");
-  auto adapter = kernels::make_scan_adapter(s);
-  MemoryBinaryCache cache;
-  cuda::CudaBackend backend(adapter, verify_only(), &cache);
+  Verifier verifier("scan");
+  const TuningSpec& s = verifier.spec;
   const ProblemKey p = size_n((std::int64_t{1} << 28) + 5);
   for (const char* wk : {"int32/inclusive_sum", "float32/exclusive_sum"}) {
     const Workload w = Workload::parse(wk);
-    const ParameterSpace space = s.space(p, backend.device(), w);
+    const ParameterSpace space = verifier.space(p, w);
     std::vector<Config> configs;
     for (Value v = 0; v <= 8; ++v) {
       Config c = s.default_config();
@@ -141,25 +107,20 @@ TEST_CASE("every scan variant handles 2^28 + 5 elements", "[gpu][scan][large]") 
     configs.push_back(Config({{"VARIANT", 6}, {"BLOCK_SIZE", 256}, {"ITEMS_PER_THREAD", 16}, {"VEC", 4},
                               {"PADDING", 1}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 2048}, {"STREAMING", 1}, {"L2_PREFETCH", 0}, {"CLEAR_STATE", 0}}));
     for (std::size_t i = configs.size() - 3; i < configs.size(); ++i) REQUIRE(space.is_valid(configs[i]));
-    backend.prepare(w, p, 5);
-    check_ok(s, w, p, configs, backend.evaluate(configs));
+    verifier.check(w, p, 5, configs);
   }
 }
 
 // Hidden: small sizes for runs under compute-sanitizer (memcheck, racecheck, synccheck).
 TEST_CASE("scan variants on small sizes", "[.][gpu][scan][sanitize]") {
   require_gpu();
-  const TuningSpec s = specs::builtin_spec("scan");
-  auto adapter = kernels::make_scan_adapter(s);
-  MemoryBinaryCache cache;
-  cuda::CudaBackend backend(adapter, verify_only(), &cache);
+  Verifier verifier("scan");
+  const TuningSpec& s = verifier.spec;
   for (const char* wk : {"float32/inclusive_sum", "int32/exclusive_sum", "float64/inclusive_sum"}) {
     const Workload w = Workload::parse(wk);
     for (std::int64_t n : {std::int64_t{1}, std::int64_t{1000}, std::int64_t{70000}}) {
       const ProblemKey p = size_n(n);
-      const std::vector<Config> configs = variant_corners(s, s.space(p, backend.device(), w));
-      backend.prepare(w, p, 1);
-      check_ok(s, w, p, configs, backend.evaluate(configs));
+      verifier.check(w, p, 1, variant_corners(s, verifier.space(p, w)));
     }
   }
 }
@@ -169,46 +130,31 @@ TEST_CASE("scan variants on small sizes", "[.][gpu][scan][sanitize]") {
 // as a fraction of the device-to-device copy bandwidth.
 TEST_CASE("scan timings are sane against the copy bandwidth", "[gpu][scan][timing]") {
   require_gpu();
-  const TuningSpec s = specs::builtin_spec("scan");
-  auto adapter = kernels::make_scan_adapter(s);
-  cuda::TimingOptions opt;
-  opt.samples = 9;
-  cuda::CudaBackend backend(adapter, opt);
-  const double copy = backend.copy_bandwidth_gbps();
-  std::string table = "scan on " + backend.device().name + ", copy " + std::to_string(static_cast<int>(copy)) + " GB/s\n";
-  for (const char* wk : {"float32/inclusive_sum", "int32/exclusive_sum"}) {
-    const Workload w = Workload::parse(wk);
-    const ProblemKey p = s.problem_sizes.front();
-    const ParameterSpace space = s.space(p, backend.device(), w);
-    std::vector<Config> configs;
-    for (Value v = 0; v <= 8; ++v)
-      for (const auto& [block, items, vec, padding] :
-           {std::tuple<Value, Value, Value, Value>{256, 8, 2, 1}, {128, 4, 2, 0}, {256, 4, 4, 1}, {128, 8, 4, 0},
-            {256, 16, 4, 1}, {512, 16, 4, 1}}) {
-        const Config c({{"VARIANT", v}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"VEC", vec},
-                        {"PADDING", padding}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}, {"STREAMING", 0}, {"L2_PREFETCH", 0}, {"CLEAR_STATE", 0}});
-        if (space.is_valid(c)) configs.push_back(c);
-      }
-    backend.prepare(w, p, 7);
-    const std::vector<Measurement> results = backend.evaluate(configs);
-    check_ok(s, w, p, configs, results);
-    const double bytes = adapter->bytes_moved(w, p);
-    std::map<Value, std::pair<double, std::string>> best;  // variant -> (GB/s, config)
-    for (std::size_t i = 0; i < configs.size(); ++i) {
-      if (!results[i].ok()) continue;
-      CHECK(results[i].median_ns > 0);
-      const double gbps = bytes / results[i].median_ns;
-      CHECK(gbps < 1.15 * copy);  // nothing beats a copy by much
-      auto& b = best[configs[i].at("VARIANT")];
-      if (gbps > b.first) b = {gbps, configs[i].str(&s.params)};
-    }
-    for (const auto& [v, b] : best) {
-      char line[400];
-      std::snprintf(line, sizeof line, "  %s %s: %.0f GB/s (%.2f of copy)  %s\n", wk, p.key().c_str(), b.first,
-                    b.first / copy, b.second.c_str());
-      table += line;
-    }
-  }
+  const std::string table = bandwidth_table(
+      "scan", {"float32/inclusive_sum", "int32/exclusive_sum"}, 1,
+      [](const Workload&, const ProblemKey&, const ParameterSpace& space) {
+        std::vector<Config> configs;
+        for (Value v = 0; v <= 8; ++v)
+          for (const auto& [block, items, vec, padding] : {std::tuple<Value, Value, Value, Value>{256, 8, 2, 1},
+                                                           {128, 4, 2, 0},
+                                                           {256, 4, 4, 1},
+                                                           {128, 8, 4, 0},
+                                                           {256, 16, 4, 1},
+                                                           {512, 16, 4, 1}}) {
+            const Config c({{"VARIANT", v},
+                            {"BLOCK_SIZE", block},
+                            {"ITEMS_PER_THREAD", items},
+                            {"VEC", vec},
+                            {"PADDING", padding},
+                            {"LOOKBACK_DELAY", 0},
+                            {"MIN_THREADS_PER_SM", 0},
+                            {"STREAMING", 0},
+                            {"L2_PREFETCH", 0},
+                            {"CLEAR_STATE", 0}});
+            if (space.is_valid(c)) configs.push_back(c);
+          }
+        return configs;
+      });
   WARN(table);
   std::printf("%s", table.c_str());
 }

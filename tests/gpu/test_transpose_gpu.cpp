@@ -12,12 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "gpu_support.hpp"
 #include "tuner/core/compile.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
 #include "tuner/specs/specs.hpp"
 
 using namespace autotune;
+using namespace autotune_test;
 
 namespace {
 
@@ -27,41 +29,16 @@ ProblemKey dims(std::int64_t rows, std::int64_t cols) {
   return p;
 }
 
-void require_gpu() {
-  std::string reason;
-  if (!cuda::driver_available(&reason)) FAIL("the gpu tier needs a GPU: " + reason);
-}
-
-std::vector<Config> all_configs(const ParameterSpace& space) {
-  std::vector<Config> out;
-  for (std::size_t i = 0; i < space.size(); ++i) out.push_back(space.config(i));
-  return out;
-}
-
 // Evaluates every valid configuration of both specs and both element types on each problem (one
 // verification run and one timed sample each) and checks that all verify.
 void check_all_configs(const std::vector<ProblemKey>& problems) {
   for (const std::string name : {"transpose", "transpose_copy"}) {
-    const TuningSpec s = specs::builtin_spec(name);
-    auto adapter = kernels::make_transpose_adapter(s);
-    cuda::TimingOptions opt;
-    opt.warmup = 0;
-    opt.samples = 1;
-    opt.flush_l2 = false;
-    MemoryBinaryCache cache;
-    cuda::CudaBackend backend(adapter, opt, &cache);
-    for (const Workload& w : s.workloads) {
+    Verifier verifier(name);
+    for (const Workload& w : verifier.spec.workloads) {
       for (const ProblemKey& p : problems) {
-        const std::vector<Config> configs = all_configs(s.space(p, backend.device(), w));
+        const std::vector<Config> configs = all_configs(verifier.space(p, w));
         REQUIRE_FALSE(configs.empty());
-        backend.prepare(w, p, 20240601);
-        const std::vector<Measurement> results = backend.evaluate(configs);
-        REQUIRE(results.size() == configs.size());
-        for (std::size_t i = 0; i < configs.size(); ++i) {
-          INFO(name << " " << w.key() << " " << p.key() << " " << configs[i].str(&s.params));
-          INFO(results[i].log);
-          CHECK(results[i].status == TrialStatus::ok);
-        }
+        verifier.check(w, p, 20240601, configs);
       }
     }
   }

@@ -4,9 +4,7 @@
 #include "test_support.hpp"
 
 #include <cctype>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,6 +15,7 @@
 
 using namespace autotune;
 using namespace autotune::cuda;
+using autotune_test::read_data;
 
 namespace {
 
@@ -29,14 +28,6 @@ extern "C" __global__ void axpy(float a, const float* x, float* y, int n) {
 
 bool is_elf(const std::vector<unsigned char>& b) {
   return b.size() > 4 && b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F';
-}
-
-std::string read_data(const std::string& name) {
-  std::ifstream in(autotune_test::data_dir() + "/" + name);
-  REQUIRE(in.good());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace

@@ -10,30 +10,18 @@
 #include <thread>
 #include <vector>
 
+#include "compile_support.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/cuda/runtime.hpp"
-#include "tuner/specs/embedded.hpp"
 #include "tuner/kernels/registry.hpp"
+#include "tuner/sim/synthetic.hpp"
+#include "tuner/specs/embedded.hpp"
 #include "tuner/specs/specs.hpp"
 
 using namespace autotune;
+using namespace autotune_test;
 
 namespace {
-
-DeviceInfo device_132() {
-  DeviceInfo d;
-  d.name = "Fake H100";
-  d.cc = 90;
-  d.sm_count = 132;
-  d.max_threads_per_block = 1024;
-  d.max_shared_memory_per_block = 49152;
-  d.warp_size = 32;
-  return d;
-}
-
-bool contains_bytes(const std::vector<unsigned char>& hay, const std::string& needle) {
-  return std::search(hay.begin(), hay.end(), needle.begin(), needle.end()) != hay.end();
-}
 
 /// The spec default with VARIANT = v and the parameters that the variant ignores at their fixed values.
 Config variant_default(const TuningSpec& s, int v) {
@@ -48,9 +36,15 @@ Config variant_default(const TuningSpec& s, int v) {
   return c;
 }
 
+/// c with the parameters of `changes` set.
+Config with(Config c, std::initializer_list<std::pair<const char*, Value>> changes) {
+  for (const auto& [name, value] : changes) c.set(name, value);
+  return c;
+}
+
 /// Default and corner configurations of every variant that are valid for the workload.
 std::vector<Config> configs_for(const TuningSpec& s, const Workload& w) {
-  const ParameterSpace space = s.space(s.problem_sizes.front(), device_132(), w);
+  const ParameterSpace space = s.space(s.problem_sizes.front(), sim::SyntheticBackend::fake_device(), w);
   std::vector<Config> out;
   auto add = [&](Config c) {
     if (space.is_valid(c) && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(std::move(c));
@@ -58,35 +52,19 @@ std::vector<Config> configs_for(const TuningSpec& s, const Workload& w) {
   for (int v = 0; v < 8; ++v) {
     Config base = variant_default(s, v);
     add(base);
-    Config small = base;  // smallest blocks, second-pass combination
-    small.set("BLOCK_SIZE", 64);
-    small.set("FINAL", 0);
+    Config small = with(base, {{"BLOCK_SIZE", 64}, {"FINAL", 0}});  // smallest blocks, second-pass combination
     if (v >= 6) {
-      small.set("ITEMS_PER_THREAD", 8);
-      small.set("VEC", 2);
-      small.set("BLOCKS_PER_SM", 32);
-      small.set("KAHAN", 1);
-      add(small);
-      small.set("KAHAN", 0);
+      small = with(small, {{"ITEMS_PER_THREAD", 8}, {"VEC", 2}, {"BLOCKS_PER_SM", 32}, {"KAHAN", 0}});
+      add(with(small, {{"KAHAN", 1}}));
     }
     add(small);
-    Config large = base;  // largest blocks, atomics
-    large.set("BLOCK_SIZE", 1024);
-    large.set("FINAL", 1);
+    Config large = with(base, {{"BLOCK_SIZE", 1024}, {"FINAL", 1}});  // largest blocks, atomics
     if (v >= 6) {
-      large.set("ITEMS_PER_THREAD", 4);
-      large.set("VEC", 4);
-      large.set("BLOCKS_PER_SM", 2);
-      large.set("KAHAN", 1);
-      add(large);
-      large.set("KAHAN", 0);
-      add(large);
-      large.set("FINAL", 0);  // for types without atomics
-    } else {
-      add(large);
-      large.set("FINAL", 0);
+      large = with(large, {{"ITEMS_PER_THREAD", 4}, {"VEC", 4}, {"BLOCKS_PER_SM", 2}, {"KAHAN", 0}});
+      add(with(large, {{"KAHAN", 1}}));
     }
     add(large);
+    add(with(large, {{"FINAL", 0}}));  // for types without atomics
     if (v >= 6) {
       Config scalar = base;  // scalar loads, one item
       scalar.set("ITEMS_PER_THREAD", 1);
@@ -98,91 +76,30 @@ std::vector<Config> configs_for(const TuningSpec& s, const Workload& w) {
   return out;
 }
 
-struct Job {
-  std::string label;
-  std::vector<std::string> options;
-  std::string arch;
-};
-
-/// Compiles every job (a few threads: NVRTC compile is thread-safe) and returns the failures with their logs.
-std::vector<std::string> compile_all(const std::string& source, const cuda::Headers& headers, const std::vector<Job>& jobs,
-                                     const std::vector<std::string>& kernel_names) {
-  std::vector<std::string> failures;
-  std::mutex mu;
-  std::atomic<std::size_t> next{0};
-  const unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      for (std::size_t i = next++; i < jobs.size(); i = next++) {
-        const Job& j = jobs[i];
-        cuda::CompileResult r = cuda::compile(source, headers, "reduction.cu", j.options, j.arch);
-        std::string problem;
-        if (!r.ok) {
-          problem = r.log.substr(0, 2000);
-        } else {
-          for (const auto& k : kernel_names)
-            if (!contains_bytes(r.cubin, k)) problem += "entry point " + k + " missing from the CUBIN; ";
-        }
-        if (!problem.empty()) {
-          std::lock_guard<std::mutex> lock(mu);
-          failures.push_back(j.label + " [" + j.arch + "]: " + problem);
-        }
-      }
-    });
-  }
-  for (auto& t : pool) t.join();
-  return failures;
-}
-
 }  // namespace
 
 TEST_CASE("reduction compiles for every workload, variant and corner in strict mode", "[nvrtc][reduction]") {
   const TuningSpec s = specs::builtin_spec("reduction");
   auto a = kernels::make_adapter(s);
-  std::vector<Job> jobs;
+  std::vector<CompileJob> jobs;
   for (const auto& w : s.workloads) {
     const std::vector<Config> configs = configs_for(s, w);
     CHECK(configs.size() >= 8 * 2);
-    for (const auto& c : configs) {
-      std::vector<std::string> options = cuda::config_defines(c);
-      for (const auto& o : a->compile_options(w)) options.push_back(o);
-      for (const char* arch : {"sm_80", "sm_90"}) jobs.push_back({w.key() + " " + c.str(&s.params), options, arch});
-    }
+    for (const auto& c : configs) add_jobs(jobs, s, w, c, strict_options(*a, c, w));
   }
-  INFO(jobs.size() << " compilations");
-  const std::vector<std::string> failures = compile_all(s.source_text, s.headers, jobs, s.kernels);
-  for (const auto& f : failures) FAIL_CHECK(f);
-  CHECK(failures.empty());
+  check_all_compile(s, "reduction.cu", jobs);
 }
 
 TEST_CASE("reduction compiles alone at its defaults", "[nvrtc][reduction]") {
-  const TuningSpec s = specs::builtin_spec("reduction");
-  const cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "reduction.cu", {}, "sm_90");
-  INFO(r.log);
-  CHECK(r.ok);
+  check_compiles_at_defaults(specs::builtin_spec("reduction"), "reduction.cu");
 }
 
 TEST_CASE("reduction strict mode rejects a missing macro", "[nvrtc][reduction]") {
   const TuningSpec s = specs::builtin_spec("reduction");
   auto a = kernels::make_adapter(s);
   const Workload w = s.workloads.front();
-  std::vector<std::string> all = cuda::config_defines(s.default_config());
-  for (const auto& o : a->compile_options(w)) all.push_back(o);
-  cuda::CompileResult ok = cuda::compile(s.source_text, s.headers, "reduction.cu", all, "sm_90");
-  INFO(ok.log);
-  REQUIRE(ok.ok);
-
-  for (const std::string name : {"VEC", "BLOCK_SIZE", "KAHAN", "DTYPE_ID"}) {
-    std::vector<std::string> missing;
-    for (const auto& o : all)
-      if (o.rfind("-D" + name + "=", 0) != 0) missing.push_back(o);
-    REQUIRE(missing.size() + 1 == all.size());
-    cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "reduction.cu", missing, "sm_90");
-    INFO(name << ": " << r.log);
-    CHECK_FALSE(r.ok);
-    CHECK_THAT(r.log, Catch::Contains(name + " is not defined"));
-  }
+  const std::vector<std::string> all = strict_options(*a, s.default_config(), w);
+  check_missing_macros(s, "reduction.cu", all, {"VEC", "BLOCK_SIZE", "KAHAN", "DTYPE_ID"});
   // A config that breaks a constraint is caught by the kernel's own checks, too.
   std::vector<std::string> bad = all;
   for (auto& o : bad)
@@ -217,8 +134,7 @@ TEST_CASE("reduction reference kernels compile from the reference source", "[nvr
     // And the tuned kernels with a custom 4-byte operator use compare-and-swap for FINAL=1.
     Config c = s.default_config();
     c.set("FINAL", 1);
-    std::vector<std::string> tuned = cuda::config_defines(c);
-    for (const auto& o : a->compile_options(w)) tuned.push_back(o);
+    const std::vector<std::string> tuned = strict_options(*a, c, w);
     if (std::string(wk) == "int32/bitor") {
       cuda::CompileResult t = cuda::compile(s.source_text, s.headers, "reduction.cu", tuned, "sm_80");
       INFO(t.log);

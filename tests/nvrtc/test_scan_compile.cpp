@@ -4,26 +4,21 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "compile_support.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
-#include "tuner/specs/specs.hpp"
 #include "tuner/sim/synthetic.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
+using namespace autotune_test;
 
 namespace {
-
-bool contains_bytes(const std::vector<unsigned char>& hay, const std::string& needle) {
-  return std::search(hay.begin(), hay.end(), needle.begin(), needle.end()) != hay.end();
-}
 
 /// For each variant: the spec default moved to that variant (if valid) and the valid configurations with the
 /// smallest and the largest tile for every (VEC, PADDING) pair.
@@ -90,97 +85,36 @@ std::vector<Config> corner_configs(const TuningSpec& s, const Workload& w) {
   return out;
 }
 
-struct Job {
-  std::string label;
-  std::vector<std::string> options;
-  std::string arch;
-};
-
-std::vector<std::string> compile_all(const std::string& source, const cuda::Headers& headers, const std::vector<Job>& jobs,
-                                     const std::vector<std::string>& kernel_names) {
-  std::vector<std::string> failures;
-  std::mutex mu;
-  std::atomic<std::size_t> next{0};
-  const unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      for (std::size_t i = next++; i < jobs.size(); i = next++) {
-        const Job& j = jobs[i];
-        const cuda::CompileResult r = cuda::compile(source, headers, "scan.cu", j.options, j.arch);
-        std::string problem;
-        if (!r.ok) {
-          problem = r.log.substr(0, 2000);
-        } else {
-          for (const auto& k : kernel_names)
-            if (!contains_bytes(r.cubin, k)) problem += "entry point " + k + " missing from the CUBIN; ";
-        }
-        if (!problem.empty()) {
-          std::lock_guard<std::mutex> lock(mu);
-          failures.push_back(j.label + " [" + j.arch + "]: " + problem);
-        }
-      }
-    });
-  }
-  for (auto& t : pool) t.join();
-  return failures;
-}
-
-std::vector<std::string> all_options(const KernelAdapter& a, const Config& c, const Workload& w) {
-  std::vector<std::string> options = cuda::config_defines(c);
-  for (const auto& o : a.compile_options(w)) options.push_back(o);
-  return options;
-}
-
 }  // namespace
 
 TEST_CASE("scan compiles for every workload, variant and corner in strict mode", "[nvrtc][scan]") {
   const TuningSpec s = specs::builtin_spec("scan");
   auto a = kernels::make_scan_adapter(s);
-  std::vector<Job> jobs;
+  std::vector<CompileJob> jobs;
   std::set<std::vector<std::string>> seen;  // inclusive and exclusive workloads share their binaries
   for (const auto& w : s.workloads) {
     const std::vector<Config> configs = corner_configs(s, w);
     CHECK(configs.size() >= 8 * 4);
     for (const auto& c : configs) {
-      const std::vector<std::string> options = all_options(*a, c, w);
+      const std::vector<std::string> options = strict_options(*a, c, w);
       CHECK(std::count(options.begin(), options.end(), "-DAUTOTUNE_STRICT=1") == 1);
-      if (!seen.insert(options).second) continue;
-      for (const char* arch : {"sm_80", "sm_90"}) jobs.push_back({w.key() + " " + c.str(&s.params), options, arch});
+      if (seen.insert(options).second) add_jobs(jobs, s, w, c, options);
     }
   }
-  INFO(jobs.size() << " compilations");
-  const std::vector<std::string> failures = compile_all(s.source_text, s.headers, jobs, s.kernels);
-  for (const auto& f : failures) FAIL_CHECK(f);
-  CHECK(failures.empty());
+  check_all_compile(s, "scan.cu", jobs);
 }
 
 TEST_CASE("scan compiles alone at its defaults", "[nvrtc][scan]") {
-  const TuningSpec s = specs::builtin_spec("scan");
-  const cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "scan.cu", {}, "sm_90");
-  INFO(r.log);
-  CHECK(r.ok);
+  check_compiles_at_defaults(specs::builtin_spec("scan"), "scan.cu");
 }
 
 TEST_CASE("scan strict mode rejects a missing macro and invalid configurations", "[nvrtc][scan]") {
   const TuningSpec s = specs::builtin_spec("scan");
   auto a = kernels::make_scan_adapter(s);
   const Workload w = s.workloads.front();
-  const std::vector<std::string> all = all_options(*a, s.default_config(), w);
-  const cuda::CompileResult ok = cuda::compile(s.source_text, s.headers, "scan.cu", all, "sm_90");
-  INFO(ok.log);
-  REQUIRE(ok.ok);
-
-  for (const std::string name : {"VARIANT", "BLOCK_SIZE", "ITEMS_PER_THREAD", "VEC", "PADDING", "DTYPE_ID", "OP_ID"}) {
-    std::vector<std::string> missing;
-    for (const auto& o : all)
-      if (o.rfind("-D" + name + "=", 0) != 0) missing.push_back(o);
-    REQUIRE(missing.size() + 1 == all.size());
-    const cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "scan.cu", missing, "sm_90");
-    INFO(name << ": " << r.log);
-    CHECK_FALSE(r.ok);
-    CHECK_THAT(r.log, Catch::Contains(name + " is not defined"));
-  }
+  const std::vector<std::string> all = strict_options(*a, s.default_config(), w);
+  check_missing_macros(s, "scan.cu", all,
+                       {"VARIANT", "BLOCK_SIZE", "ITEMS_PER_THREAD", "VEC", "PADDING", "DTYPE_ID", "OP_ID"});
 
   // Configurations outside the spec's constraints are caught by the kernel's own checks.
   auto with = [&](std::map<std::string, std::string> changes) {

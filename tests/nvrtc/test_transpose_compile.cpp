@@ -8,26 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "compile_support.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
-#include "tuner/specs/specs.hpp"
 #include "tuner/sim/synthetic.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
+using namespace autotune_test;
 
 namespace {
-
-bool contains(const std::vector<unsigned char>& bytes, const std::string& needle) {
-  return std::search(bytes.begin(), bytes.end(), needle.begin(), needle.end()) != bytes.end();
-}
-
-// Options exactly as the CUDA backend builds them: compile_options(workload), then the config's defines
-// with -DAUTOTUNE_STRICT=1.
-std::vector<std::string> options_for(const KernelAdapter& a, const Workload& w, const Config& c) {
-  std::vector<std::string> o = a.compile_options(w);
-  for (auto& d : cuda::config_defines(c)) o.push_back(d);
-  return o;
-}
 
 // Default config plus every valid config whose BLOCK_ROWS is the smallest or largest allowed for its
 // TILE_DIM (all variants, paddings and block orders), on the synthetic H100/H200-like device.
@@ -67,10 +57,11 @@ TEST_CASE("transpose kernels compile for sm_80 and sm_90 at default and corner c
       for (const Config& c : configs) {
         for (const std::string arch : {"sm_80", "sm_90"}) {
           INFO(name << " " << w.key() << " " << c.str(&s.params) << " " << arch);
-          const cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "transpose.cu", options_for(*a, w, c), arch);
+          const cuda::CompileResult r =
+              cuda::compile(s.source_text, s.headers, "transpose.cu", strict_options(*a, c, w), arch);
           INFO(r.log);
           REQUIRE(r.ok);
-          CHECK(contains(r.cubin, entry));
+          CHECK(contains_bytes(r.cubin, entry));
           ++compiled;
         }
       }
@@ -84,40 +75,28 @@ TEST_CASE("only the selected entry point exists in a transpose binary", "[nvrtc]
   auto a = kernels::make_transpose_adapter(s);
   const Workload w{"float32", ""};
   Config c = s.default_config();
-  cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "transpose.cu", options_for(*a, w, c), "sm_90");
+  cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "transpose.cu", strict_options(*a, c, w), "sm_90");
   REQUIRE(r.ok);
-  CHECK(contains(r.cubin, "transpose"));
-  CHECK_FALSE(contains(r.cubin, "tiled_copy"));
+  CHECK(contains_bytes(r.cubin, "transpose"));
+  CHECK_FALSE(contains_bytes(r.cubin, "tiled_copy"));
   c.set("VARIANT", 2);
   c.set("PADDING", 0);
-  r = cuda::compile(s.source_text, s.headers, "transpose.cu", options_for(*a, w, c), "sm_90");
+  r = cuda::compile(s.source_text, s.headers, "transpose.cu", strict_options(*a, c, w), "sm_90");
   REQUIRE(r.ok);
-  CHECK(contains(r.cubin, "tiled_copy"));
+  CHECK(contains_bytes(r.cubin, "tiled_copy"));
 }
 
 TEST_CASE("transpose.cu compiles alone at its defaults without strict mode", "[nvrtc][transpose]") {
-  const TuningSpec s = specs::builtin_spec("transpose");
-  const cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "transpose.cu", {}, "sm_90");
-  INFO(r.log);
-  CHECK(r.ok);
+  check_compiles_at_defaults(specs::builtin_spec("transpose"), "transpose.cu");
 }
 
 TEST_CASE("a missing transpose macro is an error in strict mode", "[nvrtc][transpose]") {
   const TuningSpec s = specs::builtin_spec("transpose");
   auto a = kernels::make_transpose_adapter(s);
   const Workload w{"float64", ""};
-  const std::vector<std::string> all = options_for(*a, w, s.default_config());
-  for (const std::string macro : {"DTYPE_ID", "VARIANT", "TILE_DIM", "BLOCK_ROWS", "PADDING", "DIAGONAL"}) {
-    INFO(macro);
-    std::vector<std::string> options;
-    for (const auto& o : all) {
-      if (o.rfind("-D" + macro + "=", 0) != 0) options.push_back(o);
-    }
-    REQUIRE(options.size() == all.size() - 1);
-    const cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "transpose.cu", options, "sm_90");
-    CHECK_FALSE(r.ok);
-    CHECK_THAT(r.log, Catch::Contains(macro + " is not defined"));
-  }
+  const std::vector<std::string> all = strict_options(*a, s.default_config(), w);
+  check_missing_macros(s, "transpose.cu", all,
+                       {"DTYPE_ID", "VARIANT", "TILE_DIM", "BLOCK_ROWS", "PADDING", "DIAGONAL"});
 }
 
 TEST_CASE("inconsistent transpose macros fail to compile with a message", "[nvrtc][transpose]") {
@@ -127,7 +106,8 @@ TEST_CASE("inconsistent transpose macros fail to compile with a message", "[nvrt
   auto log_for = [&](const std::map<std::string, Value>& changes) {
     Config c = s.default_config();
     for (const auto& [name, v] : changes) c.set(name, v);
-    const cuda::CompileResult r = cuda::compile(s.source_text, s.headers, "transpose.cu", options_for(*a, w, c), "sm_90");
+    const cuda::CompileResult r =
+        cuda::compile(s.source_text, s.headers, "transpose.cu", strict_options(*a, c, w), "sm_90");
     CHECK_FALSE(r.ok);
     return r.log;
   };

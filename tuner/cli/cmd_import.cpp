@@ -98,12 +98,12 @@ int run_import(const ImportArgs& a, const std::string& db_path) {
   interop::ImportRequest q;
   q.format = interop::import_format_from_string(a.format);
   q.file = a.file;
+  q.db_path = db_path;
   q.kernel = a.kernel;
   q.as = a.as;
   q.device = a.device;
   q.cc = a.cc;
   q.problem = a.pa;
-  q.db_path = db_path;
   q.bytes_moved_of = [](const TuningSpec& spec) -> std::function<double(const Workload&, const ProblemKey&)> {
     std::shared_ptr<const KernelAdapter> adapter;
     try {

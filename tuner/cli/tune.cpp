@@ -255,11 +255,11 @@ session::TuneRequest TuneRun::request() {
   q.seed = ta_.seed;
   q.budget = ta_.budget;
   q.time_limit_s = ta_.time_limit;
+  q.started = started_;  // the time limit and the screening's share count from here
   q.warm_start = ta_.warm_start;
   q.screen = ta_.screen;
   q.screen_share = ta_.screen_share;
   if (adapter_) q.bytes_moved = [a = adapter_](const Workload& w, const ProblemKey& p) { return a->bytes_moved(w, p); };
-  q.started = started_;
   q.note = [this](const std::string& line) { std::cerr << tag_ << line << "\n"; };
   q.on_progress = [this, objective = q.objective](const session::Progress& pr) {
     print_progress(pr, tty_, tag_, progress_, objective);

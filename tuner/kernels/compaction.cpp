@@ -18,12 +18,9 @@ enum class Elem { int32 = 0, float32 = 1, float64 = 2 };
 
 constexpr int kSinglePass = 1;             // VARIANT of compact_single_pass; 0 is three_phase
 constexpr int kSinglePassBlocked = 2;      // the same kernel, blocked vector loads
-constexpr std::size_t kRegionAlign = 256;  // bytes between scratch regions
 constexpr std::int64_t kIntRange = 1000000000;
 
 const char* const kRequiredParams[] = {"VARIANT", "BLOCK_SIZE", "ITEMS_PER_THREAD", "STAGE_OUTPUT"};
-
-std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
 
 struct Kind {
   Elem elem = Elem::float32;
@@ -49,18 +46,10 @@ Kind classify(const Workload& w) {
 class CompactionAdapter : public KernelAdapter {
  public:
   explicit CompactionAdapter(TuningSpec s) : KernelAdapter(std::move(s)) {
-    for (const char* name : kRequiredParams)
-      if (spec_.find_param(name) == nullptr)
-        throw SpecError("/parameters", std::string("the compaction family needs parameter ") + name);
+    require_params(spec_, "compaction", kRequiredParams);
     if (spec_.problem_dims != std::vector<std::string>{"n", "select_pct"})
       throw SpecError("/problem/dims", "the compaction family has the dimensions [\"n\", \"select_pct\"]");
-    for (std::size_t i = 0; i < spec_.workloads.size(); ++i) {
-      try {
-        classify(spec_.workloads[i]);
-      } catch (const UsageError& e) {
-        throw SpecError("/workloads/" + std::to_string(i), e.what());
-      }
-    }
+    check_workloads(spec_, [](const Workload& w) { classify(w); });
   }
 
   std::vector<std::string> compile_options(const Workload& w) const override {
@@ -72,14 +61,9 @@ class CompactionAdapter : public KernelAdapter {
   LaunchPlan plan(const Config& c, const Workload& w, const ProblemKey& p, const DeviceInfo&) const override {
     const Kind k = kind(w);
     const std::int64_t n = problem(p).first;
-    const std::int64_t variant = c.at("VARIANT");
-    const std::int64_t block = c.at("BLOCK_SIZE");
-    const std::int64_t items = c.at("ITEMS_PER_THREAD");
-    if (variant < 0 || variant > kSinglePassBlocked) throw UsageError("compaction: VARIANT must be 0, 1 or 2");
-    if (block < 32 || block > 1024 || block % 32 != 0 || items < 1)
-      throw UsageError("compaction: BLOCK_SIZE must be a multiple of 32 in [32, 1024] and ITEMS_PER_THREAD >= 1");
-    const std::int64_t tile = block * items;
-    auto tiles_of = [&](std::int64_t m) { return (m + tile - 1) / tile; };
+    const TileShape shape = tile_shape("compaction", c, kSinglePassBlocked, "0, 1 or 2");
+    const std::int64_t variant = shape.variant, block = shape.block, tile = shape.tile;
+    auto tiles_of = [&shape](std::int64_t m) { return shape.tiles_of(m); };
     const std::int64_t tiles = tiles_of(n);
 
     LaunchPlan plan;
@@ -114,21 +98,11 @@ class CompactionAdapter : public KernelAdapter {
     // level l scans m[l] counts in tiles_of(m[l]) tiles; m[l + 1] = tiles_of(m[l]). Scratch "partials" holds
     // raw[l] (counts of level l) and scanned[l] (their exclusive scan) for every level, plus raw[L] (one
     // element: the total of the last level, unused).
-    std::vector<std::int64_t> m{tiles};
-    while (tiles_of(m.back()) > 1) m.push_back(tiles_of(m.back()));
+    const ScanLevels hierarchy(tiles, tile, 0, 4);
+    const std::vector<std::int64_t>& m = hierarchy.m;
+    const std::vector<std::size_t>&raw = hierarchy.raw, &scanned = hierarchy.scanned;
     const std::size_t levels = m.size();
-    std::vector<std::size_t> raw(levels + 1), scanned(levels);
-    std::size_t bytes = 0;
-    for (std::size_t l = 0; l <= levels; ++l) {
-      const auto count = static_cast<std::size_t>(l < levels ? m[l] : 1);
-      raw[l] = bytes;
-      bytes = align_up(bytes + count * 4, kRegionAlign);
-      if (l < levels) {
-        scanned[l] = bytes;
-        bytes = align_up(bytes + count * 4, kRegionAlign);
-      }
-    }
-    plan.buffers.push_back({"partials", bytes, BufferRole::scratch});
+    plan.buffers.push_back({"partials", hierarchy.bytes, BufferRole::scratch});
     LaunchStep count_step = kernel_step_1d("compaction", "compact_count", tiles, block);
     count_step.args = head;
     count_step.args.push_back(KernelArg::buf("partials", raw[0]));

@@ -118,6 +118,46 @@ double signed_input_value(Random& rng, bool sum, int bits) {
   return sign * static_cast<double>((r >> (64 - bits)) + 1) * std::ldexp(1.0, -bits);
 }
 
+void check_workloads(const TuningSpec& spec, const std::function<void(const Workload&)>& check) {
+  for (std::size_t i = 0; i < spec.workloads.size(); ++i) {
+    try {
+      check(spec.workloads[i]);
+    } catch (const UsageError& e) {
+      throw SpecError("/workloads/" + std::to_string(i), e.what());
+    }
+  }
+}
+
+TileShape tile_shape(const std::string& family, const Config& c, std::int64_t max_variant,
+                     const std::string& variants) {
+  TileShape t;
+  t.variant = c.at("VARIANT");
+  t.block = c.at("BLOCK_SIZE");
+  t.items = c.at("ITEMS_PER_THREAD");
+  if (t.variant < 0 || t.variant > max_variant) throw UsageError(family + ": VARIANT must be " + variants);
+  if (t.block < 32 || t.block > 1024 || t.block % 32 != 0 || t.items < 1)
+    throw UsageError(family + ": BLOCK_SIZE must be a multiple of 32 in [32, 1024] and ITEMS_PER_THREAD >= 1");
+  t.tile = t.block * t.items;
+  return t;
+}
+
+ScanLevels::ScanLevels(std::int64_t count, std::int64_t tile, std::size_t first, std::size_t element_bytes) : m{count} {
+  auto tiles_of = [tile](std::int64_t values) { return (values + tile - 1) / tile; };
+  while (tiles_of(m.back()) > 1) m.push_back(tiles_of(m.back()));
+  const std::size_t levels = m.size();
+  raw.assign(levels + 1, 0);
+  scanned.assign(levels, 0);
+  for (std::size_t l = first; l <= levels; ++l) {
+    const auto values = static_cast<std::size_t>(l < levels ? m[l] : 1);
+    raw[l] = bytes;
+    bytes = align_up(bytes + values * element_bytes, kRegionAlign);
+    if (l < levels) {
+      scanned[l] = bytes;
+      bytes = align_up(bytes + values * element_bytes, kRegionAlign);
+    }
+  }
+}
+
 LaunchStep kernel_step_1d(const std::string& family, const std::string& kernel, std::int64_t grid, std::int64_t block) {
   if (grid < 1 || grid > 2147483647)
     throw UsageError(family + ": " + kernel + " would need " + std::to_string(grid) + " blocks");

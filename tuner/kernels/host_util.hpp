@@ -9,10 +9,62 @@
 #include <string>
 #include <vector>
 
+#include "tuner/core/error.hpp"
 #include "tuner/core/plan.hpp"
 #include "tuner/core/random.hpp"
+#include "tuner/core/spec.hpp"
 
 namespace autotune::kernels {
+
+/// Bytes between the regions of a scratch buffer: keeps VEC-wide accesses of any element type aligned.
+constexpr std::size_t kRegionAlign = 256;
+
+/// v rounded up to a multiple of a (a > 0).
+constexpr std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+
+/// The launch shape of the tiled families (scan, compaction): VARIANT, BLOCK_SIZE and ITEMS_PER_THREAD of a
+/// configuration and the tile of BLOCK_SIZE * ITEMS_PER_THREAD values a block works on.
+struct TileShape {
+  std::int64_t variant = 0;
+  std::int64_t block = 0;
+  std::int64_t items = 0;
+  std::int64_t tile = 0;
+
+  /// Tiles that cover `values` values: ceil(values / tile).
+  std::int64_t tiles_of(std::int64_t values) const { return (values + tile - 1) / tile; }
+};
+
+/// The TileShape of c. UsageError "<family>: VARIANT must be <variants>" when VARIANT is not in [0, max_variant],
+/// and "<family>: BLOCK_SIZE must be a multiple of 32 in [32, 1024] and ITEMS_PER_THREAD >= 1".
+TileShape tile_shape(const std::string& family, const Config& c, std::int64_t max_variant, const std::string& variants);
+
+/// The levels of a hierarchical scan of `count` values in tiles of `tile` values, and the layout of its scratch
+/// buffer. Level l scans m[l] values in ceil(m[l] / tile) tiles: m[0] = count, m[l + 1] = ceil(m[l] / tile), down
+/// to a level of one tile. From level `first` on, the buffer holds raw[l] (the m[l] values that level l scans)
+/// and, for l < levels, scanned[l] (their exclusive scan), plus raw[levels] (one value: the total of the last
+/// level); regions of `element_bytes` per value, each starting at a multiple of kRegionAlign. Offsets of the
+/// levels below `first` stay 0.
+struct ScanLevels {
+  ScanLevels(std::int64_t count, std::int64_t tile, std::size_t first, std::size_t element_bytes);
+
+  std::vector<std::int64_t> m;       // values per level
+  std::vector<std::size_t> raw;      // byte offsets, levels + 1 of them
+  std::vector<std::size_t> scanned;  // byte offsets, one per level
+  std::size_t bytes = 0;             // the buffer's size
+};
+
+/// Throws SpecError at /parameters when the spec lacks one of `names` (C strings): "the <family> family needs
+/// parameter <name>".
+template <typename Names>
+void require_params(const TuningSpec& spec, const std::string& family, const Names& names) {
+  for (const char* name : names)
+    if (spec.find_param(name) == nullptr)
+      throw SpecError("/parameters", "the " + family + " family needs parameter " + name);
+}
+
+/// Calls check(w) for every workload w of the spec; a UsageError it throws for workload i becomes a SpecError at
+/// /workloads/<i> with the same message.
+void check_workloads(const TuningSpec& spec, const std::function<void(const Workload&)>& check);
 
 /// An integer input value in [lo, hi] without 0 (requires lo < hi or lo == hi != 0), from one rng.uniform()
 /// scaled to the range: off uniform by less than 2^-53 * (hi - lo + 1) (Random::below is the exact draw), kept

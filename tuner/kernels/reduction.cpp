@@ -83,11 +83,6 @@ const char* const kRequiredParams[] = {"VARIANT", "BLOCK_SIZE", "ITEMS_PER_THREA
 const char* const kRequiredLaunches[] = {"reduce_pass", "reduce_final", "reduce_init", "reduce_reference_chunks",
                                          "reduce_reference_final"};
 
-// Alignment of the second partials region (bytes): keeps VEC-wide loads of any element type aligned.
-constexpr std::size_t kRegionAlign = 256;
-
-std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
-
 bool is_identifier(const std::string& s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
   for (char c : s)
@@ -175,22 +170,14 @@ T combine_builtin(Op op, T a, T b) {
 class ReductionAdapter : public KernelAdapter {
  public:
   explicit ReductionAdapter(TuningSpec s) : KernelAdapter(std::move(s)) {
-    for (const char* name : kRequiredParams)
-      if (spec_.find_param(name) == nullptr)
-        throw SpecError("/parameters", std::string("the reduction family needs parameter ") + name);
+    require_params(spec_, "reduction", kRequiredParams);
     for (const char* name : kRequiredLaunches)
       if (spec_.find_launch(name) == nullptr)
         throw SpecError("/launch", std::string("the reduction family needs a launch step named ") + name);
     if (spec_.problem_dims != std::vector<std::string>{"n"})
       throw SpecError("/problem/dims", "the reduction family has exactly one dimension, n");
     custom_ops_ = parse_custom_ops(spec_.family_options_json);
-    for (std::size_t i = 0; i < spec_.workloads.size(); ++i) {
-      try {
-        kind(spec_.workloads[i]);
-      } catch (const UsageError& e) {
-        throw SpecError("/workloads/" + std::to_string(i), e.what());
-      }
-    }
+    check_workloads(spec_, [this](const Workload& w) { kind(w); });
   }
 
   std::vector<std::string> compile_options(const Workload& w) const override {

@@ -24,14 +24,11 @@ enum class Op { sum = 0, max = 2 };
 constexpr int kSinglePass = 4;
 constexpr int kSinglePassPrefetch = 7;
 constexpr int kSinglePassPersistent = 8;
-constexpr std::size_t kRegionAlign = 256;  // bytes; keeps VEC-wide accesses of every region aligned
 // Depth allowance of the float tolerance beyond log2(n): the sequential part of a thread (ITEMS_PER_THREAD
 // is at most 32 in the shipped spec).
 constexpr double kSequentialDepth = 32;
 
 const char* const kRequiredParams[] = {"VARIANT", "BLOCK_SIZE", "ITEMS_PER_THREAD", "VEC", "PADDING"};
-
-std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
 
 struct Kind {
   Elem elem = Elem::float32;
@@ -69,18 +66,10 @@ double epsilon_of(Elem e) {
 class ScanAdapter : public KernelAdapter {
  public:
   explicit ScanAdapter(TuningSpec s) : KernelAdapter(std::move(s)) {
-    for (const char* name : kRequiredParams)
-      if (spec_.find_param(name) == nullptr)
-        throw SpecError("/parameters", std::string("the scan family needs parameter ") + name);
+    require_params(spec_, "scan", kRequiredParams);
     if (spec_.problem_dims != std::vector<std::string>{"n"})
       throw SpecError("/problem/dims", "the scan family has exactly one dimension, n");
-    for (std::size_t i = 0; i < spec_.workloads.size(); ++i) {
-      try {
-        classify(spec_.workloads[i]);
-      } catch (const UsageError& e) {
-        throw SpecError("/workloads/" + std::to_string(i), e.what());
-      }
-    }
+    check_workloads(spec_, [](const Workload& w) { classify(w); });
   }
 
   std::vector<std::string> compile_options(const Workload& w) const override {
@@ -92,15 +81,10 @@ class ScanAdapter : public KernelAdapter {
   LaunchPlan plan(const Config& c, const Workload& w, const ProblemKey& p, const DeviceInfo& d) const override {
     const Kind k = kind(w);
     const std::int64_t n = problem_n(p);
-    const std::int64_t variant = c.at("VARIANT");
-    const std::int64_t block = c.at("BLOCK_SIZE");
-    const std::int64_t items = c.at("ITEMS_PER_THREAD");
-    if (variant < 0 || variant > kSinglePassPersistent) throw UsageError("scan: VARIANT must be 0..8");
-    if (block < 32 || block > 1024 || block % 32 != 0 || items < 1)
-      throw UsageError("scan: BLOCK_SIZE must be a multiple of 32 in [32, 1024] and ITEMS_PER_THREAD >= 1");
-    const std::int64_t tile = block * items;
+    const TileShape shape = tile_shape("scan", c, kSinglePassPersistent, "0..8");
+    const std::int64_t variant = shape.variant, block = shape.block, tile = shape.tile;
     const std::size_t es = k.size;
-    auto tiles_of = [&](std::int64_t m) { return (m + tile - 1) / tile; };
+    auto tiles_of = [&shape](std::int64_t m) { return shape.tiles_of(m); };
 
     LaunchPlan plan;
     plan.buffers.push_back({"in", static_cast<std::size_t>(n) * es, BufferRole::input});
@@ -135,21 +119,11 @@ class ScanAdapter : public KernelAdapter {
     // Hierarchical: level l scans m[l] elements in tiles_of(m[l]) tiles; m[l + 1] = tiles_of(m[l]); the last
     // level has one tile. Scratch "partials" holds, for l >= 1, raw[l] (the tile totals of level l - 1) and
     // scan[l] (their exclusive scan), plus raw[L] (one element, the total of the last level, unused).
-    std::vector<std::int64_t> m{n};
-    while (tiles_of(m.back()) > 1) m.push_back(tiles_of(m.back()));
+    const ScanLevels hierarchy(n, tile, 1, es);
+    const std::vector<std::int64_t>& m = hierarchy.m;
+    const std::vector<std::size_t>&raw = hierarchy.raw, &scanned = hierarchy.scanned;
     const std::size_t levels = m.size();
-    std::vector<std::size_t> raw(levels + 1), scanned(levels);
-    std::size_t bytes = 0;
-    for (std::size_t l = 1; l <= levels; ++l) {
-      const auto count = static_cast<std::size_t>(l < levels ? m[l] : 1);
-      raw[l] = bytes;
-      bytes = align_up(bytes + count * es, kRegionAlign);
-      if (l < levels) {
-        scanned[l] = bytes;
-        bytes = align_up(bytes + count * es, kRegionAlign);
-      }
-    }
-    plan.buffers.push_back({"partials", bytes, BufferRole::scratch});
+    plan.buffers.push_back({"partials", hierarchy.bytes, BufferRole::scratch});
     auto data = [&](std::size_t l) { return l == 0 ? KernelArg::buf("out") : KernelArg::buf("partials", scanned[l]); };
     for (std::size_t l = 0; l < levels; ++l) {
       LaunchStep s = kernel_step_1d("scan", "scan_tiles", tiles_of(m[l]), block);

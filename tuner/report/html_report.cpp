@@ -149,13 +149,10 @@ ReportData load_report_data(const db::Database& db, const ReportQuery& q) {
     }
   } else {
     if (q.kernel.empty()) throw UsageError("report: name a kernel or a session id");
-    f.kernel = q.kernel;
-    f.workload = q.workload;
-    f.problem = q.problem;
+    f.kernel = d.kernel = q.kernel;
+    f.workload = d.workload = q.workload;
+    f.problem = d.problem = q.problem;
     f.source_hashes = q.sources;
-    d.kernel = q.kernel;
-    d.workload = q.workload;
-    d.problem = q.problem;
     d.scope = "all recorded trials";
     std::vector<db::TrialRow> rows = db.trials(f);
     std::set<std::int64_t> ids;
