@@ -47,6 +47,26 @@ class LocalSearchBase : public StrategyBase {
   void climb_from(std::size_t start) {
     batch_.clear();
     move_to(start);
+    climbing_ = true;
+  }
+
+  /// The next batch of the running climb, or of one started at start_point() when none runs; at each local
+  /// optimum on the way the climb ends and at_optimum() runs, which may kick (climb_from) or leave the next round
+  /// to restart at a random config. Empty when no start point is left.
+  template <class AtOptimum>
+  std::vector<std::size_t> climb(std::size_t hint, AtOptimum at_optimum) {
+    for (int guard = 0; guard < 1000; ++guard) {
+      if (!climbing_) {
+        const std::size_t start = start_point();
+        if (start == kNone) return {};
+        climb_from(start);
+      }
+      std::vector<std::size_t> batch = climb_step(hint);
+      if (!batch.empty()) return batch;
+      climbing_ = false;
+      at_optimum();
+    }
+    return {};
   }
 
   /// Next batch of unevaluated neighbours of the climb's current config; moves whenever a batch holds a
@@ -119,6 +139,7 @@ class LocalSearchBase : public StrategyBase {
 
   const bool best_improvement_;
   bool started_ = false;
+  bool climbing_ = false;  // a climb runs (climb)
   std::size_t current_ = kNone;
   std::vector<std::size_t> nb_;
   std::size_t nb_pos_ = 0;
@@ -136,22 +157,8 @@ class GreedyLocalSearch final : public LocalSearchBase {
 
  protected:
   std::vector<std::size_t> step(std::size_t hint) override {
-    for (int guard = 0; guard < 1000; ++guard) {
-      if (!climbing_) {
-        const std::size_t start = start_point();
-        if (start == kNone) return {};
-        climb_from(start);
-        climbing_ = true;
-      }
-      std::vector<std::size_t> batch = climb_step(hint);
-      if (!batch.empty()) return batch;
-      climbing_ = false;  // local optimum: random restart
-    }
-    return {};
+    return climb(hint, [] {});  // every local optimum: a random restart
   }
-
- private:
-  bool climbing_ = false;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -169,16 +176,7 @@ class IteratedLocalSearch final : public LocalSearchBase {
 
  protected:
   std::vector<std::size_t> step(std::size_t hint) override {
-    for (int guard = 0; guard < 1000; ++guard) {
-      if (!climbing_) {
-        const std::size_t start = start_point();
-        if (start == kNone) return {};
-        climb_from(start);
-        climbing_ = true;
-      }
-      std::vector<std::size_t> batch = climb_step(hint);
-      if (!batch.empty()) return batch;
-
+    return climb(hint, [this] {
       const std::size_t optimum = climb_current();
       if (home_ == kNone || accept(optimum)) home_ = optimum;
       if (value(optimum) < record_) {
@@ -187,16 +185,14 @@ class IteratedLocalSearch final : public LocalSearchBase {
       } else {
         ++stale_;
       }
-      if (restart_after_ > 0 && stale_ >= restart_after_) {
+      if (restart_after_ > 0 && stale_ >= restart_after_) {  // the next round restarts at a random config
         home_ = kNone;
         stale_ = 0;
         record_ = kInf;
-        climbing_ = false;
-        continue;
+        return;
       }
       climb_from(kick(home_, strength_));
-    }
-    return {};
+    });
   }
 
  private:
@@ -210,7 +206,6 @@ class IteratedLocalSearch final : public LocalSearchBase {
   const double temperature_;
   const int strength_;
   const int restart_after_;
-  bool climbing_ = false;
   std::size_t home_ = kNone;
   double record_ = kInf;
   int stale_ = 0;
