@@ -347,7 +347,7 @@ TEST_CASE("export: the compiled header answers every question as lookup::best on
   }
 }
 
-TEST_CASE("export: tables hold each board's cells, the groups, every workload; a bad namespace is refused",
+TEST_CASE("export: tables hold each board's cells, the groups, every workload and a bad namespace is refused",
           "[cpu][export]") {
   auto db = db::Database::open(shipped("recorded_h200.db"), db::Database::Mode::read_only);
   const TuningSpec reduction = specs::load_spec("reduction");
