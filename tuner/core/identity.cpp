@@ -108,9 +108,10 @@ std::vector<std::string> tokenize(std::string_view s) {
       const bool number = std::isdigit(static_cast<unsigned char>(c)) || c == '.';
       std::size_t k = i + 1;
       while (k < s.size()) {
-        if (ident_char(s[k]) || (number && s[k] == '.')) ++k;
-        else if (number && (s[k] == '+' || s[k] == '-') && (s[k - 1] == 'e' || s[k - 1] == 'E' || s[k - 1] == 'p' || s[k - 1] == 'P')) ++k;
-        else break;
+        const bool exponent_sign = number && (s[k] == '+' || s[k] == '-') &&
+                                   (s[k - 1] == 'e' || s[k - 1] == 'E' || s[k - 1] == 'p' || s[k - 1] == 'P');
+        if (!ident_char(s[k]) && !(number && s[k] == '.') && !exponent_sign) break;
+        ++k;
       }
       out.emplace_back(s.substr(i, k - i));
       i = k;

@@ -104,7 +104,7 @@ struct ProblemKey {
   /// "n=67108864" or "cols=4000,rows=4000" (sorted by name), then "@" and the data tag where there is one.
   std::string key() const;
   /// Reads key(); throws UsageError naming the key.
-  static ProblemKey parse(const std::string& key);
+  static ProblemKey parse(const std::string& text);
   /// Product of the dimensions (elements); used for log2-distance matching.
   double elements() const;
   std::int64_t at(const std::string& dim) const;

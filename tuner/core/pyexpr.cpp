@@ -380,6 +380,7 @@ std::string quoted(const std::string& s) {
 const PyValue& character(char c) {
   static const std::vector<PyValue> table = [] {
     std::vector<PyValue> t;
+    t.reserve(128);
     for (int i = 0; i < 128; ++i) t.push_back(PyValue::string(std::string(1, static_cast<char>(i))));
     return t;
   }();

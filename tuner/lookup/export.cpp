@@ -628,6 +628,7 @@ class HeaderTables {
   std::string entries(const std::vector<ExportEntry>& es, const std::string& name, const std::string& kp) {
     if (es.empty()) return "nullptr";
     std::vector<std::string> items;
+    items.reserve(es.size());
     for (const ExportEntry& e : es)
       items.push_back("{&" + kp + "problems[" + std::to_string(problem_of_.at(e.problem.key())) + "], &" + kp +
                       "configs[" + std::to_string(e.config) + "]}");

@@ -1,6 +1,7 @@
 // autotune::Kernel (launch.hpp): a spec of the caller's launched through the family engine (family.cpp), its
 // arguments checked and packed by KernelArguments (kernel_args.hpp).
 #include <array>
+#include <utility>
 
 #include "tuner/interop/resolve.hpp"
 #include "tuner/runtime/kernel_args.hpp"
@@ -19,7 +20,7 @@ Kernel::Kernel(const std::string& spec_path, const std::string& db_path, const R
     : Kernel(interop::resolve_kernel(spec_path, {}), db_path, o) {}
 
 Kernel::Kernel(TuningSpec spec, const std::string& db_path, const RuntimeOptions& o)
-    : layout_(std::make_unique<Layout>(spec)), h_(spec, db_path, o, layout_->args.buffer_names()) {}
+    : layout_(std::make_unique<Layout>(spec)), h_(std::move(spec), db_path, o, layout_->args.buffer_names()) {}
 
 Kernel::~Kernel() = default;
 Kernel::Kernel(Kernel&&) noexcept = default;
