@@ -4,7 +4,8 @@
 //  2. steady-state host cost per call of Reduction<float>::sum vs enqueueing the same plan with direct
 //     cuLaunchKernel calls (arguments pre-packed): batches of 100 calls timed on the host, then a sync;
 //  3. the same two for a kernel of your own through autotune::Kernel (--spec, default the SAXPY example): first
-//     call with a cached binary and cold, and its steady state against cuLaunchKernel with pre-packed arguments.
+//     call with a cached binary and cold, and its steady state against cuLaunchKernel with pre-packed arguments;
+//     the first call captured (AUTOTUNE_CAPTURE) beside the device-to-host copies of the captured arguments.
 //
 //     build/bench/launch_overhead [--n N] [--reps R] [--out file.csv] [--spec examples/saxpy/saxpy.tune.json]
 //
@@ -97,7 +98,9 @@ struct PhaseResult {
   bool ok = false;
 };
 
-PhaseResult run_phase(const std::string& db, std::int64_t n, const std::string& user_spec = "") {
+/// capture_dir: the child runs with AUTOTUNE_CAPTURE naming every kernel and AUTOTUNE_CAPTURE_DIR=capture_dir.
+PhaseResult run_phase(const std::string& db, std::int64_t n, const std::string& user_spec = "",
+                      const std::string& capture_dir = "") {
   const std::string exe = fs::read_symlink("/proc/self/exe").string();
   const std::string out_file = db + ".phase.txt";
   std::string n_text = std::to_string(n);
@@ -109,9 +112,19 @@ PhaseResult run_phase(const std::string& db, std::int64_t n, const std::string& 
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> env_text;
+  for (char** e = environ; *e != nullptr; ++e)
+    if (std::strncmp(*e, "AUTOTUNE_CAPTURE", 16) != 0) env_text.emplace_back(*e);
+  if (!capture_dir.empty()) {
+    env_text.emplace_back("AUTOTUNE_CAPTURE=*");
+    env_text.push_back("AUTOTUNE_CAPTURE_DIR=" + capture_dir);
+  }
+  std::vector<char*> envp;
+  for (auto& e : env_text) envp.push_back(e.data());
+  envp.push_back(nullptr);
   pid_t pid = 0;
   PhaseResult r;
-  if (posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ) != 0) return r;
+  if (posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), envp.data()) != 0) return r;
   posix_spawn_file_actions_destroy(&fa);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -280,7 +293,7 @@ int main(int argc, char** argv) {
     std::printf("%-56s %9.2f us\n", "  overhead of the API", api_us - direct_us);
     std::printf("results correct in the child processes: %s\n", all_ok ? "yes" : "NO");
     // 3. A kernel of your own through autotune::Kernel.
-    std::vector<double> user_cold, user_cached;
+    std::vector<double> user_cold, user_cached, user_captured;
     std::string user_cached_source;
     bool user_ok = true;
     for (int rep = 0; rep < reps; ++rep) {
@@ -288,10 +301,15 @@ int main(int argc, char** argv) {
       db::Database::open(udb);
       PhaseResult c = run_phase(udb, n, spec_path);
       PhaseResult h = run_phase(udb, n, spec_path);
+      // The same first call, captured: the binary from the database as before, plus the capture's copies and files.
+      const std::string caps = (dir / ("captures" + std::to_string(rep))).string();
+      PhaseResult cap = run_phase(udb, n, spec_path, caps);
+      const bool captured = fs::exists(caps) && !fs::is_empty(caps);
       user_cold.push_back(c.first_ms);
       user_cached.push_back(h.first_ms);
+      user_captured.push_back(cap.first_ms);
       user_cached_source = h.source;
-      user_ok = user_ok && c.ok && h.ok;
+      user_ok = user_ok && c.ok && h.ok && cap.ok && captured;
     }
     Kernel k(spec_path, db);
     const std::size_t ubytes = static_cast<std::size_t>(n) * sizeof(float);
@@ -330,11 +348,22 @@ int main(int argc, char** argv) {
     const double user_direct_us = per_call_us(user_direct);
     const double user_api_us = per_call_us(user_api);
     d.module_unload(umodule);
+    // What a capture copies: x and y before the launch, out after it, each once (synchronous copies).
+    std::vector<float> host_copy(static_cast<std::size_t>(n));
+    std::vector<double> copy_ms;
+    for (int r = 0; r < 5; ++r) {
+      synchronize();
+      const auto t = Clock::now();
+      for (const DeviceBuffer* b : {&ux, &uy, &uout}) b->download(host_copy.data(), ubytes);
+      copy_ms.push_back(ms_since(t));
+    }
     std::printf("kernel of your own: %s n=%lld, config %s [%s]\n", k.spec().name.c_str(), static_cast<long long>(n),
                 uchoice.config_text.c_str(), lookup::to_string(uchoice.answer.match));
     std::printf("%-56s %9.2f ms\n", "first call, cold NVRTC compile (new process)", median(user_cold));
     std::printf("%-56s %9.2f ms  (%s)\n", "first call, cached binary (new process)", median(user_cached),
                 user_cached_source.c_str());
+    std::printf("%-56s %9.2f ms\n", "first call, cached binary, captured (AUTOTUNE_CAPTURE)", median(user_captured));
+    std::printf("%-56s %9.2f ms\n", "  the captured arguments' device-to-host copies alone", median(copy_ms));
     std::printf("%-56s %9.2f us\n", "steady state: direct cuLaunchKernel, per call", user_direct_us);
     std::printf("%-56s %9.2f us\n", "steady state: Kernel::launch, per call", user_api_us);
     std::printf("%-56s %9.2f us\n", "  overhead of the API", user_api_us - user_direct_us);
@@ -350,6 +379,8 @@ int main(int argc, char** argv) {
         << "steady_api," << api_us << ",us\n"
         << "user_first_call_cold_compile," << median(user_cold) << ",ms\n"
         << "user_first_call_cached," << median(user_cached) << ",ms\n"
+        << "user_first_call_captured," << median(user_captured) << ",ms\n"
+        << "user_capture_copies," << median(copy_ms) << ",ms\n"
         << "user_steady_direct," << user_direct_us << ",us\n"
         << "user_steady_api," << user_api_us << ",us\n";
     }

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Packaging check (CI): configure, build and install gpu-autotune into a temporary prefix, then configure and
-# build the external-style projects examples/lookup_only and examples/app against it with
+# build the external-style projects examples/lookup_only, examples/app and examples/user_kernel against it with
 # find_package(autotune), and run the lookup-only program on tests/data/recorded_h200.db (no GPU needed).
 #
 #   scripts/check_install.sh [--gpu] [--keep] [--build-dir DIR]
-#     --gpu        also tune a small database with the installed CLI and run examples/app against it
-#                  (needs a GPU; the GPU machine's run of this is the "example against a tuned database" test)
+#     --gpu        also tune a small database with the installed CLI and run examples/app against it, and run
+#                  the capture round trip of examples/user_kernel (scripts/capture_roundtrip.sh) (needs a GPU; the
+#                  GPU machine's run of this is the "example against a tuned database" test)
 #     --keep       keep the temporary directory (printed) instead of removing it
 #     --build-dir  build and install this existing build tree instead of configuring a fresh one
 # Environment: JOBS (default 2) parallel build jobs.
@@ -57,7 +58,7 @@ if grep -RlE '#\s*include\s*[<"](cuda\.h|nvrtc\.h|cudaTypedefs\.h|sqlite3\.h|sea
 fi
 echo "ok: CLI, headers, package config"
 
-for ex in lookup_only app; do
+for ex in lookup_only app user_kernel; do
   step "external project examples/$ex"
   cmake -S "$root/examples/$ex" -B "$work/$ex" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix"
   cmake --build "$work/$ex" -j "$jobs"
@@ -95,6 +96,9 @@ if [[ $gpu == 1 ]]; then
   "$work/app/sum_scan" "$db" 1048576 "$root/examples/saxpy/saxpy.tune.json"
   "$work/app/sum_scan" "$db" 10000000
   echo "ok: examples/app ran against a tuned database"
+  step "capture round trip of examples/user_kernel with the installed CLI (GPU)"
+  bash "$root/scripts/capture_roundtrip.sh" "$prefix/bin/autotune" "$work/user_kernel/saxpy_app" 1048576 "$work/capture"
+  echo "ok: examples/user_kernel captured, tuned from the capture, launched tuned"
 fi
 echo
 echo "check_install: all checks passed"

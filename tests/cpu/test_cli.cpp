@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -341,4 +342,31 @@ TEST_CASE("cli: best and summary take --objective, a recording without NVML has 
   autotune_test::Run s = autotune_test::run_cli("--db " + rec + " summary" + cell + " --by BLOCK_SIZE --objective edp");
   CHECK(s.code == 0);
   CHECK_THAT(s.out, Catch::Contains("ranked by edp"));
+}
+
+TEST_CASE("cli: tune DIR tunes the captures in it, one session each, and names those that are not specs",
+          "[cpu][cli][capture]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = tmp_path("captures");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string db = tmp_path("captures.db");
+  Run empty = run_cli("--db " + db + " tune " + dir.string() + " --simulate");
+  CHECK(empty.code == 2);
+  CHECK_THAT(empty.out, Catch::Contains("is a directory without captures (*.tune.json"));
+
+  // A broken capture is named and the next one still runs; without a GPU that one stops with the driver's reason.
+  write((dir / "a_n=1.tune.json").string(), "{\"name\": \"a\"");
+  fs::copy_file(autotune_test::data_dir() + "/launch_api/two_step.tune.json", dir / "b_n=2.tune.json");
+  fs::copy_file(autotune_test::data_dir() + "/launch_api/two_step.cu", dir / "two_step.cu");
+  Run r = run_cli("--db " + db + " tune " + dir.string() + " --n 1000");
+  CHECK_THAT(r.out, Catch::Contains("== capture 1 of 2: " + (dir / "a_n=1.tune.json").string()));
+  CHECK_THAT(r.out, Catch::Contains("a_n=1.tune.json") && Catch::Contains("invalid spec"));
+  CHECK_THAT(r.out, Catch::Contains("== capture 2 of 2: " + (dir / "b_n=2.tune.json").string()));
+  if (r.out.find("no NVIDIA driver/GPU found") != std::string::npos)
+    CHECK(r.code == 3);
+  else
+    CHECK(r.code == 2);  // a GPU is present: b ran, a's error remains
+  fs::remove_all(dir);
+  autotune_test::remove_db(db);
 }

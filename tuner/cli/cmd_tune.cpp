@@ -1,8 +1,11 @@
 // `autotune tune` in one process: the spec, the GPU (or a replay with --simulate) and its binary cache, then the
 // run that tune.cpp shares with the MPI path; under mpirun/srun, cmd_tune_mpi.cpp instead.
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "db/database.hpp"
 #include "tuner/cli/args.hpp"
@@ -14,7 +17,48 @@
 
 namespace autotune::cli {
 
+namespace {
+
+/// `tune DIR`: every capture (*.tune.json) in DIR, in name order, one session each. A capture that is not a valid
+/// spec is reported and the others still run (exit code 2 at the end); no GPU, or a database error, stops all.
+int tune_directory(const TuneArgs& ta, const std::string& db_path) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  for (const fs::directory_entry& e : fs::directory_iterator(ta.kernel)) {
+    const std::string name = e.path().filename().string();
+    if (e.is_regular_file() && name.size() > 10 && name.compare(name.size() - 10, 10, ".tune.json") == 0)
+      files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty())
+    throw UsageError(ta.kernel +
+                     " is a directory without captures (*.tune.json files, written by applications run "
+                     "with AUTOTUNE_CAPTURE)");
+  int status = 0;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    std::printf("== capture %zu of %zu: %s\n", i + 1, files.size(), files[i].c_str());
+    std::fflush(stdout);
+    TuneArgs one = ta;
+    one.kernel = files[i];
+    try {
+      status = std::max(status, run_tune(one, db_path));
+    } catch (const SpecError& e) {
+      std::fprintf(stderr, "error: invalid spec: %s\n", e.what());
+      status = std::max(status, 2);
+    } catch (const UsageError& e) {
+      std::fprintf(stderr, "error: %s: %s\n", files[i].c_str(), e.what());
+      status = std::max(status, 2);
+    }
+  }
+  if (files.size() > 1) std::printf("== %zu captures tuned into %s\n", files.size(), db_path.c_str());
+  return status;
+}
+
+}  // namespace
+
 int run_tune(const TuneArgs& ta, const std::string& db_path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(ta.kernel, ec)) return tune_directory(ta, db_path);
   TuneOutput o;
 #ifdef AUTOTUNE_WITH_MPI
   if (mpi::launched_by_mpi()) return run_tune_mpi(ta, db_path);

@@ -103,7 +103,11 @@ void add_strategies(CLI::App& app, Globals& g) {
 
 /// tune's options up to the narrowing flags: the search, its limits, warm start and screening.
 void add_tune_search_options(CLI::App* c, TuneArgs& a) {
-  c->add_option("kernel", a.kernel, kKernelHelp)->required();
+  c->add_option("kernel", a.kernel,
+                std::string(kKernelHelp) +
+                    " (a T1 file, a capture), or a directory of captures (each tuned in a "
+                    "session of its own)")
+      ->required();
   add_problem_flags(c, a.pf);
   c->add_option("--strategy", a.strategy,
                 "search strategy (see `autotune strategies`); default: broad_then_local when --budget or "

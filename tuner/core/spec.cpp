@@ -388,6 +388,19 @@ void parse_reference(const json& j, TuningSpec& s, const std::string& base_dir, 
   s.reference = std::move(ref);
 }
 
+/// "captured": {"spec_hash": ..., "data": ..., and what the capture records for people: from, problem,
+/// configuration, match, device, time}.
+void parse_captured(const json& j, TuningSpec& s) {
+  if (!j.contains("captured")) return;
+  const json& c = j["captured"];
+  if (!c.is_object()) throw SpecError("/captured", "expected an object");
+  check_keys(c, "/captured", {"spec_hash", "data", "from", "problem", "configuration", "match", "device", "time"});
+  CaptureOrigin o;
+  o.spec_hash = get_string(require(c, "/captured", "spec_hash"), "/captured/spec_hash");
+  o.data = c.contains("data") ? get_string(c["data"], "/captured/data") : std::string();
+  s.captured = std::move(o);
+}
+
 /// A user kernel needs arguments and a launch step. Its reference is the default configuration unless the spec
 /// names one, or none where every output has expected values from a file.
 void check_user_kernel(TuningSpec& s) {
@@ -419,11 +432,11 @@ void check_user_kernel(TuningSpec& s) {
 TuningSpec TuningSpec::from_json_text(const std::string& text, const std::string& base_dir, bool load_sources) {
   const json j = parse_spec_json(text);
   if (!j.is_object()) throw SpecError("", "a spec must be a JSON object");
-  check_keys(
-      j, "",
-      {"name",      "description",    "family",       "source",      "kernels",         "parameters", "constraints",
-       "launch",    "problem",        "workloads",    "tolerance",   "bytes_moved",     "defines",    "arguments",
-       "reference", "family_options", "verification", "expressions", "compile_options", "tuning",     "$comment"});
+  check_keys(j, "", {"name",           "description",  "family",      "source",          "kernels",
+                     "parameters",     "constraints",  "launch",      "problem",         "workloads",
+                     "tolerance",      "bytes_moved",  "defines",     "arguments",       "reference",
+                     "family_options", "verification", "expressions", "compile_options", "tuning",
+                     "captured",       "$comment"});
   TuningSpec s;
   s.spec_text = j.dump();
   parse_identity(j, s, base_dir, load_sources);
@@ -452,6 +465,7 @@ TuningSpec TuningSpec::from_json_text(const std::string& text, const std::string
   parse_arguments(j, s, base_dir, load_sources);
   parse_reference(j, s, base_dir, load_sources);
   if (j.contains("verification")) s.verification = parse_policy(j["verification"], "/verification");
+  parse_captured(j, s);
   check_user_kernel(s);
   return s;
 }
@@ -478,7 +492,7 @@ std::string TuningSpec::source_hash() const {
   return content_hash(all);
 }
 
-std::string TuningSpec::spec_hash() const { return content_hash(spec_text); }
+std::string TuningSpec::spec_hash() const { return captured ? captured->spec_hash : content_hash(spec_text); }
 
 void TuningSpec::restrict_values(const std::string& name, const std::vector<std::string>& values) {
   auto it = std::find_if(params.begin(), params.end(), [&](const Param& p) { return p.name == name; });

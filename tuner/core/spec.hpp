@@ -117,6 +117,11 @@ std::string data_reader(const ArgSpec& a, const DataSource& d);
 /// `count`, unless it holds exactly count elements. Reads no more than a .npy header.
 void check_data_file(const ArgSpec& a, const DataSource& d, std::optional<std::uint64_t> count);
 
+/// The value of a scalar of `dtype` (an integer type, float32 or float64) held in `bytes` (little-endian, the type's
+/// size), as the text of a literal a spec's "value" takes: an integer, or a float printed to read back exactly;
+/// nullopt for a uint64 above INT64_MAX (a scalar's value is a signed 64-bit expression).
+std::optional<std::string> scalar_literal(const std::string& dtype, const void* bytes);
+
 /// Reads `count` elements of the file of d into out (read_array_file); SpecError at d.pointer naming the argument
 /// and the file where it does not hold them.
 void read_data_file(const ArgSpec& a, const DataSource& d, std::uint64_t count, std::vector<unsigned char>& out);
@@ -130,6 +135,14 @@ struct ReferenceSpec {
   /// launch steps, the configuration's -D macros) is the reference; source, source_text and launch are unused.
   /// A user spec with neither a reference nor expected values for every output gets the default configuration.
   std::optional<Config> configuration;
+};
+
+/// Where a capture (tuner/runtime/capture.hpp, docs/lookup.md "Capture") came from: a capture is the application's
+/// spec with the application's data at one launch, and its trials count as the captured spec's at the problem the
+/// application asks for.
+struct CaptureOrigin {
+  std::string spec_hash;  // spec_hash() of the captured spec: the sessions tuned on the capture record it
+  std::string data;       // data_tag() of the captured spec: the problem's data tag the application asks with
 };
 
 /// source_hash of trials imported for a kernel whose measured source is unknown (a user spec, a spec stub).
@@ -163,6 +176,9 @@ struct TuningSpec {
   TuningDefaults tuning;                        // "tuning": budget, time limit, strategy
   std::string family_options_json = "{}";       // raw JSON of "family_options", read by the adapter
   std::string spec_text;                        // canonical JSON of the spec (for hashing)
+  /// "captured": the spec is a capture of an application's launch (spec_hash() and data_tag() are then those of
+  /// the captured spec).
+  std::optional<CaptureOrigin> captured;
   /// Source hashes of earlier texts of this kernel with the same code identity (built-in kernels: from
   /// kernels_src/source_history.json), whose trials count as this source's; filled by tuner/specs.
   std::vector<std::string> equivalent_sources;
@@ -241,7 +257,8 @@ std::int64_t eval_expr(const Expr& e, const Config& c, const ProblemKey& p, cons
                        const Workload& w);
 
 /// The tag of the data a spec's inputs come from (ProblemKey::data): a hash of the contents of every file an input,
-/// a scalar or an expected output is read from, with the arguments' names; "" when no input comes from a file.
+/// a scalar or an expected output is read from, with the arguments' names; "" when no input comes from a file. A
+/// capture has the tag of the spec it captured (CaptureOrigin::data), whatever its files hold.
 /// Throws SpecError naming the argument when a file cannot be read.
 std::string data_tag(const TuningSpec& spec);
 

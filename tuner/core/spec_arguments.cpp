@@ -209,29 +209,11 @@ void parse_memory_argument(const json& aj, const std::string& ptr, const std::st
 std::string read_scalar_file(const ArgSpec& a, const DataSource& d) {
   std::vector<unsigned char> b;
   read_data_file(a, d, 1, b);
-  const unsigned char* p = b.data();
-  auto as = [p](auto v) {
-    std::memcpy(&v, p, sizeof v);
-    return v;
-  };
-  const std::string& t = a.dtype;
-  if (t == "float32" || t == "float64") {
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.17g", t == "float32" ? static_cast<double>(as(float{})) : as(double{}));
-    return buf;
-  }
-  if (t == "int8") return std::to_string(as(std::int8_t{}));
-  if (t == "uint8") return std::to_string(as(std::uint8_t{}));
-  if (t == "int16") return std::to_string(as(std::int16_t{}));
-  if (t == "uint16") return std::to_string(as(std::uint16_t{}));
-  if (t == "int32") return std::to_string(as(std::int32_t{}));
-  if (t == "uint32") return std::to_string(as(std::uint32_t{}));
-  if (t == "int64") return std::to_string(as(std::int64_t{}));
-  const std::uint64_t u = as(std::uint64_t{});
-  if (u > static_cast<std::uint64_t>(INT64_MAX))
-    throw SpecError(d.pointer, data_reader(a, d) + ": " + std::to_string(u) + " in file '" + d.path +
-                                   "' is out of the range of a scalar (largest: " + std::to_string(INT64_MAX) + ")");
-  return std::to_string(u);
+  if (auto text = scalar_literal(a.dtype, b.data())) return *text;
+  std::uint64_t u = 0;
+  std::memcpy(&u, b.data(), sizeof u);
+  throw SpecError(d.pointer, data_reader(a, d) + ": " + std::to_string(u) + " in file '" + d.path +
+                                 "' is out of the range of a scalar (largest: " + std::to_string(INT64_MAX) + ")");
 }
 
 /// A scalar's "value": an expression string, a number, or {"file": ...} (read now when load_sources).
@@ -335,7 +317,30 @@ void read_data_file(const ArgSpec& a, const DataSource& d, std::uint64_t count, 
   }
 }
 
+std::optional<std::string> scalar_literal(const std::string& dtype, const void* bytes) {
+  auto as = [bytes](auto v) {
+    std::memcpy(&v, bytes, sizeof v);
+    return v;
+  };
+  if (dtype == "float32" || dtype == "float64") {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.17g", dtype == "float32" ? static_cast<double>(as(float{})) : as(double{}));
+    return std::string(buf);
+  }
+  if (dtype == "int8") return std::to_string(as(std::int8_t{}));
+  if (dtype == "uint8") return std::to_string(as(std::uint8_t{}));
+  if (dtype == "int16") return std::to_string(as(std::int16_t{}));
+  if (dtype == "uint16") return std::to_string(as(std::uint16_t{}));
+  if (dtype == "int32") return std::to_string(as(std::int32_t{}));
+  if (dtype == "uint32") return std::to_string(as(std::uint32_t{}));
+  if (dtype == "int64") return std::to_string(as(std::int64_t{}));
+  const std::uint64_t u = as(std::uint64_t{});
+  if (u > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
+  return std::to_string(u);
+}
+
 std::string data_tag(const TuningSpec& spec) {
+  if (spec.captured) return spec.captured->data;
   std::uint64_t h = fnv1a64("autotune-data-v1");
   bool any = false;
   auto add = [&](const ArgSpec& a, const DataSource& d) {

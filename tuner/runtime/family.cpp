@@ -3,18 +3,24 @@
 // buffer onto the plan's buffers. Steady-state calls do a hash probe and enqueue the plan's launches.
 #include <array>
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <thread>
 #include <unordered_map>
 
 #include "tuner/core/error.hpp"
+#include "tuner/core/text.hpp"
 #include "tuner/cuda/launcher.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
-#include "tuner/specs/specs.hpp"
 #include "tuner/runtime/binary_store.hpp"
+#include "tuner/runtime/capture.hpp"
+#include "tuner/runtime/kernel_args.hpp"
 #include "tuner/runtime/launch.hpp"
+#include "tuner/specs/specs.hpp"
 
 namespace autotune {
 
@@ -34,7 +40,8 @@ namespace detail {
 namespace {
 
 constexpr std::size_t kScratchAlign = 256;
-constexpr std::size_t kMaxBuffers = 64;  // a user kernel: up to 32 buffers and 32 constants
+// A user kernel: as many buffers and constants as KernelArguments takes.
+constexpr std::size_t kMaxBuffers = 2 * runtime_detail::KernelArguments::kMaxArgs;
 constexpr std::size_t kMaxDims = 4;
 // Prepared (workload, problem) entries kept per object; past this the cache starts over (sizes that vary
 // call by call would otherwise grow it without bound).
@@ -67,8 +74,9 @@ class Family {
  public:
   /// builtin: spec is a built-in family's (looked up by name); else a spec of the caller's (looked up by its
   /// identity, with the data tag of the files it names).
+  /// from: the spec's file as the caller named it (for captures; "" for a spec made in code).
   Family(TuningSpec spec, bool builtin, const std::string& db_path, const RuntimeOptions& o,
-         std::vector<std::string> buffers)
+         std::vector<std::string> buffers, std::string from = {})
       : launcher_(o.device),
         lookup_(Lookup::shared(db_path)),
         spec_(std::move(spec)),
@@ -76,7 +84,9 @@ class Family {
         data_tag_(builtin ? std::string() : data_tag(spec_)),
         adapter_(kernels::make_adapter(spec_)),
         store_(db_path, o.cache_dir, o.store_binaries),
-        user_buffers_(std::move(buffers)) {
+        user_buffers_(std::move(buffers)),
+        from_(std::move(from)) {
+    if (!builtin_) capture_ = capture_settings(spec_.name);
     if (spec_.problem_dims.size() > kMaxDims)
       throw UsageError("kernel " + spec_.name + " has too many problem dimensions");
     if (user_buffers_.size() > kMaxBuffers) throw UsageError("kernel " + spec_.name + " has too many buffers");
@@ -85,6 +95,7 @@ class Family {
   const TuningSpec& spec() const { return spec_; }
 
   ~Family() {
+    finish_capture();
     if (scratch_ == 0) return;
     try {
       launcher_.synchronize_context();  // pending work may still use the scratch buffer
@@ -107,14 +118,21 @@ class Family {
 
   Choice choice(int w, const std::int64_t* dims, std::size_t ndims) {
     std::lock_guard<std::mutex> lock(mu_);
-    return get(w, dims, ndims).choice;
+    Choice c = get(w, dims, ndims).choice;
+    if (capture_) {
+      finish_capture();
+      std::lock_guard<std::mutex> outcome_lock(capture_mu_);
+      auto it = captured_.find(capture_key(c));
+      if (it != captured_.end()) c.capture = it->second;
+    }
+    return c;
   }
 
   /// user: one device address per name given to the constructor; scalars: see cuda::Launcher::run.
   void launch(int w, const std::int64_t* dims, std::size_t ndims, const std::uintptr_t* user_ptrs,
               const std::uint64_t* scalars, void* stream) {
     std::lock_guard<std::mutex> lock(mu_);
-    const Prepared& p = get(w, dims, ndims);
+    Prepared& p = get(w, dims, ndims);
     if (p.scratch_bytes > scratch_capacity_) grow_scratch(p.scratch_bytes);
     std::array<std::uintptr_t, kMaxBuffers> ptrs{};
     for (std::size_t i = 0; i < p.slots.size(); ++i) {
@@ -128,19 +146,12 @@ class Family {
         ptrs[i] = scratch_ + s.scratch_offset;
       }
     }
-    if (p.scratch_bytes != 0) {
-      if (scratch_used_ && stream != last_stream_) launcher_.order_after(stream, last_stream_);
-      scratch_used_ = true;
-      last_stream_ = stream;
-      // Kernel state (BufferRole::state) must be zero before a plan's first launch on it; the plan's own
-      // launches keep it consistent after that. Any other plan may have written the scratch in between.
-      const bool zero = state_owner_ != p.id;
-      state_owner_ = 0;  // until this launch is enqueued (a failed memset or launch leaves no valid owner)
-      if (zero)
-        for (const auto& [offset, bytes] : p.state) launcher_.fill32_async(scratch_ + offset, 0, bytes / 4, stream);
+    if (p.capture) {
+      p.capture = false;
+      capture_launch(p, ptrs.data(), user_ptrs, scalars, stream);
+      return;
     }
-    launcher_.run(*p.plan, ptrs.data(), stream, scalars);
-    if (p.scratch_bytes != 0) state_owner_ = p.state.empty() ? 0 : p.id;
+    enqueue(p, ptrs.data(), scalars, stream);
   }
 
  private:
@@ -155,9 +166,146 @@ class Family {
     std::vector<Slot> slots;  // one per plan buffer
     std::size_t scratch_bytes = 0;
     std::vector<std::pair<std::size_t, std::size_t>> state;  // (scratch offset, bytes) of BufferRole::state buffers
+    bool capture = false;                                    // the next launch is captured (AUTOTUNE_CAPTURE)
   };
 
-  const Prepared& get(int w, const std::int64_t* dims, std::size_t ndims) {
+  /// The plan's launches on stream, with ptrs one address per plan buffer.
+  void enqueue(const Prepared& p, const std::uintptr_t* ptrs, const std::uint64_t* scalars, void* stream) {
+    if (p.scratch_bytes != 0) {
+      if (scratch_used_ && stream != last_stream_) launcher_.order_after(stream, last_stream_);
+      scratch_used_ = true;
+      last_stream_ = stream;
+      // Kernel state (BufferRole::state) must be zero before a plan's first launch on it; the plan's own
+      // launches keep it consistent after that. Any other plan may have written the scratch in between.
+      const bool zero = state_owner_ != p.id;
+      state_owner_ = 0;  // until this launch is enqueued (a failed memset or launch leaves no valid owner)
+      if (zero)
+        for (const auto& [offset, bytes] : p.state) launcher_.fill32_async(scratch_ + offset, 0, bytes / 4, stream);
+    }
+    launcher_.run(*p.plan, ptrs, stream, scalars);
+    if (p.scratch_bytes != 0) state_owner_ = p.state.empty() ? 0 : p.id;
+  }
+
+  /// AUTOTUNE_CAPTURE's settings when they name this kernel; a malformed variable is reported and ignored (a
+  /// capture never changes what the application computes).
+  static std::optional<runtime_detail::CaptureSettings> capture_settings(const std::string& kernel) {
+    try {
+      auto s = runtime_detail::CaptureSettings::from_env();
+      if (s && s->matches(kernel)) return s;
+    } catch (const Error& e) {
+      std::cerr << "autotune: capture of " << kernel << " is off: " << e.what() << "\n";
+    }
+    return std::nullopt;
+  }
+
+  /// Launches p as enqueue() does, and captures it: the inputs are copied to the host before the launch, the
+  /// outputs after it (each once), then written by write_capture. What cannot be captured (too much data, a
+  /// capture already on disk, a file that cannot be written) is said on stderr and the launch runs as always.
+  void capture_launch(Prepared& p, const std::uintptr_t* ptrs, const std::uintptr_t* user_ptrs,
+                      const std::uint64_t* scalars, void* stream) {
+    using runtime_detail::CapturedArgument;
+    const auto start = std::chrono::steady_clock::now();
+    Choice& c = p.choice;
+    const std::string what = "autotune: capture of " + spec_.name + " (" + c.problem + ")";
+    const std::string path = capture_->dir + "/" + runtime_detail::capture_file_name(spec_.name, problem_of(c));
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec)) {
+      set_outcome(c, "not captured: " + path + " exists");
+      std::cerr << what << ": " << path << " exists, not captured again (remove it to capture anew)\n";
+      return enqueue(p, ptrs, scalars, stream);
+    }
+    std::map<std::string, std::size_t> bytes_of;
+    for (const BufferDecl& b : p.plan->plan().buffers) bytes_of[b.name] = b.bytes;
+    runtime_detail::CaptureRecord r;
+    r.from = from_;
+    r.workload = spec_.workloads.front();
+    r.problem = problem_of(c);
+    r.config = c.answer.config;
+    r.match = lookup::to_string(c.answer.match);
+    r.device = c.device;
+    std::uint64_t total = 0;
+    for (const ArgSpec& a : spec_.arguments) {
+      if (a.kind == ArgSpec::Kind::scalar) continue;
+      total += (a.is_input() ? bytes_of[a.name] : 0) + (a.is_output() ? bytes_of[a.name] : 0);
+    }
+    if (total > capture_->max_bytes) {
+      set_outcome(c, "not captured: " + gib_text(static_cast<double>(total)) + " GiB of data");
+      std::cerr << what << " skipped: its arguments hold " << total << " bytes, over AUTOTUNE_CAPTURE_MAX_BYTES ("
+                << capture_->max_bytes << ")\n";
+      return enqueue(p, ptrs, scalars, stream);
+    }
+    // The arguments in spec order: the k-th buffer or constant is the caller's k-th pointer, scalars in order.
+    std::vector<std::uintptr_t> ptr_of(spec_.arguments.size());
+    r.args.resize(spec_.arguments.size());
+    for (std::size_t i = 0, b = 0, k = 0; i < spec_.arguments.size(); ++i) {
+      if (spec_.arguments[i].kind == ArgSpec::Kind::scalar)
+        r.args[i].scalar_bits = scalars[k++];
+      else
+        ptr_of[i] = user_ptrs[b++];
+    }
+    // The inputs (after: the outputs) to the host, once the stream's work is done; false when a copy failed.
+    auto copy = [&](bool after, const char* when) {
+      try {
+        launcher_.synchronize(stream);
+        for (std::size_t i = 0; i < spec_.arguments.size(); ++i) {
+          const ArgSpec& a = spec_.arguments[i];
+          if (a.kind == ArgSpec::Kind::scalar || !(after ? a.is_output() : a.is_input())) continue;
+          std::vector<unsigned char>& bytes = after ? r.args[i].after : r.args[i].before;
+          bytes.resize(bytes_of[a.name]);
+          launcher_.copy_to_host(bytes.data(), ptr_of[i], bytes.size());
+        }
+        return true;
+      } catch (const Error& e) {
+        set_outcome(c, std::string("not captured: ") + e.what());
+        std::cerr << what << " failed " << when << ": " << e.what() << "\n";
+        return false;
+      }
+    };
+    if (!copy(false, "before the launch")) return enqueue(p, ptrs, scalars, stream);
+    enqueue(p, ptrs, scalars, stream);
+    launcher_.synchronize(stream);  // an error here is the launch's own: it goes to the caller
+    if (!copy(true, "after the launch")) return;
+    using ms = std::chrono::duration<double, std::milli>;
+    const double at_launch = ms(std::chrono::steady_clock::now() - start).count();
+    // The files are written in the background: the application goes on after the copies. choice() and the
+    // destructor wait for the writer.
+    finish_capture();
+    set_outcome(c, "being written: " + path);
+    const std::string key = capture_key(c), summary = c.problem + ", " + c.config_text;
+    writer_ = std::thread([this, r = std::move(r), key, summary, what, total, at_launch] {
+      const auto t0 = std::chrono::steady_clock::now();
+      std::string outcome;
+      try {
+        outcome = runtime_detail::write_capture(*capture_, spec_, r);
+        std::cerr << "autotune: captured " << spec_.name << " (" << summary << ", "
+                  << fmt("%.1f", static_cast<double>(total) / (1 << 20)) << " MiB: " << fmt("%.1f ms", at_launch)
+                  << " at the launch, " << fmt("%.1f ms", ms(std::chrono::steady_clock::now() - t0).count())
+                  << " writing) into " << outcome << "; tune it with: autotune tune " << outcome << "\n";
+      } catch (const std::exception& e) {
+        outcome = std::string("not captured: ") + e.what();
+        std::cerr << what << " failed: " << e.what() << "\n";
+      }
+      std::lock_guard<std::mutex> lock(capture_mu_);
+      captured_[key] = outcome;
+    });
+  }
+
+  static std::string capture_key(const Choice& c) { return c.workload + ' ' + c.problem; }
+
+  /// Records what became of the capture of c's problem (it is not tried again).
+  void set_outcome(const Choice& c, const std::string& outcome) {
+    std::lock_guard<std::mutex> lock(capture_mu_);
+    captured_[capture_key(c)] = outcome;
+  }
+
+  /// Waits for the capture being written, if any.
+  void finish_capture() {
+    if (writer_.joinable()) writer_.join();
+  }
+
+  static ProblemKey problem_of(const Choice& c) { return ProblemKey::parse(c.problem); }
+
+  Prepared& get(int w, const std::int64_t* dims, std::size_t ndims) {
     if (w < 0 || static_cast<std::size_t>(w) >= spec_.workloads.size()) throw UsageError(spec_.name + ": bad workload");
     if (ndims != spec_.problem_dims.size()) {
       std::string names;
@@ -246,6 +394,10 @@ class Family {
       p->slots.push_back(s);
     }
     c.scratch_bytes = p->scratch_bytes;
+    if (capture_) {
+      std::lock_guard<std::mutex> lock(capture_mu_);
+      p->capture = captured_.count(capture_key(c)) == 0;
+    }
     c.prepare_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return p;
   }
@@ -308,6 +460,11 @@ class Family {
   std::shared_ptr<const KernelAdapter> adapter_;
   runtime_detail::BinaryStore store_;
   std::vector<std::string> user_buffers_;
+  std::string from_;                                        // the spec's file, for captures
+  std::optional<runtime_detail::CaptureSettings> capture_;  // AUTOTUNE_CAPTURE names this kernel
+  std::mutex capture_mu_;
+  std::map<std::string, std::string> captured_;  // under capture_mu_: "workload problem" -> Choice::capture
+  std::thread writer_;                           // writes the latest capture's files; joined before the next
   std::map<std::string, std::shared_ptr<const cuda::Module>> modules_;
   std::unordered_map<RequestKey, std::unique_ptr<Prepared>, RequestHash> prepared_;
   std::uintptr_t scratch_ = 0;
@@ -332,8 +489,8 @@ FamilyHandle::FamilyHandle(const std::string& kernel, const std::string& db_path
                            std::initializer_list<const char*> buffers)
     : f_(std::make_unique<Family>(specs::builtin_spec(kernel), true, db_path, o, names_of(buffers))) {}
 FamilyHandle::FamilyHandle(TuningSpec spec, const std::string& db_path, const RuntimeOptions& o,
-                           std::vector<std::string> buffers)
-    : f_(std::make_unique<Family>(std::move(spec), false, db_path, o, std::move(buffers))) {}
+                           std::vector<std::string> buffers, std::string from)
+    : f_(std::make_unique<Family>(std::move(spec), false, db_path, o, std::move(buffers), std::move(from))) {}
 FamilyHandle::~FamilyHandle() = default;
 FamilyHandle::FamilyHandle(FamilyHandle&&) noexcept = default;
 FamilyHandle& FamilyHandle::operator=(FamilyHandle&&) noexcept = default;

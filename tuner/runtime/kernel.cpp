@@ -17,10 +17,14 @@ struct Kernel::Layout {
 };
 
 Kernel::Kernel(const std::string& spec_path, const std::string& db_path, const RuntimeOptions& o)
-    : Kernel(interop::resolve_kernel(spec_path, {}), db_path, o) {}
+    : Kernel(interop::resolve_kernel(spec_path, {}), db_path, o, spec_path) {}
 
 Kernel::Kernel(TuningSpec spec, const std::string& db_path, const RuntimeOptions& o)
-    : layout_(std::make_unique<Layout>(spec)), h_(std::move(spec), db_path, o, layout_->args.buffer_names()) {}
+    : Kernel(std::move(spec), db_path, o, std::string()) {}
+
+Kernel::Kernel(TuningSpec spec, const std::string& db_path, const RuntimeOptions& o, std::string from)
+    : layout_(std::make_unique<Layout>(spec)),
+      h_(std::move(spec), db_path, o, layout_->args.buffer_names(), std::move(from)) {}
 
 Kernel::~Kernel() = default;
 Kernel::Kernel(Kernel&&) noexcept = default;

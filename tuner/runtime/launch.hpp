@@ -95,6 +95,9 @@ struct Choice {
   double prepare_ms = 0;       // lookup + binary + module load + plan, the first time
   std::size_t scratch_bytes = 0;  // temporary device memory the plan needs
   std::string note;            // e.g. a corrupt cached binary that was recompiled
+  /// autotune::Kernel with AUTOTUNE_CAPTURE naming the kernel: the capture written at the first launch of this
+  /// problem, or "not captured: " and why; "" before that launch and when captures are off.
+  std::string capture;
 };
 
 namespace detail {
@@ -116,8 +119,10 @@ class FamilyHandle {
   /// dims of launch()/choice() are given in the order of the spec's problem dimensions.
   FamilyHandle(const std::string& kernel, const std::string& db_path, const RuntimeOptions& o,
                std::initializer_list<const char*> buffers);
-  /// A spec of the caller's (family "user"): buffers are the names of its buffer and constant arguments.
-  FamilyHandle(TuningSpec spec, const std::string& db_path, const RuntimeOptions& o, std::vector<std::string> buffers);
+  /// A spec of the caller's (family "user"): buffers are the names of its buffer and constant arguments; from is
+  /// the spec's file as the caller named it ("" for a spec made in code), recorded in its captures.
+  FamilyHandle(TuningSpec spec, const std::string& db_path, const RuntimeOptions& o, std::vector<std::string> buffers,
+               std::string from = {});
   ~FamilyHandle();
   FamilyHandle(FamilyHandle&&) noexcept;
   FamilyHandle& operator=(FamilyHandle&&) noexcept;
@@ -220,6 +225,13 @@ class Arg {
 /// number, pointer or number, a typed pointer's element type, a number's kind and range; a mismatch is a UsageError
 /// naming the argument, never a launch. The first launch of a problem prepares it (lookup, binary, plan); later
 /// ones probe a hash map. Errors and thread-safety as for the family classes above.
+///
+/// Capture: where the environment variable AUTOTUNE_CAPTURE names the kernel (names or globs, comma-separated),
+/// the first launch of each problem also writes a capture into AUTOTUNE_CAPTURE_DIR (default ./autotune-captures):
+/// a spec with the launch's inputs, scalars and problem, and its outputs as the expected values, which `autotune
+/// tune` tunes (docs/lookup.md "Capture"). That launch synchronizes its stream and copies the captured arguments to
+/// the host once; what it computes is unchanged. AUTOTUNE_CAPTURE_MAX_BYTES (default 1G) bounds a capture's data.
+/// Without the variable, launches do nothing more than shown above.
 class Kernel {
  public:
   /// Loads the spec file (a native spec or a T1 file). Throws SpecError / UsageError for a bad spec.
@@ -237,6 +249,7 @@ class Kernel {
   const TuningSpec& spec() const;
 
  private:
+  Kernel(TuningSpec spec, const std::string& db_path, const RuntimeOptions& o, std::string from);
   struct Layout;
   std::unique_ptr<Layout> layout_;
   detail::FamilyHandle h_;
