@@ -1,7 +1,8 @@
 // Stream compaction (select): copies, in order, the elements whose flag is non-zero ("flagged") or that
 // are greater than a threshold ("if") and writes their number. Compiled at run time by NVRTC;
-// compiles alone at its defaults; its one include, the decoupled look-back (common/lookback.cuh), is a kernel
-// header that the tuner hands to NVRTC by name (no include path needed). See docs/compaction.md.
+// compiles alone at its defaults; its includes, the decoupled look-back (common/lookback.cuh) and the cache-hinted
+// stores (common/cache_hints.cuh), are kernel headers that the tuner hands to NVRTC by name (no include path
+// needed). See docs/compaction.md.
 //
 // Variants:
 //  * three_phase (VARIANT 0): compact_count counts the selected elements of every tile, the host plan scans
@@ -100,7 +101,8 @@ struct CompactPolicy {
 };
 // ---- end of policy block (no macro is read below this line) -------------------------------------------
 
-#include "common/lookback.cuh"  // reads no macro
+#include "common/cache_hints.cuh"  // reads no macro
+#include "common/lookback.cuh"     // reads no macro
 
 template <int D> struct CompactDType;
 template <> struct CompactDType<0> { typedef int type; };
@@ -207,17 +209,7 @@ __device__ __forceinline__ unsigned block_rank(const bool (&sel)[kItems], unsign
 /// *p = v, with the evict-first hint when STREAMING is set (the output is written once and not read here).
 template <class T>
 __device__ __forceinline__ void store_once(T* p, T v) {
-  if constexpr (CompactPolicy::streaming && sizeof(T) == 8) {
-    union { uint2 u; T v; } c;
-    c.v = v;
-    __stcs(reinterpret_cast<uint2*>(p), c.u);
-  } else if constexpr (CompactPolicy::streaming && sizeof(T) == 4) {
-    union { unsigned u; T v; } c;
-    c.v = v;
-    __stcs(reinterpret_cast<unsigned*>(p), c.u);
-  } else {
-    *p = v;
-  }
+  hints::store<CompactPolicy::streaming>(p, v);
 }
 
 /// STAGE_OUTPUT: the tile's selected elements compacted in shared memory, stage[rank] = x.

@@ -1,6 +1,7 @@
 // Prefix scan (inclusive or exclusive; sum or max) of one array, compiled at run time by NVRTC.
-// Compiles alone at its defaults; its one include, the decoupled look-back of the single-pass variants
-// (common/lookback.cuh), is a kernel header that the tuner hands to NVRTC by name (no include path needed).
+// Compiles alone at its defaults; its includes, the decoupled look-back of the single-pass variants
+// (common/lookback.cuh) and the cache-hinted loads and stores (common/cache_hints.cuh), are kernel headers that the
+// tuner hands to NVRTC by name (no include path needed).
 //
 // Two shapes of algorithm share this file (see docs/scan.md):
 //  * hierarchical (VARIANT 0-3): scan_tiles scans each tile of BLOCK_SIZE * ITEMS_PER_THREAD elements
@@ -127,7 +128,8 @@ struct ScanPolicy {
 };
 // ---- end of policy block (no macro is read below this line) -------------------------------------------
 
-#include "common/lookback.cuh"  // reads no macro
+#include "common/cache_hints.cuh"  // reads no macro
+#include "common/lookback.cuh"     // reads no macro
 
 template <int D> struct ScanDType;
 template <> struct ScanDType<0> { typedef int type; };
@@ -203,53 +205,13 @@ typedef VecOf<value_t, kVec> vec_t;
 
 /// One vector of a full tile from global memory; STREAMING: with the evict-first (streaming, .cs) hint, since
 /// every element is read once; L2_PREFETCH (16-byte vectors): with the hint that the L2 fetch 256 bytes around
-/// the access (the block's neighbouring vectors). (The unions reinterpret the vector as the hint types.)
+/// the access (the block's neighbouring vectors). See common/cache_hints.cuh.
 __device__ __forceinline__ vec_t load_vec(const vec_t* p) {
-  if constexpr (ScanPolicy::l2_prefetch && sizeof(vec_t) == 16) {
-    union { uint4 u; vec_t v; } c;
-    if constexpr (ScanPolicy::streaming) {
-      asm volatile("ld.global.cs.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-                   : "=r"(c.u.x), "=r"(c.u.y), "=r"(c.u.z), "=r"(c.u.w) : "l"(p));
-    } else {
-      asm volatile("ld.global.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-                   : "=r"(c.u.x), "=r"(c.u.y), "=r"(c.u.z), "=r"(c.u.w) : "l"(p));
-    }
-    return c.v;
-  } else if constexpr (ScanPolicy::streaming && sizeof(vec_t) == 16) {
-    union { uint4 u; vec_t v; } c;
-    c.u = __ldcs(reinterpret_cast<const uint4*>(p));
-    return c.v;
-  } else if constexpr (ScanPolicy::streaming && sizeof(vec_t) == 8) {
-    union { uint2 u; vec_t v; } c;
-    c.u = __ldcs(reinterpret_cast<const uint2*>(p));
-    return c.v;
-  } else if constexpr (ScanPolicy::streaming && sizeof(vec_t) == 4) {
-    union { unsigned u; vec_t v; } c;
-    c.u = __ldcs(reinterpret_cast<const unsigned*>(p));
-    return c.v;
-  } else {
-    return *p;
-  }
+  return hints::load<ScanPolicy::streaming, ScanPolicy::l2_prefetch>(p);
 }
 
 /// One vector of a full tile to global memory; STREAMING: with the evict-first hint (written once, not read).
-__device__ __forceinline__ void store_vec(vec_t* p, const vec_t& v) {
-  if constexpr (ScanPolicy::streaming && sizeof(vec_t) == 16) {
-    union { uint4 u; vec_t v; } c;
-    c.v = v;
-    __stcs(reinterpret_cast<uint4*>(p), c.u);
-  } else if constexpr (ScanPolicy::streaming && sizeof(vec_t) == 8) {
-    union { uint2 u; vec_t v; } c;
-    c.v = v;
-    __stcs(reinterpret_cast<uint2*>(p), c.u);
-  } else if constexpr (ScanPolicy::streaming && sizeof(vec_t) == 4) {
-    union { unsigned u; vec_t v; } c;
-    c.v = v;
-    __stcs(reinterpret_cast<unsigned*>(p), c.u);
-  } else {
-    *p = v;
-  }
-}
+__device__ __forceinline__ void store_vec(vec_t* p, const vec_t& v) { hints::store<ScanPolicy::streaming>(p, v); }
 
 // ---- tile load/store (global <-> shared, striped so that each instruction of a warp is coalesced) ------
 
