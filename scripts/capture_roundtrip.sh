@@ -5,6 +5,7 @@
 #   3. the application runs again: the tuned configuration, match exact
 #   4. for comparison, the spec tuned with the same data given as files (--input), in a database of its own: both
 #      sessions' best configurations and times are printed side by side
+#   5. the capture tuned once more into a third database: how much the best moves between two sessions anyway
 # Exits non-zero when a step fails or the second run does not use the tuned configuration.
 #
 #   scripts/capture_roundtrip.sh AUTOTUNE_BIN SAXPY_APP_BIN [n=4194304] [work dir]
@@ -16,7 +17,7 @@ n=${3:-4194304}
 work=${4:-$(mktemp -d "${TMPDIR:-/tmp}/autotune_capture.XXXXXX")}
 spec="$root/examples/saxpy/saxpy.tune.json"
 mkdir -p "$work"
-rm -rf "$work/captures" "$work/tune.db" "$work/files.db"
+rm -rf "$work/captures" "$work/tune.db" "$work/files.db" "$work/again.db"
 step() { echo; echo "== $*"; }
 
 step "1. the application with AUTOTUNE_CAPTURE=saxpy, empty database"
@@ -46,5 +47,9 @@ echo "best from the spec with the data as files:"
 files=(--n "$n" --input "x=$work/captures/$x" --input "y=$work/captures/$y")
 "$autotune" --db "$work/files.db" best "$spec" "${files[@]}"
 "$autotune" --db "$work/files.db" summary "$spec" "${files[@]}"
+echo
+echo "5. the noise floor of the comparison: the capture tuned once more, into a database of its own"
+"$autotune" --db "$work/again.db" tune "$capture" >/dev/null
+"$autotune" --db "$work/again.db" best "$capture"
 echo
 echo "capture_roundtrip: all steps passed ($work)"

@@ -56,3 +56,21 @@ TEST_CASE("the rule is described honestly in the protocol", "[cpu][sampling]") {
   rule.max_samples = 9;
   CHECK(rule.describe() == "samples=9");
 }
+
+TEST_CASE("racing stops a clearly slower configuration after its first samples, never a fast one", "[cpu][sampling]") {
+  SamplingRule r;  // 7..15 samples, ci95 <= 2%
+  r.race_above_ms = 1.25;
+  CHECK_FALSE(r.lost_race({2.0, 2.1}));  // fewer than race_after samples: undecided
+  CHECK(r.lost_race({2.0, 2.1, 1.9}));
+  CHECK(r.done({2.0, 2.1, 1.9}));             // done before min_samples
+  CHECK_FALSE(r.lost_race({2.0, 1.2, 2.1}));  // one sample within reach: the full protocol
+  CHECK_FALSE(r.done({2.0, 1.2, 2.1}));
+  CHECK_FALSE(r.lost_race({1.0, 1.01, 0.99, 1.0}));
+  r.race_above_ms = 0;  // off
+  CHECK_FALSE(r.lost_race({100.0, 100.0, 100.0}));
+  CHECK_FALSE(r.done({100.0, 100.0, 100.0}));
+  r.race_above_ms = 1.25;
+  r.race_after = 5;
+  CHECK_FALSE(r.lost_race({2.0, 2.0, 2.0}));
+  CHECK(r.lost_race({2.0, 2.0, 2.0, 2.0, 2.0}));
+}

@@ -44,6 +44,7 @@ struct TuneArgs {
   int samples = 15, warmup = 3, jobs = 0, device = 0, top = 10;
   bool device_given = false;  // --gpu was on the command line (else MPI ranks take their node-local rank)
   double median_ci = 2, max_seconds = 2, timeout = 0;
+  double race = 25;  // --race: percent over the best so far past which a configuration stops after 3 samples
   bool no_flush = false, simulate = false, compile_in_process = false;
   double simulate_delay_ms = 0;
   std::string verify = "device";

@@ -145,6 +145,12 @@ void add_tune_measure_options(CLI::App* c, TuneArgs& a) {
       ->capture_default_str()
       ->check(positive_number());
   add_warmup_option(c, a.warmup);
+  c->add_option("--race", a.race,
+                "early rejection: a configuration whose first 3 samples are all more than this many percent (or twice "
+                "the best's spread) slower than the best so far stops there, recorded with ';raced' in its protocol; "
+                "the best gets every sample (0: no racing; --objective time only)")
+      ->capture_default_str()
+      ->check(number_in(0, 10000));
   c->add_flag("--no-flush-l2", a.no_flush, "do not flush the L2 cache before each sample");
   add_objective_option(c, a.objective, "what the strategy minimises and the table ranks by");
   c->add_option("--energy-ms", a.energy_ms,

@@ -362,6 +362,8 @@ LocalBackend make_local_backend(const TuneArgs& ta, const TuningSpec& spec,
   to.samples = ta.samples;
   to.stable_ci = ta.median_ci / 100;
   to.max_seconds_per_config = ta.max_seconds;
+  // Racing compares times: an energy objective may prefer a slower configuration.
+  to.race_margin = ta.objective == "time" ? ta.race / 100 : 0.0;
   to.timeout_seconds = ta.timeout;
   to.warmup = ta.warmup;
   to.flush_l2 = !ta.no_flush;

@@ -24,9 +24,14 @@ double median_ci_width(std::vector<double> v) {
   return (v[k - 1] - v[j - 1]) / median;
 }
 
+bool SamplingRule::lost_race(const std::vector<double>& samples_ms) const {
+  if (!(race_above_ms > 0) || static_cast<int>(samples_ms.size()) < std::max(race_after, 1)) return false;
+  return *std::min_element(samples_ms.begin(), samples_ms.end()) > race_above_ms;
+}
+
 bool SamplingRule::done(const std::vector<double>& samples_ms) const {
   const int n = static_cast<int>(samples_ms.size());
-  if (n >= std::max(max_samples, 1)) return true;
+  if (n >= std::max(max_samples, 1) || lost_race(samples_ms)) return true;
   if (n < std::min(min_samples, max_samples)) return false;
   const double total_ms = std::accumulate(samples_ms.begin(), samples_ms.end(), 0.0);
   if (total_ms > max_seconds * 1e3) return true;

@@ -13,8 +13,15 @@ struct SamplingRule {
   /// median; 0 = no such stop (max_samples are taken unless the budget ends first).
   double stable_ci = 0.02;
   double max_seconds = 2.0;  // stop once the samples add up to this much GPU time (after min_samples)
+  /// Early rejection (racing): after race_after samples, stop when the fastest of them is above this many
+  /// milliseconds (a configuration clearly slower than the best so far); 0 = no racing.
+  double race_above_ms = 0;
+  int race_after = 3;
 
-  /// samples in milliseconds, in the order taken.
+  /// True when racing is on and the samples taken lose the race (race_after of them, all above race_above_ms).
+  bool lost_race(const std::vector<double>& samples_ms) const;
+
+  /// samples in milliseconds, in the order taken. A lost race is done, whatever min_samples says.
   bool done(const std::vector<double>& samples_ms) const;
   /// The rule as it goes into a measurement's protocol, e.g. "samples=7..15;stop=ci95<=2%|2s";
   /// "samples=15" when every sample is always taken.

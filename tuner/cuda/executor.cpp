@@ -401,7 +401,9 @@ struct Executor::State {
     // time, since each further sample depends on whether the rule is satisfied.
     std::vector<double>& ms = samples_ms;
     ms.clear();
-    const int first = std::max(1, std::min(rule.min_samples, rule.max_samples));
+    const int full = std::max(1, std::min(rule.min_samples, rule.max_samples));
+    // Racing: the first race_after samples decide whether the rest are taken at all.
+    const int first = rule.race_above_ms > 0 ? std::max(1, std::min(full, rule.race_after)) : full;
     auto queue_sample = [&](int i) {
       ensure_sample_events(static_cast<std::size_t>(i) + 1);
       if (q.flush_l2 && flush.ptr != 0) flush_l2_cache(static_cast<unsigned>(i));
@@ -419,7 +421,11 @@ struct Executor::State {
     };
     for (int i = 0; i < first; ++i) queue_sample(i);
     collect(0, first);
-    for (int i = first; !rule.done(ms); ++i) {
+    if (first < full && !rule.lost_race(ms)) {
+      for (int i = first; i < full; ++i) queue_sample(i);
+      collect(first, full);
+    }
+    for (int i = static_cast<int>(ms.size()); !rule.done(ms); ++i) {
       queue_sample(i);
       collect(i, i + 1);
     }

@@ -76,6 +76,8 @@ void rule_fields(S& v, F&& f) {
   f(v.max_samples);
   f(v.stable_ci);
   f(v.max_seconds);
+  f(v.race_above_ms);
+  f(v.race_after);
 }
 
 template <typename S, typename F>

@@ -101,6 +101,11 @@ struct TimingOptions {
   double stable_ci = 0.02;
   bool flush_l2 = true;      // overwrite a buffer of 2x the L2 size before each sample
   double max_seconds_per_config = 2.0;  // sampling stops early after this much GPU time (>= min_samples)
+  /// Early rejection (racing): a configuration whose first 3 timed runs are all slower than the best median so
+  /// far of this problem by more than this fraction (or by twice the best's spread, if larger) stops sampling
+  /// there; it is recorded with those samples and ";raced" in its protocol. The best configuration always gets
+  /// the full protocol, so the best and its median do not change. 0 = off (every configuration fully sampled).
+  double race_margin = 0.0;
   /// Observe clocks, power, temperature and throttle reasons through NVML while sampling (where NVML is
   /// available; AUTOTUNE_NVML=off or a missing libnvidia-ml.so.1 measures time only). docs/energy.md.
   bool observe = true;
