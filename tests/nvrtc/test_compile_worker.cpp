@@ -91,6 +91,23 @@ TEST_CASE("compile workers give the same CUBIN bytes as in-process compilation",
       CHECK(r.cubin == local[i].cubin);
       CHECK(r.log == local[i].log);
       CHECK(r.ms > 0);
+      // What the compiling thread spent comes back from the worker: CPU time within the compiler's wall time
+      // (getrusage counts in ticks of a few ms, so a short compilation may read 0), no negative counts.
+      CHECK(r.cpu_ms >= 0);
+      CHECK(r.cpu_ms <= r.ms + 10);
+      CHECK(r.voluntary_switches >= 0);
+      CHECK(r.involuntary_switches >= 0);
+      CHECK(r.minor_faults >= 0);
+    }
+    {
+      double cpu = 0, wall = 0;
+      for (const auto& l : local) {
+        cpu += l.cpu_ms;
+        wall += l.ms;
+      }
+      INFO("in process: CPU " << cpu << " ms of " << wall << " ms");
+      CHECK(cpu > 0);  // NVRTC computes: over all the compilations above, the thread's CPU time shows
+      CHECK(cpu <= wall + 10.0 * static_cast<double>(local.size()));
     }
     // The compilations above ran in a worker process of this thread, which is still there for the next one.
     const std::vector<pid_t> workers = worker_children();

@@ -94,6 +94,15 @@ std::string time_split_line(const session::Result& r) {
             std::to_string(t.compile_failures) + " compile failures";
   if (auto it = t.setup_parts_s.find("start"); it != t.setup_parts_s.end())
     line += fmt(" | before the session: backend start %.2f s", it->second);
+  if (t.compiled > 0 && t.compile_cpu_s > 0) {  // one compilation on average (docs/performance.md "The time split")
+    const double n = static_cast<double>(t.compiled);
+    line += "\ncompilations: " + fmt("%.1f/s", t.wall_s > 0 ? n / t.wall_s : 0.0) + ", each " +
+            fmt("%.1f ms", 1e3 * t.compile_s / n) + " on its thread (compiler " +
+            fmt("%.1f ms", 1e3 * t.compiler_s / n) + ", CPU " + fmt("%.1f ms", 1e3 * t.compile_cpu_s / n) + ", " +
+            fmt("%.1f", static_cast<double>(t.compile_voluntary_switches) / n) + " waits, " +
+            fmt("%.1f", static_cast<double>(t.compile_involuntary_switches) / n) + " preemptions, " +
+            fmt("%.0f", static_cast<double>(t.compile_minor_faults) / n) + " page faults)";
+  }
   return line;
 }
 
@@ -118,6 +127,7 @@ nlohmann::json stats_json(const TuningSpec& spec, const Workload& w, const Probl
   j["setup_s"] = t.setup_s;
   j["setup_parts_s"] = t.setup_parts_s;
   j["compile_s"] = t.compile_s;
+  j["compile_jobs"] = t.compile_jobs;
   j["idle_gpu_s"] = t.idle_gpu_s;
   j["verify_s"] = t.verify_s;
   j["benchmark_s"] = t.benchmark_s;
@@ -128,6 +138,18 @@ nlohmann::json stats_json(const TuningSpec& spec, const Workload& w, const Probl
   j["cache_hits"] = t.cache_hits;
   j["compile_failures"] = t.compile_failures;
   j["unused_compiles"] = t.unused_compiles;
+  // Per compilation run: what the pool threads waited for one (IPC included), the compiler's own wall and CPU time,
+  // context switches and minor page faults of the compiling thread; compilations per second of session wall.
+  const double n = static_cast<double>(t.compiled);
+  if (t.compiled > 0) {
+    j["compiles_per_s"] = t.wall_s > 0 ? n / t.wall_s : 0.0;
+    j["compile_wall_ms_mean"] = 1e3 * t.compile_s / n;
+    j["compiler_ms_mean"] = 1e3 * t.compiler_s / n;
+    j["compile_cpu_ms_mean"] = 1e3 * t.compile_cpu_s / n;
+    j["compile_voluntary_switches_mean"] = static_cast<double>(t.compile_voluntary_switches) / n;
+    j["compile_involuntary_switches_mean"] = static_cast<double>(t.compile_involuntary_switches) / n;
+    j["compile_minor_faults_mean"] = static_cast<double>(t.compile_minor_faults) / n;
+  }
   db::TrialFilter f;
   f.session_id = r.session_id;
   nlohmann::json statuses = nlohmann::json::object();

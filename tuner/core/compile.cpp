@@ -37,6 +37,11 @@ CompileStats CompileStats::operator-(const CompileStats& o) const {
   d.unused = unused - o.unused;
   d.cancelled = cancelled - o.cancelled;
   d.thread_ms = thread_ms - o.thread_ms;
+  d.compiler_ms = compiler_ms - o.compiler_ms;
+  d.cpu_ms = cpu_ms - o.cpu_ms;
+  d.voluntary_switches = voluntary_switches - o.voluntary_switches;
+  d.involuntary_switches = involuntary_switches - o.involuntary_switches;
+  d.minor_faults = minor_faults - o.minor_faults;
   d.wait_ms = wait_ms - o.wait_ms;
   d.cache_ms = cache_ms - o.cache_ms;
   return d;
@@ -105,6 +110,13 @@ void CompilePipeline::work() {
     lock.lock();
     ++stats_.compiled;
     stats_.thread_ms += ms;
+    if (result) {
+      stats_.compiler_ms += result->ms;
+      stats_.cpu_ms += result->cpu_ms;
+      stats_.voluntary_switches += result->voluntary_switches;
+      stats_.involuntary_switches += result->involuntary_switches;
+      stats_.minor_faults += result->minor_faults;
+    }
     if (e->state == State::dropped) {
       ++stats_.unused;
       continue;

@@ -26,6 +26,11 @@ struct CompileResult {
   std::vector<unsigned char> cubin;  // the compiled image (a CUBIN for the CUDA backend)
   std::string log;                   // compiler log (always kept for failures)
   double ms = 0;                     // wall time of the compilation
+  /// What the compiling thread spent (getrusage RUSAGE_THREAD around the compilation; 0 where not measured, e.g.
+  /// a cached result): CPU time (user + system), context switches (voluntary: it waited; involuntary: it was
+  /// preempted) and minor page faults.
+  double cpu_ms = 0;
+  long long voluntary_switches = 0, involuntary_switches = 0, minor_faults = 0;
   bool cached = false;               // true if taken from a BinaryCache
   /// C++ entry points compiled as NVRTC name expressions: expression ("my_kernel<float, 4>") -> lowered
   /// (mangled) name in the image. Filled by a fresh compilation only (not kept by a BinaryCache): a loaded
@@ -65,6 +70,10 @@ struct CompileStats {
   std::size_t unused = 0;      // speculative compilations that finished but were dropped before anyone took them
   std::size_t cancelled = 0;   // tasks dropped before they started
   double thread_ms = 0;        // sum of the compilations' wall times on the pool threads
+  /// Sums over the compilations run of CompileResult's figures: the compiler's own wall time (in a worker process:
+  /// without the messages to it), its CPU time, context switches and minor page faults.
+  double compiler_ms = 0, cpu_ms = 0;
+  long long voluntary_switches = 0, involuntary_switches = 0, minor_faults = 0;
   double wait_ms = 0;          // wall time take() waited for an unfinished compilation (the consumer idled)
   double cache_ms = 0;         // time spent in BinaryCache::get/put
 

@@ -7,6 +7,9 @@
 // AUTOTUNE_NVRTC_WORKER_FD set (spawn_helper in worker_process.cpp), which the static initializer at the end of this
 // file serves before main() runs. The initializer lives in the same translation unit as compile_in_worker(),
 // so every executable that can start a compile worker also links the code that serves it.
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -23,7 +26,8 @@ constexpr const char* kCompileWorkerEnv = "AUTOTUNE_NVRTC_WORKER_FD";
 constexpr double kCompileTimeoutS = 120;
 
 // Reply status bytes.
-constexpr std::uint8_t kReplyResult = 0;       // u8 ok, str log, bytes cubin, f64 ms
+// kReplyResult: u8 ok, str log, bytes cubin, f64 ms, f64 cpu_ms, u64 voluntary and involuntary switches, u64 faults
+constexpr std::uint8_t kReplyResult = 0;
 constexpr std::uint8_t kReplyEnvironment = 1;  // str message: NVRTC itself is unusable (EnvironmentError)
 
 std::string encode_request(const std::string& source, const std::string& program_name,
@@ -63,6 +67,10 @@ std::string serve(const std::string& request) {
     w.str(res.log);
     w.bytes(res.cubin.data(), res.cubin.size());
     w.f64(res.ms);
+    w.f64(res.cpu_ms);
+    w.u64(static_cast<std::uint64_t>(res.voluntary_switches));
+    w.u64(static_cast<std::uint64_t>(res.involuntary_switches));
+    w.u64(static_cast<std::uint64_t>(res.minor_faults));
   } catch (const std::exception& e) {
     w.buffer().clear();
     w.u8(kReplyEnvironment);
@@ -79,7 +87,56 @@ CompileResult decode_reply(const std::string& reply) {
   res.log = r.str();
   r.bytes_into(res.cubin);
   res.ms = r.f64();
+  res.cpu_ms = r.f64();
+  res.voluntary_switches = static_cast<long long>(r.u64());
+  res.involuntary_switches = static_cast<long long>(r.u64());
+  res.minor_faults = static_cast<long long>(r.u64());
   return res;
+}
+
+// How many compile workers may run their first compilation at once. A worker's first compilation loads NVRTC and
+// its built-in headers into the new process: measured on a 32-core host (bench/compile_scaling.sh,
+// docs/performance.md "Compile scaling"), the first compilation of each of 32 workers started together took 1.2 s
+// (the later ones 28 ms), of 8 together about 0.1 s: the start-ups wait for each other, not for the CPU. Letting
+// a few start at a time gets every worker going sooner. AUTOTUNE_COMPILE_STARTS=N sets another limit (0: none), for
+// measuring it.
+constexpr int kConcurrentStarts = 8;
+
+int concurrent_starts() {
+  static const int n = [] {
+    const char* v = std::getenv("AUTOTUNE_COMPILE_STARTS");
+    if (v == nullptr || *v == '\0') return kConcurrentStarts;
+    const int parsed = std::atoi(v);
+    return parsed <= 0 ? 1 << 30 : parsed;
+  }();
+  return n;
+}
+
+// A process-wide count of first compilations in flight (a counting semaphore; C++17 has none).
+class StartGate {
+ public:
+  void enter() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return in_flight_ < concurrent_starts(); });
+    ++in_flight_;
+  }
+  void leave() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --in_flight_;
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int in_flight_ = 0;
+};
+
+StartGate& start_gate() {
+  static StartGate gate;
+  return gate;
 }
 
 // The compile worker of one thread: started on first use, replaced when it died.
@@ -106,7 +163,11 @@ class CompileWorker {
       }
       std::string reply;
       detail::RecvResult got = detail::RecvResult::closed;
+      const bool first = !started_;  // a new worker's first compilation goes through the start gate
+      if (first) start_gate().enter();
       if (detail::send_frame(proc_.fd, request)) got = detail::recv_frame(proc_.fd, reply, kCompileTimeoutS);
+      if (first) start_gate().leave();
+      started_ = got == detail::RecvResult::ok;
       if (got == detail::RecvResult::ok) return decode_reply(reply);
       const bool timed_out = got == detail::RecvResult::timeout;
       const std::string how = detail::stop_helper(proc_, timed_out);
@@ -123,6 +184,7 @@ class CompileWorker {
  private:
   detail::WorkerProcess proc_;
   bool spawn_failed_ = false;
+  bool started_ = false;  // proc_ has answered a compilation
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // NVRTC compilation to CUBIN for an explicit architecture, the binary cache key and config defines.
 // Needs the CUDA toolkit's libnvrtc, never a GPU or driver.
 #include <nvrtc.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -19,6 +20,26 @@
 
 namespace autotune::cuda {
 namespace {
+
+/// The calling thread's resource usage (Linux RUSAGE_THREAD): CPU time, context switches, minor page faults.
+struct ThreadUsage {
+  rusage ru{};
+  static ThreadUsage now() {
+    ThreadUsage u;
+    if (getrusage(RUSAGE_THREAD, &u.ru) != 0) u.ru = rusage{};
+    return u;
+  }
+  static double ms(const timeval& t) {
+    return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_usec) / 1e3;
+  }
+  /// Writes what this thread spent since `before` into r.
+  void since(const ThreadUsage& before, CompileResult& r) const {
+    r.cpu_ms = ms(ru.ru_utime) + ms(ru.ru_stime) - ms(before.ru.ru_utime) - ms(before.ru.ru_stime);
+    r.voluntary_switches = ru.ru_nvcsw - before.ru.ru_nvcsw;
+    r.involuntary_switches = ru.ru_nivcsw - before.ru.ru_nivcsw;
+    r.minor_faults = ru.ru_minflt - before.ru.ru_minflt;
+  }
+};
 
 bool is_directory(const std::string& path) {
   struct stat st {};
@@ -111,6 +132,7 @@ bool exceeds_hardware_limits(const std::string& compile_log) {
 CompileResult compile(const std::string& source, const Headers& headers, const std::string& program_name,
                       const std::vector<std::string>& options, const std::string& arch) {
   const auto start = std::chrono::steady_clock::now();
+  const ThreadUsage usage_before = ThreadUsage::now();
   CompileResult result;
   std::string target = arch;
   if (!target.empty() && target.find_first_not_of("0123456789") == std::string::npos) target = "sm_" + target;
@@ -185,6 +207,7 @@ CompileResult compile(const std::string& source, const Headers& headers, const s
     }
   }
   result.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  ThreadUsage::now().since(usage_before, result);
   return result;
 }
 

@@ -380,6 +380,11 @@ void Session::fill_timing() {
   t.cache_hits = d.compile.cache_hits;
   t.compile_failures = d.compile.failed;
   t.unused_compiles = d.compile.unused;
+  t.compiler_s = d.compile.compiler_ms / 1e3;
+  t.compile_cpu_s = d.compile.cpu_ms / 1e3;
+  t.compile_voluntary_switches = d.compile.voluntary_switches;
+  t.compile_involuntary_switches = d.compile.involuntary_switches;
+  t.compile_minor_faults = d.compile.minor_faults;
 }
 
 }  // namespace

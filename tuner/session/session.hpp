@@ -69,6 +69,10 @@ struct TimeSplit {
   std::size_t cache_hits = 0;        // binaries taken from the cache instead of compiling
   std::size_t compile_failures = 0;  // configurations whose compilation failed (fresh or cached)
   std::size_t unused_compiles = 0;   // speculative compilations never used
+  /// Sums over the compilations (CompileStats): the compiler's wall time, its CPU time, context switches
+  /// (voluntary: it waited; involuntary: preempted) and minor page faults of the compiling threads.
+  double compiler_s = 0, compile_cpu_s = 0;
+  long long compile_voluntary_switches = 0, compile_involuntary_switches = 0, compile_minor_faults = 0;
 };
 
 struct Result {
