@@ -299,6 +299,40 @@ TEST_CASE("sessions compile ahead across batches through prefetch", "[cpu][compi
   CHECK(r.timing.compile_jobs == 4);
 }
 
+TEST_CASE("pipeline threads are put to work while the consumer waits and never past jobs", "[cpu][compile]") {
+  auto items_of = [](int n, int sleep_us) {
+    std::vector<CompilePipeline::Item> items;
+    for (int i = 0; i < n; ++i) {
+      const std::string key = "k" + std::to_string(i);
+      items.push_back({key, instant(key, nullptr, sleep_us)});
+    }
+    return items;
+  };
+  {
+    CompilePipeline pipe(2, nullptr);  // fewer than the initial threads: all of them at once
+    CHECK(pipe.stats().active_threads == 2);
+  }
+  {
+    // Compilations slower than the consumer: it waits, and threads are added one at a time up to the cap.
+    CompilePipeline pipe(16, nullptr);
+    CHECK(pipe.stats().active_threads == CompilePipeline::kInitialThreads);
+    std::size_t taken = 0;
+    pipe.consume_in_order(items_of(200, 3000), [&](std::size_t, const CompileResult&) { ++taken; });
+    CHECK(taken == 200);
+    CHECK(pipe.stats().active_threads > CompilePipeline::kInitialThreads);
+    CHECK(pipe.stats().active_threads <= 16);
+    CHECK(pipe.jobs() == 16);
+  }
+  {
+    // A consumer slower than the compilations never waits for long: no thread is added while nothing is queued.
+    CompilePipeline pipe(16, nullptr);
+    std::vector<CompilePipeline::Item> items = items_of(20, 0);
+    pipe.consume_in_order(
+        items, [&](std::size_t, const CompileResult&) { std::this_thread::sleep_for(std::chrono::milliseconds(5)); });
+    CHECK(pipe.stats().active_threads <= CompilePipeline::kInitialThreads + 1);
+  }
+}
+
 TEST_CASE("jobs 1 and jobs 8 record identical trials", "[cpu][compile][session]") {
   auto run_with = [](int jobs) {
     Fixture f;

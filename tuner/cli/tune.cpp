@@ -85,8 +85,11 @@ std::string time_split_line(const session::Result& r) {
   }
   if (!parts.empty()) line += " (" + parts + ")";
   if (t.compile_jobs > 0)
-    line += " | compile " + fmt("%.2f s", t.compile_s) + " on " + std::to_string(t.compile_jobs) + " threads" +
-            " (idle GPU " + fmt("%.2f s)", t.idle_gpu_s);
+    line += " | compile " + fmt("%.2f s", t.compile_s) + " on " +
+            (t.compile_threads_used > 0 && t.compile_threads_used < static_cast<std::size_t>(t.compile_jobs)
+                 ? std::to_string(t.compile_threads_used) + " of "
+                 : std::string()) +
+            std::to_string(t.compile_jobs) + " threads" + " (idle GPU " + fmt("%.2f s)", t.idle_gpu_s);
   line += " | verify " + fmt("%.2f s", t.verify_s) + " | benchmark " + fmt("%.2f s", t.benchmark_s) + " | database " +
           fmt("%.2f s", t.database_s) + " | other " + fmt("%.2f s", t.other_s);
   if (t.compile_jobs > 0)
@@ -128,12 +131,12 @@ nlohmann::json stats_json(const TuningSpec& spec, const Workload& w, const Probl
   j["setup_parts_s"] = t.setup_parts_s;
   j["compile_s"] = t.compile_s;
   j["compile_jobs"] = t.compile_jobs;
+  j["compile_threads_used"] = t.compile_threads_used;
   j["idle_gpu_s"] = t.idle_gpu_s;
   j["verify_s"] = t.verify_s;
   j["benchmark_s"] = t.benchmark_s;
   j["database_s"] = t.database_s;
   j["other_s"] = t.other_s;
-  j["compile_jobs"] = t.compile_jobs;
   j["compiled"] = t.compiled;
   j["cache_hits"] = t.cache_hits;
   j["compile_failures"] = t.compile_failures;

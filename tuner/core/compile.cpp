@@ -42,6 +42,7 @@ CompileStats CompileStats::operator-(const CompileStats& o) const {
   d.voluntary_switches = voluntary_switches - o.voluntary_switches;
   d.involuntary_switches = involuntary_switches - o.involuntary_switches;
   d.minor_faults = minor_faults - o.minor_faults;
+  d.active_threads = active_threads;
   d.wait_ms = wait_ms - o.wait_ms;
   d.cache_ms = cache_ms - o.cache_ms;
   return d;
@@ -62,7 +63,9 @@ BackendStats BackendStats::operator-(const BackendStats& o) const {
 CompilePipeline::CompilePipeline(int jobs, BinaryCache* cache) : cache_(cache) {
   if (jobs <= 0) jobs = static_cast<int>(std::thread::hardware_concurrency());
   jobs = std::max(jobs, 1);
-  for (int t = 0; t < jobs; ++t) threads_.emplace_back([this] { work(); });
+  active_ = std::min<std::size_t>(kInitialThreads, static_cast<std::size_t>(jobs));
+  stats_.active_threads = active_;
+  for (int t = 0; t < jobs; ++t) threads_.emplace_back([this, t] { work(static_cast<std::size_t>(t)); });
 }
 
 CompilePipeline::~CompilePipeline() {
@@ -75,12 +78,25 @@ CompilePipeline::~CompilePipeline() {
   for (auto& t : threads_) t.join();
 }
 
-void CompilePipeline::work() {
+void CompilePipeline::maybe_grow() {
+  if (growing_ || active_ >= threads_.size()) return;
+  bool queued = false;
+  for (auto* q : {&demanded_, &speculative_})
+    for (const EntryPtr& e : *q) queued = queued || e->state == State::queued;
+  if (!queued) return;
+  ++active_;
+  stats_.active_threads = active_;
+  growing_ = true;
+  work_cv_.notify_all();
+}
+
+void CompilePipeline::work(std::size_t index) {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     EntryPtr e;
     work_cv_.wait(lock, [&] {
       if (stop_) return true;
+      if (index >= active_) return false;  // not put to work (yet)
       // Demanded tasks first; entries that started elsewhere or were dropped are skipped.
       for (auto* q : {&demanded_, &speculative_}) {
         while (!q->empty() && q->front()->state != State::queued) q->pop_front();
@@ -108,6 +124,7 @@ void CompilePipeline::work() {
       }
     }
     lock.lock();
+    if (index + 1 == active_) growing_ = false;  // the thread added last has finished a task
     ++stats_.compiled;
     stats_.thread_ms += ms;
     if (result) {
@@ -191,6 +208,7 @@ CompileResult CompilePipeline::take(const std::string& key) {
   }
   EntryPtr e = it->second;
   if (e->state != State::done) {
+    maybe_grow();
     ScopedTimer timer(stats_.wait_ms);  // under mu_ again when the wait returns
     done_cv_.wait(lock, [&] { return e->state == State::done || e->state == State::dropped; });
   }

@@ -76,6 +76,9 @@ struct CompileStats {
   long long voluntary_switches = 0, involuntary_switches = 0, minor_faults = 0;
   double wait_ms = 0;          // wall time take() waited for an unfinished compilation (the consumer idled)
   double cache_ms = 0;         // time spent in BinaryCache::get/put
+  /// Pool threads put to work so far (CompilePipeline starts few and adds them while the consumer waits); not a
+  /// sum: operator- keeps this side's value.
+  std::size_t active_threads = 0;
 
   CompileStats operator-(const CompileStats& o) const;
 };
@@ -92,6 +95,10 @@ struct CompileStats {
 /// - The cache is asked first (on the consumer's thread), so a hit never compiles; fresh results, failures
 ///   included, are put into the cache when taken.
 /// - cancel() and the destructor skip every task not yet started and wait for the running ones.
+/// - Threads are put to work as needed: kInitialThreads at first, then one more each time the consumer has to wait
+///   for a result while tasks are queued, once the thread added last has finished a task (a thread's first task
+///   may start a compile worker process, which costs more than a compilation: docs/performance.md "Compile
+///   scaling"); jobs is the cap.
 /// Thread-safety: submit, prefetch, take, cancel and stats are for one consumer thread; tasks run on the pool's
 /// threads and must be thread-safe.
 class CompilePipeline {
@@ -101,6 +108,8 @@ class CompilePipeline {
     std::string key;
     Task task;
   };
+
+  static constexpr std::size_t kInitialThreads = 4;
 
   /// jobs <= 0: std::thread::hardware_concurrency(). cache may be null; it must outlive the pipeline.
   CompilePipeline(int jobs, BinaryCache* cache);
@@ -140,7 +149,10 @@ class CompilePipeline {
   };
   using EntryPtr = std::shared_ptr<Entry>;
 
-  void work();
+  void work(std::size_t index);
+  /// Under mu_: puts one more thread to work if the consumer is about to wait, tasks are queued, and the thread
+  /// added last has finished a task.
+  void maybe_grow();
   /// A new entry for key: done at once on a cache hit, else queued. Caller holds no lock.
   EntryPtr make_entry(const std::string& key, Task task);
   void drop(const EntryPtr& e);  // mu_ held
@@ -153,6 +165,8 @@ class CompilePipeline {
   std::deque<EntryPtr> demanded_, speculative_;
   std::uint64_t round_ = 0;
   bool stop_ = false;
+  std::size_t active_ = 0;  // threads 0 .. active_-1 take tasks
+  bool growing_ = false;    // the thread added last has not finished a task yet
   CompileStats stats_;
   std::vector<std::thread> threads_;
 };
