@@ -331,6 +331,16 @@ TEST_CASE("pipeline threads are put to work while the consumer waits and never p
         items, [&](std::size_t, const CompileResult&) { std::this_thread::sleep_for(std::chrono::milliseconds(5)); });
     CHECK(pipe.stats().active_threads <= CompilePipeline::kInitialThreads + 1);
   }
+  {
+    // Threads not put to work wait on the same condition: a single task must still reach a working thread (a
+    // wake-up that went to one of the idle ones would leave it queued forever). Many rounds of one task each.
+    CompilePipeline pipe(64, nullptr);
+    for (int round = 0; round < 200; ++round) {
+      const std::string key = "r" + std::to_string(round);
+      pipe.submit(key, instant(key));
+      CHECK(pipe.take(key).log == key);
+    }
+  }
 }
 
 TEST_CASE("jobs 1 and jobs 8 record identical trials", "[cpu][compile][session]") {

@@ -87,6 +87,7 @@ void CompilePipeline::maybe_grow() {
   ++active_;
   stats_.active_threads = active_;
   growing_ = true;
+  finished_since_growth_ = 0;
   work_cv_.notify_all();
 }
 
@@ -124,7 +125,9 @@ void CompilePipeline::work(std::size_t index) {
       }
     }
     lock.lock();
-    if (index + 1 == active_) growing_ = false;  // the thread added last has finished a task
+    // The thread added last has finished a task, or as many tasks as threads have finished since it was added (it
+    // may never get one while the others keep up).
+    if (index + 1 == active_ || ++finished_since_growth_ >= active_) growing_ = false;
     ++stats_.compiled;
     stats_.thread_ms += ms;
     if (result) {
@@ -184,7 +187,7 @@ void CompilePipeline::submit(const std::string& key, Task task) {
     if (e.demands++ == 0 && e.state == State::queued) {
       demanded_.push_back(it->second);  // promoted ahead of the speculation
       lock.unlock();
-      work_cv_.notify_one();
+      work_cv_.notify_all();  // threads not put to work wait on it too: one could take the only wake-up
     }
     return;
   }
@@ -196,7 +199,7 @@ void CompilePipeline::submit(const std::string& key, Task task) {
   if (e->state == State::queued) {
     demanded_.push_back(e);
     lock.unlock();
-    work_cv_.notify_one();
+    work_cv_.notify_all();  // threads not put to work wait on it too: one could take the only wake-up
   }
 }
 

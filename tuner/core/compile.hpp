@@ -96,7 +96,8 @@ struct CompileStats {
 ///   included, are put into the cache when taken.
 /// - cancel() and the destructor skip every task not yet started and wait for the running ones.
 /// - Threads are put to work as needed: kInitialThreads at first, then one more each time the consumer has to wait
-///   for a result while tasks are queued, once the thread added last has finished a task (a thread's first task
+///   for a result while tasks are queued, once the thread added last has finished a task, or as many tasks as
+///   there are threads at work have finished since it was added (a thread's first task
 ///   may start a compile worker process, which costs more than a compilation: docs/performance.md "Compile
 ///   scaling"); jobs is the cap.
 /// Thread-safety: submit, prefetch, take, cancel and stats are for one consumer thread; tasks run on the pool's
@@ -167,6 +168,7 @@ class CompilePipeline {
   bool stop_ = false;
   std::size_t active_ = 0;  // threads 0 .. active_-1 take tasks
   bool growing_ = false;    // the thread added last has not finished a task yet
+  std::size_t finished_since_growth_ = 0;
   CompileStats stats_;
   std::vector<std::thread> threads_;
 };
