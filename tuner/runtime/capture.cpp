@@ -8,7 +8,6 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
-#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -172,6 +171,10 @@ std::string capture_file_name(const std::string& kernel, const ProblemKey& probl
   return name + ".tune.json";
 }
 
+std::string capture_path(const CaptureSettings& s, const std::string& kernel, const ProblemKey& problem) {
+  return (fs::path(s.dir) / capture_file_name(kernel, problem)).string();
+}
+
 std::uint64_t capture_bytes(const CaptureRecord& r) {
   std::uint64_t total = 0;
   for (const CapturedArgument& a : r.args) total += a.before.size() + a.after.size();
@@ -228,7 +231,7 @@ std::string write_capture(const CaptureSettings& s, const TuningSpec& spec, cons
                   " captured by an application (AUTOTUNE_CAPTURE); tune it with "
                   "`autotune tune THIS_FILE`";
 
-  const fs::path path = dir / capture_file_name(spec.name, r.problem);
+  const fs::path path = capture_path(s, spec.name, r.problem);
   write_atomically(path, [&](const std::string& tmp) { write_text(tmp, j.dump(2) + "\n"); });
   return path.string();
 }

@@ -60,6 +60,9 @@ struct CaptureRecord {
 /// ProblemKey::key(), without the data tag; characters other than [A-Za-z0-9_.=-] become '_').
 std::string capture_file_name(const std::string& kernel, const ProblemKey& problem);
 
+/// The path of the capture of (kernel, problem) in s.dir: s.dir + "/" + capture_file_name(kernel, problem).
+std::string capture_path(const CaptureSettings& s, const std::string& kernel, const ProblemKey& problem);
+
 /// Bytes of data a capture of this launch writes (before + after of every argument).
 std::uint64_t capture_bytes(const CaptureRecord& r);
 

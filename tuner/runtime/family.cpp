@@ -203,11 +203,10 @@ class Family {
   /// capture already on disk, a file that cannot be written) is said on stderr and the launch runs as always.
   void capture_launch(Prepared& p, const std::uintptr_t* ptrs, const std::uintptr_t* user_ptrs,
                       const std::uint64_t* scalars, void* stream) {
-    using runtime_detail::CapturedArgument;
     const auto start = std::chrono::steady_clock::now();
     Choice& c = p.choice;
     const std::string what = "autotune: capture of " + spec_.name + " (" + c.problem + ")";
-    const std::string path = capture_->dir + "/" + runtime_detail::capture_file_name(spec_.name, problem_of(c));
+    const std::string path = runtime_detail::capture_path(*capture_, spec_.name, problem_of(c));
     std::error_code ec;
     if (std::filesystem::exists(path, ec)) {
       set_outcome(c, "not captured: " + path + " exists");
