@@ -3,14 +3,15 @@
 # with 1 and 2 ranks, each case with a fresh database and a cold binary cache:
 #   thr_*   the 270-configuration throughput space (bench/tuning_throughput.sh) at n = 2^26
 #   scan_*  the full scan space at n = 2^26 (float32 inclusive sum)
+#   red28_*, scan28_*  full brute force of the reduction and scan spaces at n = 2^28 (one process, 2 ranks)
 #   sim_*   a replay of the 2436 recorded reduction configurations (tests/data/recorded_h200.db): no GPU work,
 #           so the difference to the single process is the MPI overhead per configuration
 # Two ranks on a machine with one GPU share it (correctness and overhead, not speed: their timed samples
 # overlap); with RANKS_GPU=2 on a machine with two GPUs each rank drives its own (node-local rank -> GPU).
-# Ranks split the cores: with R ranks each compiles on nproc/R threads.
+# Ranks split the cores: the default compile cap of a rank is its share of the node (docs/performance.md).
 #
 # Usage: OUT=<dir> bash bench/scale_out.sh <dir with the autotune binary built with -DAUTOTUNE_MPI=ON>
-#   CASES  which groups to run (default "thr scan sim"; without a GPU only sim runs)
+#   CASES  which groups to run (default "thr scan sim"; also red28, scan28; without a GPU only sim runs)
 # Writes $OUT/scale_out.md (the table), scale_out_<case>.json (--stats-json) and scale_out.log.
 set -uo pipefail
 if [ $# -ne 1 ]; then
@@ -45,17 +46,18 @@ THR=(reduction --n 67108864 --dtype float32 --op sum --values VARIANT=grid_strid
      --drop-constraint 'BLOCKS_PER_SM * BLOCK_SIZE <= 2048')
 SCAN=(scan --n 67108864)
 SIM=(reduction --n 67108864 --simulate --from "$HERE/tests/data/recorded_h200.db")
+RED28=(reduction --n 268435456 --strategy brute_force)
+SCAN28=(scan --n 268435456 --strategy brute_force)
 
 # run_case NAME RANKS (0 = no mpirun) ARGS...
 run_case() {
   local name=$1 ranks=$2
   shift 2
-  local jobs=$NPROC
-  [ "$ranks" -gt 1 ] && jobs=$((NPROC / ranks))
+  # The default command: no --jobs (each rank compiles on its share of the node's cores, ranks >= 2 included).
+  local jobs="default"
   local db=$WORK/$name.db cmd=()
   [ "$ranks" -gt 0 ] && cmd=("${MPI[@]}" -np "$ranks")
   cmd+=("$AT" --db "$db" tune "$@" --stats-json "$OUT/scale_out_$name.json")
-  [[ " $* " == *" --simulate "* ]] || cmd+=(--jobs "$jobs")
   echo "== $name: ${cmd[*]}" >> "$LOG"
   local t0 t1
   t0=$(date +%s.%N)
@@ -71,6 +73,8 @@ for group in $CASES; do
     thr) run_case thr_single 0 "${THR[@]}"; run_case thr_np1 1 "${THR[@]}"; run_case thr_np2 2 "${THR[@]}" ;;
     scan) run_case scan_single 0 "${SCAN[@]}"; run_case scan_np1 1 "${SCAN[@]}"; run_case scan_np2 2 "${SCAN[@]}" ;;
     sim) for r in 0 1 2 4; do run_case "sim_np$r" "$r" "${SIM[@]}"; done ;;
+    red28) run_case red28_single 0 "${RED28[@]}"; run_case red28_np2 2 "${RED28[@]}" ;;
+    scan28) run_case scan28_single 0 "${SCAN28[@]}"; run_case scan28_np2 2 "${SCAN28[@]}" ;;
     *) echo "error: unknown case group $group" >&2; exit 2 ;;
   esac
 done
@@ -97,7 +101,8 @@ for name, ranks, jobs, rc, cmd_s in rows:
         base[group] = (rate, s["wall_s"], n)
     x = rate / base[group][0] if group in base and base[group][0] > 0 else float("nan")
     best = s.get("best") or {}
-    print(f"| {name} | {ranks if ranks != '0' else '- (no mpirun)'} | {jobs} | {n} | {float(cmd_s):.2f} | "
+    print(f"| {name} | {ranks if ranks != '0' else '- (no mpirun)'} | {s.get('compile_threads_used', '?')} of "
+          f"{s.get('compile_jobs', jobs)} | {n} | {float(cmd_s):.2f} | "
           f"{s['wall_s']:.2f} | {rate:.1f} | {x:.2f} | {best.get('median_ns', 0) / 1e3:.2f} us | "
           f"`{best.get('label', '-')}` |")
     if group == "sim" and ranks != "0" and group in base and n:

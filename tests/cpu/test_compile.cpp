@@ -439,3 +439,106 @@ TEST_CASE("the time split adds up to the wall time", "[cpu][compile][session]") 
   CHECK(parts == Approx(t.wall_s).epsilon(1e-6));
   CHECK(t.compiled == f.valid());
 }
+
+namespace {
+
+/// Drives a ConcurrencyRule like a pipeline whose consumer always waits with tasks queued. Each round, every
+/// active thread finishes one task: task t's own CPU time is cpu_of(t) (the configuration's compile cost, which
+/// varies from task to task), and its wall time is that divided by share(k), the fraction of a core a thread
+/// gets with k at work. First tasks take first_ms. Returns the active counts after each round.
+std::vector<std::size_t> drive(ConcurrencyRule& rule, const std::function<double(std::size_t)>& share,
+                               std::size_t rounds, const std::function<double(std::size_t)>& cpu_of,
+                               double first_ms = 100) {
+  std::vector<bool> worked(rule.cap(), false);
+  std::vector<std::size_t> trace;
+  std::size_t task = 0;
+  for (std::size_t r = 0; r < rounds; ++r) {
+    rule.on_wait(true);
+    const std::size_t k = rule.active();
+    for (std::size_t i = 0; i < k; ++i, ++task) {
+      const double cpu = cpu_of(task);
+      rule.on_finished(i, worked[i] ? cpu / share(k) : first_ms, worked[i] ? cpu : first_ms, !worked[i]);
+      worked[i] = true;
+    }
+    trace.push_back(rule.active());
+  }
+  return trace;
+}
+
+/// Compile costs that vary 10x from one configuration to the next (small and large tiles alternate unevenly).
+double mixed_cost(std::size_t t) { return (t % 3 == 0) ? 200.0 : (t % 7 == 0 ? 60.0 : 20.0); }
+
+}  // namespace
+
+TEST_CASE("concurrency rule: grows while more threads do more compile work at once, never past the cap",
+          "[cpu][compile]") {
+  // Free cores (each thread gets 95% of one): growth to the cap, whatever the configurations' compile costs.
+  ConcurrencyRule rule(12, 4);
+  CHECK(rule.active() == 4);
+  const auto trace = drive(
+      rule, [](std::size_t) { return 0.95; }, 80, mixed_cost);
+  CHECK(trace.back() == 12);
+  CHECK(rule.shrinks() == 0);
+  CHECK(std::is_sorted(trace.begin(), trace.end()));
+  // Not queued, or the added thread has not finished a task: no growth.
+  ConcurrencyRule idle(8, 2);
+  CHECK_FALSE(idle.on_wait(false));
+  CHECK(idle.on_wait(true));
+  CHECK_FALSE(idle.on_wait(true));  // the third thread has not finished its first task
+  idle.on_finished(2, 100, 100, true);
+  CHECK(idle.on_wait(true));
+  CHECK(idle.active() == 4);
+  // CPU time not measured (0): never a reason to stop a thread.
+  ConcurrencyRule blind(10, 4);
+  drive(
+      blind, [](std::size_t k) { return k <= 5 ? 1.0 : 5.0 / static_cast<double>(k); }, 80,
+      [](std::size_t) { return 0.0; });
+  CHECK(blind.shrinks() == 0);
+  CHECK(blind.active() == 10);
+}
+
+TEST_CASE("concurrency rule: shrinks when one more thread does not add compile work", "[cpu][compile]") {
+  // Six cores free for compilation: past 6 threads they share them (each gets 6/k of a core), so the 7th adds
+  // nothing. The varying compile costs must not hide that, nor make it shrink earlier.
+  auto share = [](std::size_t k) { return k <= 6 ? 0.95 : 6.0 * 0.95 / static_cast<double>(k); };
+  ConcurrencyRule rule(32, 4);
+  const auto trace = drive(rule, share, 120, mixed_cost);
+  CHECK(rule.shrinks() == 1);
+  CHECK(rule.ceiling() == 6);
+  CHECK(trace.back() == 6);
+  CHECK(*std::max_element(trace.begin(), trace.end()) == 7);  // it tried 7 once, then stayed at 6
+  // A slowdown in CPU time, not in waits (each thread keeps its core, but past 8 threads every compilation costs 5x
+  // the CPU time): the level that caused it is given back.
+  ConcurrencyRule cpu_bound(32, 4);
+  std::size_t k_now = 4;
+  drive(
+      cpu_bound,
+      [&](std::size_t k) {
+        k_now = k;
+        return 0.95;
+      },
+      120, [&](std::size_t t) { return mixed_cost(t) * (k_now <= 8 ? 1.0 : 5.0); });
+  CHECK(cpu_bound.shrinks() == 1);
+  CHECK(cpu_bound.active() == 8);
+  // First compilations (start-up) do not count: threads whose first task is slow are not stopped for it.
+  ConcurrencyRule startup(8, 4);
+  drive(
+      startup, [](std::size_t) { return 0.95; }, 60, mixed_cost, 5000);
+  CHECK(startup.shrinks() == 0);
+  CHECK(startup.active() == 8);
+}
+
+TEST_CASE("compile threads: a process's share of the node's cores", "[cpu][compile]") {
+  CHECK(compile_jobs_share(32, 32, 1) == 32);  // alone on the node
+  CHECK(compile_jobs_share(32, 32, 2) == 16);  // two unbound ranks share it
+  CHECK(compile_jobs_share(32, 32, 3) == 10);
+  CHECK(compile_jobs_share(8, 32, 2) == 8);  // bound by the launcher: the affinity set is its share already
+  CHECK(compile_jobs_share(0, 16, 2) == 8);  // affinity unknown: the online cores
+  CHECK(compile_jobs_share(2, 2, 4) == 1);   // never below one
+  CHECK(compile_jobs_share(0, 0, 1) == 1);
+  CHECK(default_compile_jobs() >= 1);
+  CHECK(default_compile_jobs(1) >= default_compile_jobs(64));
+  // A pipeline with the default cap never puts more threads to work than the share.
+  CompilePipeline pipe(0, nullptr);
+  CHECK(static_cast<std::size_t>(pipe.jobs()) == default_compile_jobs());
+}

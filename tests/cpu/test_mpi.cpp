@@ -126,6 +126,18 @@ TEST_CASE("mpi: 4 ranks record exactly the trials of one process with the same s
   INFO(multi.out << multi.err);
   REQUIRE(multi.exit_code == 0);
   CHECK_THAT(multi.err, Catch::Contains("mpi: 4 ranks"));
+  // Ranks on one node share its cores instead of each taking all of them (bound ranks: their affinity set).
+  const std::size_t online = std::max(1u, std::thread::hardware_concurrency());
+  std::size_t shares = 0;
+  for (std::size_t at = multi.err.find("its share "); at != std::string::npos;
+       at = multi.err.find("its share ", at + 1)) {
+    const std::size_t cores = std::stoul(multi.err.substr(at + 10));
+    CHECK(cores >= 1);
+    CHECK(cores <= std::max<std::size_t>(1, online / 2));  // 4 ranks: a quarter of the node, or a bound subset
+    ++shares;
+  }
+  CHECK(shares == 4);
+  CHECK_THAT(multi.err, Catch::Contains("4 ranks on its node"));
 
   const auto a = trials_of(dir / "single.db"), b = trials_of(dir / "mpi.db");
   REQUIRE(a.size() == 300);

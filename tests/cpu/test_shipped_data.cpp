@@ -23,7 +23,7 @@ const std::string kData = AUTOTUNE_TEST_DATA_DIR;
 }
 
 TEST_CASE("every cell of the shipped recordings is served by today's kernel sources", "[cpu][shipped]") {
-  for (const char* file : {"recorded_h100.db", "recorded_h200.db"}) {
+  for (const char* file : {"recorded_h100.db", "recorded_h200.db", "landscapes_h100.db"}) {
     auto db = db::Database::open(kData + "/" + file, db::Database::Mode::read_only);
     std::set<std::string> kernels;
     for (const db::TrialRow& t : db->trials({})) kernels.insert(t.kernel);

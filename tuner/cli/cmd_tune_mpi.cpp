@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tuner/cli/tune.hpp"
+#include "tuner/core/compile_concurrency.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
@@ -102,18 +103,28 @@ int run_tune_mpi(const TuneArgs& ta, const std::string& db_path) {
     const auto n = static_cast<int>(cuda::list_devices().size());
     if (n > 0) gpu = comm.local_rank() % n;
   }
+  // Ranks that share a node share its cores: each compiles on at most its share unless --jobs says otherwise.
+  const std::size_t cores = default_compile_jobs(static_cast<std::size_t>(std::max(comm.local_size(), 1)));
+  TuneArgs rank_args = ta;
+  if (rank_args.jobs <= 0) rank_args.jobs = static_cast<int>(cores);
   const std::string where = "host=" + comm.host() + " rank=" + std::to_string(comm.rank()) +
                             (ta.simulate ? std::string(" replay") : " gpu=" + std::to_string(gpu));
+  const std::string share = std::to_string(cores) + " of " + std::to_string(std::thread::hardware_concurrency()) +
+                            " cores (" + std::to_string(comm.local_size()) + " ranks on its node)";
+  const std::string note = ta.simulate ? "its share " + share
+                                       : "compile threads <= " + std::to_string(rank_args.jobs) +
+                                             (ta.jobs > 0 ? std::string(" (--jobs)") : ": its share, " + share);
   // Rank 0 keeps compiled binaries in the database (its own connection); the other ranks, which may not reach
   // that file, in memory or in --binary-cache.
   auto make = [&]() -> std::unique_ptr<Backend> {
     std::unique_ptr<db::Database> cache_conn;
     if (comm.rank() == 0 && !ta.simulate && ta.binary_cache.empty()) cache_conn = db::Database::open(db_path);
-    LocalBackend lb = make_local_backend(ta, spec, adapter, db_path, gpu, cache_conn.get());
+    LocalBackend lb = make_local_backend(rank_args, spec, adapter, db_path, gpu, cache_conn.get());
     return std::make_unique<OwningBackend>(std::move(cache_conn), std::move(lb));
   };
   mpi::ServeOptions so;
   so.coordinator_timeout_s = std::max(600.0, 4 * ta.rank_timeout);
+  so.note = note;
   if (comm.rank() != 0) return mpi::serve(comm, make, where, so);
 
   std::unique_ptr<mpi::RankServer> local;
@@ -122,6 +133,7 @@ int run_tune_mpi(const TuneArgs& ta, const std::string& db_path) {
   } catch (const std::exception& e) {
     local = std::make_unique<mpi::RankServer>(nullptr, where, e.what());
   }
+  local->set_note(note);
   mpi::ClusterOptions co;
   co.rank_timeout_s = ta.rank_timeout;
   mpi::Cluster cluster(comm, std::move(local), co);
@@ -129,7 +141,8 @@ int run_tune_mpi(const TuneArgs& ta, const std::string& db_path) {
   std::cerr << "mpi: " << ranks.size() << " ranks\n";
   for (const mpi::RankInfo& r : ranks)
     std::cerr << "  rank " << r.rank << ": " << (r.where.empty() ? std::string("?") : r.where) << "  "
-              << (r.usable ? r.device.name + " (" + r.kind + ")" : "not measuring: " + r.error) << "\n";
+              << (r.usable ? r.device.name + " (" + r.kind + ")" : "not measuring: " + r.error)
+              << (r.note.empty() ? std::string() : "; " + r.note) << "\n";
   const auto groups = cluster.groups();
   int code = 0;
   if (groups.size() == 1) {

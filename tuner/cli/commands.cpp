@@ -13,6 +13,11 @@ namespace autotune::cli {
 
 namespace {
 
+/// --jobs of tune and of the commands that compile.
+constexpr const char* kJobsHelp =
+    "most compile threads at once (default: the cores of this process, shared among the MPI ranks on its node; "
+    "fewer run while more would not help)";
+
 /// Help of --timeout (tune, explore).
 constexpr const char* kTimeoutHelp =
     "seconds one verification run may take before the configuration is recorded as a timeout and the GPU worker "
@@ -169,7 +174,7 @@ void add_tune_measure_options(CLI::App* c, TuneArgs& a) {
 
 /// tune's remaining options: compilation, outputs, the GPU, replay and MPI.
 void add_tune_run_options(CLI::App* c, TuneArgs& a) {
-  c->add_option("--jobs", a.jobs, "compile threads (default: all cores)")->transform(positive_integer<int>());
+  c->add_option("--jobs", a.jobs, kJobsHelp)->transform(positive_integer<int>());
   c->add_flag("--compile-in-process", a.compile_in_process,
               "run NVRTC on the compile threads instead of one compile worker process per thread");
   c->add_option("--binary-cache", a.binary_cache,
@@ -223,7 +228,7 @@ void add_revalidate(CLI::App& app, Globals& g) {
       ->capture_default_str()
       ->transform(number_in(0.0, 100.0));
   add_tune_measure_options(c, a->t);
-  c->add_option("--jobs", a->t.jobs, "compile threads (default: all cores)")->transform(positive_integer<int>());
+  c->add_option("--jobs", a->t.jobs, kJobsHelp)->transform(positive_integer<int>());
   c->add_option("--binary-cache", a->t.binary_cache,
                 "database whose binaries table caches the compiled kernels (default: --db itself)");
   c->add_option("--gpu", a->t.device, "GPU ordinal")->capture_default_str()->transform(non_negative_integer<int>());

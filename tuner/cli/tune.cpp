@@ -89,7 +89,11 @@ std::string time_split_line(const session::Result& r) {
             (t.compile_threads_used > 0 && t.compile_threads_used < static_cast<std::size_t>(t.compile_jobs)
                  ? std::to_string(t.compile_threads_used) + " of "
                  : std::string()) +
-            std::to_string(t.compile_jobs) + " threads" + " (idle GPU " + fmt("%.2f s)", t.idle_gpu_s);
+            std::to_string(t.compile_jobs) + " threads" +
+            (t.compile_threads_stopped > 0
+                 ? ", " + std::to_string(t.compile_threads_stopped) + " stopped for no gain in compilations/s"
+                 : std::string()) +
+            " (idle GPU " + fmt("%.2f s)", t.idle_gpu_s);
   line += " | verify " + fmt("%.2f s", t.verify_s) + " | benchmark " + fmt("%.2f s", t.benchmark_s) + " | database " +
           fmt("%.2f s", t.database_s) + " | other " + fmt("%.2f s", t.other_s);
   if (t.compile_jobs > 0)
@@ -132,6 +136,7 @@ nlohmann::json stats_json(const TuningSpec& spec, const Workload& w, const Probl
   j["compile_s"] = t.compile_s;
   j["compile_jobs"] = t.compile_jobs;
   j["compile_threads_used"] = t.compile_threads_used;
+  j["compile_threads_stopped"] = t.compile_threads_stopped;
   j["idle_gpu_s"] = t.idle_gpu_s;
   j["verify_s"] = t.verify_s;
   j["benchmark_s"] = t.benchmark_s;

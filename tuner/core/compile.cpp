@@ -43,6 +43,7 @@ CompileStats CompileStats::operator-(const CompileStats& o) const {
   d.involuntary_switches = involuntary_switches - o.involuntary_switches;
   d.minor_faults = minor_faults - o.minor_faults;
   d.active_threads = active_threads;
+  d.shrinks = shrinks - o.shrinks;
   d.wait_ms = wait_ms - o.wait_ms;
   d.cache_ms = cache_ms - o.cache_ms;
   return d;
@@ -60,12 +61,13 @@ BackendStats BackendStats::operator-(const BackendStats& o) const {
   return d;
 }
 
-CompilePipeline::CompilePipeline(int jobs, BinaryCache* cache) : cache_(cache) {
-  if (jobs <= 0) jobs = static_cast<int>(std::thread::hardware_concurrency());
-  jobs = std::max(jobs, 1);
-  active_ = std::min<std::size_t>(kInitialThreads, static_cast<std::size_t>(jobs));
-  stats_.active_threads = active_;
-  for (int t = 0; t < jobs; ++t) threads_.emplace_back([this, t] { work(static_cast<std::size_t>(t)); });
+CompilePipeline::CompilePipeline(int jobs, BinaryCache* cache)
+    : cache_(cache),
+      rule_(jobs > 0 ? static_cast<std::size_t>(jobs) : default_compile_jobs(), kInitialThreads),
+      worked_(rule_.cap(), false) {
+  stats_.active_threads = rule_.active();
+  // Threads are started as the rule puts them to work (an idle thread would still wake on every queued task).
+  for (std::size_t t = 0; t < rule_.active(); ++t) threads_.emplace_back([this, t] { work(t); });
 }
 
 CompilePipeline::~CompilePipeline() {
@@ -79,16 +81,15 @@ CompilePipeline::~CompilePipeline() {
 }
 
 void CompilePipeline::maybe_grow() {
-  if (growing_ || active_ >= threads_.size()) return;
   bool queued = false;
   for (auto* q : {&demanded_, &speculative_})
     for (const EntryPtr& e : *q) queued = queued || e->state == State::queued;
-  if (!queued) return;
-  ++active_;
-  stats_.active_threads = active_;
-  growing_ = true;
-  finished_since_growth_ = 0;
-  work_cv_.notify_all();
+  if (!rule_.on_wait(queued)) return;
+  stats_.active_threads = rule_.active();
+  while (threads_.size() < rule_.active()) {
+    const std::size_t t = threads_.size();
+    threads_.emplace_back([this, t] { work(t); });  // it takes mu_ once this thread releases it
+  }
 }
 
 void CompilePipeline::work(std::size_t index) {
@@ -96,8 +97,7 @@ void CompilePipeline::work(std::size_t index) {
   for (;;) {
     EntryPtr e;
     work_cv_.wait(lock, [&] {
-      if (stop_) return true;
-      if (index >= active_) return false;  // not put to work (yet)
+      if (stop_ || index >= rule_.active()) return true;  // stopping, or this thread was stopped by the rule
       // Demanded tasks first; entries that started elsewhere or were dropped are skipped.
       for (auto* q : {&demanded_, &speculative_}) {
         while (!q->empty() && q->front()->state != State::queued) q->pop_front();
@@ -109,7 +109,7 @@ void CompilePipeline::work(std::size_t index) {
       }
       return false;
     });
-    if (stop_) return;
+    if (stop_ || !e) return;
     e->state = State::running;
     Task task = std::move(e->task);
     lock.unlock();
@@ -125,9 +125,11 @@ void CompilePipeline::work(std::size_t index) {
       }
     }
     lock.lock();
-    // The thread added last has finished a task, or as many tasks as threads have finished since it was added (it
-    // may never get one while the others keep up).
-    if (index + 1 == active_ || ++finished_since_growth_ >= active_) growing_ = false;
+    if (rule_.on_finished(index, ms, result ? result->cpu_ms : 0.0, !worked_[index])) {
+      stats_.active_threads = rule_.active();
+      ++stats_.shrinks;
+    }
+    worked_[index] = true;
     ++stats_.compiled;
     stats_.thread_ms += ms;
     if (result) {

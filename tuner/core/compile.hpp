@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include "tuner/core/compile_concurrency.hpp"
+
 namespace autotune {
 
 /// Outcome of one compilation. A failure is a result (ok = false, log says why), not an exception.
@@ -79,6 +81,7 @@ struct CompileStats {
   /// Pool threads put to work so far (CompilePipeline starts few and adds them while the consumer waits); not a
   /// sum: operator- keeps this side's value.
   std::size_t active_threads = 0;
+  std::size_t shrinks = 0;  // threads stopped because adding them did not raise the compilations per second
 
   CompileStats operator-(const CompileStats& o) const;
 };
@@ -95,11 +98,9 @@ struct CompileStats {
 /// - The cache is asked first (on the consumer's thread), so a hit never compiles; fresh results, failures
 ///   included, are put into the cache when taken.
 /// - cancel() and the destructor skip every task not yet started and wait for the running ones.
-/// - Threads are put to work as needed: kInitialThreads at first, then one more each time the consumer has to wait
-///   for a result while tasks are queued, once the thread added last has finished a task, or as many tasks as
-///   there are threads at work have finished since it was added (a thread's first task
-///   may start a compile worker process, which costs more than a compilation: docs/performance.md "Compile
-///   scaling"); jobs is the cap.
+/// - Threads are put to work as needed (ConcurrencyRule, compile_concurrency.hpp): kInitialThreads at first, one
+///   more each time the consumer has to wait for a result while tasks are queued, and one fewer when the last one
+///   added did not raise the compilations per second; jobs is the cap.
 /// Thread-safety: submit, prefetch, take, cancel and stats are for one consumer thread; tasks run on the pool's
 /// threads and must be thread-safe.
 class CompilePipeline {
@@ -112,13 +113,15 @@ class CompilePipeline {
 
   static constexpr std::size_t kInitialThreads = 4;
 
-  /// jobs <= 0: std::thread::hardware_concurrency(). cache may be null; it must outlive the pipeline.
+  /// jobs <= 0: default_compile_jobs() (this process's share of the node's cores). cache may be null; it must
+  /// outlive the pipeline.
   CompilePipeline(int jobs, BinaryCache* cache);
   ~CompilePipeline();
   CompilePipeline(const CompilePipeline&) = delete;
   CompilePipeline& operator=(const CompilePipeline&) = delete;
 
-  int jobs() const { return static_cast<int>(threads_.size()); }
+  /// The cap: most threads at once.
+  int jobs() const { return static_cast<int>(rule_.cap()); }
 
   /// Demands the result for key (compiled by task unless cached or already in the pipeline). Each submit is
   /// matched by one take.
@@ -151,8 +154,7 @@ class CompilePipeline {
   using EntryPtr = std::shared_ptr<Entry>;
 
   void work(std::size_t index);
-  /// Under mu_: puts one more thread to work if the consumer is about to wait, tasks are queued, and the thread
-  /// added last has finished a task.
+  /// Under mu_: the consumer is about to wait; asks rule_ whether to put one more thread to work.
   void maybe_grow();
   /// A new entry for key: done at once on a cache hit, else queued. Caller holds no lock.
   EntryPtr make_entry(const std::string& key, Task task);
@@ -166,11 +168,10 @@ class CompilePipeline {
   std::deque<EntryPtr> demanded_, speculative_;
   std::uint64_t round_ = 0;
   bool stop_ = false;
-  std::size_t active_ = 0;  // threads 0 .. active_-1 take tasks
-  bool growing_ = false;    // the thread added last has not finished a task yet
-  std::size_t finished_since_growth_ = 0;
+  ConcurrencyRule rule_;              // threads 0 .. rule_.active()-1 take tasks
+  std::vector<bool> worked_;          // per thread: it has finished a task (its next ones are steady)
+  std::vector<std::thread> threads_;  // started as rule_ puts them to work; written under mu_
   CompileStats stats_;
-  std::vector<std::thread> threads_;
 };
 
 }  // namespace autotune

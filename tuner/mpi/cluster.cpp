@@ -108,6 +108,7 @@ struct Cluster::State {
     const auto j = nlohmann::json::parse(payload);
     RankInfo& ri = info[r];
     ri.where = j.value("where", "");
+    ri.note = j.value("note", "");
     ri.usable = j.value("ok", false);
     ri.error = j.value("error", "");
     if (ri.usable) {
@@ -184,6 +185,13 @@ void add(BackendStats& a, const BackendStats& b) {
   a.compile.thread_ms += b.compile.thread_ms;
   a.compile.wait_ms += b.compile.wait_ms;
   a.compile.cache_ms += b.compile.cache_ms;
+  a.compile.compiler_ms += b.compile.compiler_ms;
+  a.compile.cpu_ms += b.compile.cpu_ms;
+  a.compile.voluntary_switches += b.compile.voluntary_switches;
+  a.compile.involuntary_switches += b.compile.involuntary_switches;
+  a.compile.minor_faults += b.compile.minor_faults;
+  a.compile.active_threads += b.compile.active_threads;  // threads at work over all ranks, like compile_jobs
+  a.compile.shrinks += b.compile.shrinks;
   a.compile_jobs += b.compile_jobs;
   a.verify_ms += b.verify_ms;
   a.benchmark_ms += b.benchmark_ms;

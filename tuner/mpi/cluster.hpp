@@ -23,6 +23,7 @@ struct ClusterOptions {
 struct RankInfo {
   int rank = 0;
   std::string where;   // "host=node1 rank=2 gpu=0"
+  std::string note;    // what else the rank said about itself ("compile threads <= 16: its share of 32 cores")
   bool usable = false; // said hello with a working backend
   std::string error;   // why not, or why it was taken out later
   DeviceInfo device;

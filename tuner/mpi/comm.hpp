@@ -34,6 +34,8 @@ class Comm {
   int size() const { return size_; }
   /// Rank among the ranks of this node (MPI_COMM_TYPE_SHARED): the default GPU ordinal.
   int local_rank() const { return local_rank_; }
+  /// Ranks of the job on this rank's node (shared-memory domain); 1 when MPI cannot tell.
+  int local_size() const { return local_size_; }
   const std::string& host() const { return host_; }
 
   /// Sends payload; waits at most timeout_s for the transfer to complete. false when it failed or did not
@@ -49,7 +51,7 @@ class Comm {
   [[noreturn]] void abort(int code);
 
  private:
-  int rank_ = 0, size_ = 1, local_rank_ = 0;
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   bool finalize_ = true;
   std::string host_;
   std::mutex mu_;

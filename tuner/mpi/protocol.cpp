@@ -68,11 +68,28 @@ DeviceInfo device_from_json(const nlohmann::json& j) {
 
 nlohmann::json to_json(const BackendStats& s) {
   const CompileStats& c = s.compile;
-  return {{"compiled", c.compiled},   {"taken", c.taken},         {"cache_hits", c.cache_hits},
-          {"failed", c.failed},       {"unused", c.unused},       {"cancelled", c.cancelled},
-          {"thread_ms", c.thread_ms}, {"wait_ms", c.wait_ms},     {"cache_ms", c.cache_ms},
-          {"jobs", s.compile_jobs},   {"verify_ms", s.verify_ms}, {"benchmark_ms", s.benchmark_ms},
-          {"verified", s.verified},   {"timed", s.timed},         {"setup_ms", s.setup_ms}};
+  return {{"compiled", c.compiled},
+          {"taken", c.taken},
+          {"cache_hits", c.cache_hits},
+          {"failed", c.failed},
+          {"unused", c.unused},
+          {"cancelled", c.cancelled},
+          {"thread_ms", c.thread_ms},
+          {"wait_ms", c.wait_ms},
+          {"cache_ms", c.cache_ms},
+          {"jobs", s.compile_jobs},
+          {"verify_ms", s.verify_ms},
+          {"benchmark_ms", s.benchmark_ms},
+          {"verified", s.verified},
+          {"timed", s.timed},
+          {"setup_ms", s.setup_ms},
+          {"compiler_ms", c.compiler_ms},
+          {"cpu_ms", c.cpu_ms},
+          {"voluntary_switches", c.voluntary_switches},
+          {"involuntary_switches", c.involuntary_switches},
+          {"minor_faults", c.minor_faults},
+          {"active_threads", c.active_threads},
+          {"shrinks", c.shrinks}};
 }
 
 BackendStats stats_from_json(const nlohmann::json& j) {
@@ -93,6 +110,14 @@ BackendStats stats_from_json(const nlohmann::json& j) {
   j.at("verified").get_to(s.verified);
   j.at("timed").get_to(s.timed);
   j.at("setup_ms").get_to(s.setup_ms);
+  // Added later: a rank of an older build does not send them.
+  c.compiler_ms = j.value("compiler_ms", 0.0);
+  c.cpu_ms = j.value("cpu_ms", 0.0);
+  c.voluntary_switches = j.value("voluntary_switches", 0LL);
+  c.involuntary_switches = j.value("involuntary_switches", 0LL);
+  c.minor_faults = j.value("minor_faults", 0LL);
+  c.active_threads = j.value("active_threads", std::size_t{0});
+  c.shrinks = j.value("shrinks", std::size_t{0});
   return s;
 }
 

@@ -16,7 +16,7 @@ RankServer::RankServer(std::unique_ptr<Backend> backend, std::string where, std:
 }
 
 std::string RankServer::hello() const {
-  nlohmann::json j = {{"ok", backend_ != nullptr}, {"where", where_}, {"error", error_}};
+  nlohmann::json j = {{"ok", backend_ != nullptr}, {"where", where_}, {"error", error_}, {"note", note_}};
   if (backend_) {
     j["device"] = to_json(backend_->device());
     j["kind"] = backend_->kind();
@@ -80,6 +80,7 @@ int serve(Comm& comm, const std::function<std::unique_ptr<Backend>()>& make_back
   } catch (const std::exception& e) {
     server = std::make_unique<RankServer>(nullptr, where, e.what());
   }
+  server->set_note(opt.note);
   std::atomic<bool> stop{false};
   std::thread heartbeat([&] {
     while (!stop) {

@@ -16,6 +16,8 @@ class RankServer {
  public:
   /// `backend` may be null when it could not be made: `error` then says why, and the hello says so.
   RankServer(std::unique_ptr<Backend> backend, std::string where, std::string error = {});
+  /// A line the hello carries for rank 0's listing of the ranks (RankInfo::note).
+  void set_note(std::string note) { note_ = std::move(note); }
   /// The hello message of this rank (JSON).
   std::string hello() const;
   /// Answers one request; nothing for requests without a reply (prefetch). Never throws: a failure of the
@@ -26,13 +28,14 @@ class RankServer {
 
  private:
   std::unique_ptr<Backend> backend_;
-  std::string where_, error_;
+  std::string where_, error_, note_;
   bool failed_ = false;
 };
 
 struct ServeOptions {
   double heartbeat_s = 0.5;        // "still here" to rank 0 while measuring
   double coordinator_timeout_s = 600;  // rank 0 silent this long: give up (it sends heartbeats too)
+  std::string note;                    // RankServer::set_note
 };
 
 /// Ranks >= 1: says hello, then serves rank 0 until it says stop, falls silent, or the backend fails.

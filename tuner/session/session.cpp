@@ -377,6 +377,7 @@ void Session::fill_timing() {
   t.other_s = std::max(0.0, t.wall_s - t.setup_s - t.idle_gpu_s - t.verify_s - t.benchmark_s - t.database_s);
   t.compile_jobs = d.compile_jobs;
   t.compile_threads_used = d.compile.active_threads;
+  t.compile_threads_stopped = d.compile.shrinks;
   t.compiled = d.compile.compiled;
   t.cache_hits = d.compile.cache_hits;
   t.compile_failures = d.compile.failed;

@@ -66,6 +66,7 @@ struct TimeSplit {
   double other_s = 0;      // the rest: strategy, launch plans, messages to the GPU worker
   int compile_jobs = 0;    // compile threads (0: the backend has no compile stage)
   std::size_t compile_threads_used = 0;  // of those, put to work (CompileStats::active_threads)
+  std::size_t compile_threads_stopped = 0;  // put to work, then stopped: they did not raise compilations/s
   std::size_t compiled = 0;          // compilations run (speculative ones included)
   std::size_t cache_hits = 0;        // binaries taken from the cache instead of compiling
   std::size_t compile_failures = 0;  // configurations whose compilation failed (fresh or cached)
