@@ -542,3 +542,31 @@ TEST_CASE("compile threads: a process's share of the node's cores", "[cpu][compi
   CompilePipeline pipe(0, nullptr);
   CHECK(static_cast<std::size_t>(pipe.jobs()) == default_compile_jobs());
 }
+
+TEST_CASE("consume_as_ready hands out ready results first, each item once, and the results stay with their items",
+          "[cpu][compile]") {
+  CompilePipeline pipe(4, nullptr);
+  std::vector<CompilePipeline::Item> items;
+  // Item 0 compiles for 300 ms, the others at once: in order, the consumer would wait for item 0 first.
+  items.push_back({"slow", instant("slow", nullptr, 300000)});
+  for (int i = 1; i < 6; ++i) items.push_back({"k" + std::to_string(i), instant("k" + std::to_string(i))});
+  items.push_back({"k3", instant("k3")});  // the same key twice: compiled once, consumed twice
+  std::vector<std::size_t> order;
+  std::vector<std::string> logs(items.size());
+  pipe.consume_as_ready(items, [&](std::size_t i, const CompileResult& r) {
+    order.push_back(i);
+    logs[i] = r.log;
+  });
+  REQUIRE(order.size() == items.size());
+  CHECK(order.back() == 0);  // the slow one came last
+  std::vector<std::size_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < sorted.size(); ++i) CHECK(sorted[i] == i);
+  for (std::size_t i = 0; i < items.size(); ++i) CHECK(logs[i] == items[i].key);
+  CHECK(pipe.stats().compiled == 6);
+  // A task that throws: the exception reaches the caller and the rest is cancelled.
+  std::vector<CompilePipeline::Item> bad = {{"t1", instant("t1")},
+                                            {"t2", []() -> CompileResult { throw Error("compile task failed"); }}};
+  CHECK_THROWS_WITH(pipe.consume_as_ready(bad, [](std::size_t, const CompileResult&) {}),
+                    Catch::Contains("compile task failed"));
+}

@@ -294,6 +294,46 @@ void CompilePipeline::consume_in_order(std::vector<Item> items,
   }
 }
 
+std::size_t CompilePipeline::wait_any(const std::vector<std::string>& keys, const std::vector<bool>& consumed) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto ready = [&]() -> std::optional<std::size_t> {
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (consumed[i]) continue;
+      auto it = entries_.find(keys[i]);
+      // Gone (cancelled) or finished: take() answers at once either way.
+      if (it == entries_.end() || it->second->state == State::done || it->second->state == State::dropped) return i;
+    }
+    return std::nullopt;
+  };
+  if (std::optional<std::size_t> i = ready()) return *i;
+  maybe_grow();
+  std::optional<std::size_t> found;
+  ScopedTimer timer(stats_.wait_ms);  // under mu_ again when the wait returns
+  done_cv_.wait(lock, [&] { return (found = ready()).has_value(); });
+  return *found;
+}
+
+void CompilePipeline::consume_as_ready(std::vector<Item> items,
+                                       const std::function<void(std::size_t, CompileResult)>& consume) {
+  try {
+    std::vector<std::string> keys;
+    keys.reserve(items.size());
+    for (Item& item : items) {
+      keys.push_back(item.key);
+      submit(item.key, std::move(item.task));
+    }
+    std::vector<bool> consumed(items.size(), false);
+    for (std::size_t left = items.size(); left > 0; --left) {
+      const std::size_t i = wait_any(keys, consumed);
+      consumed[i] = true;
+      consume(i, take(keys[i]));
+    }
+  } catch (...) {
+    cancel();
+    throw;
+  }
+}
+
 CompileStats CompilePipeline::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   return stats_;

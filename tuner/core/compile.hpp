@@ -136,6 +136,10 @@ class CompilePipeline {
   /// Submits every item, then hands the results to consume(i, result) in the items' order, so that the consumer
   /// works on item i while the threads compile the ones after it. If anything throws, cancel() and rethrow.
   void consume_in_order(std::vector<Item> items, const std::function<void(std::size_t, CompileResult)>& consume);
+  /// Like consume_in_order, but hands out whichever result is ready first (the lowest index among the ready ones),
+  /// so that the consumer (the GPU) never waits for a slow compilation while a later one is done. Every item is
+  /// consumed exactly once; consume(i, ...) must not depend on the order.
+  void consume_as_ready(std::vector<Item> items, const std::function<void(std::size_t, CompileResult)>& consume);
 
   CompileStats stats() const;
 
@@ -156,6 +160,8 @@ class CompilePipeline {
   void work(std::size_t index);
   /// Under mu_: the consumer is about to wait; asks rule_ whether to put one more thread to work.
   void maybe_grow();
+  /// Blocks until the entry of one of keys[i] with !consumed[i] is done (or dropped) and returns the lowest such i.
+  std::size_t wait_any(const std::vector<std::string>& keys, const std::vector<bool>& consumed);
   /// A new entry for key: done at once on a cache hit, else queued. Caller holds no lock.
   EntryPtr make_entry(const std::string& key, Task task);
   void drop(const EntryPtr& e);  // mu_ held

@@ -578,12 +578,11 @@ struct CudaBackend::Impl {
     std::vector<CompilePipeline::Item> items;
     items.reserve(configs.size());
     for (const Config& c : configs) items.push_back(compile_item(c));
-    // The GPU measures configuration i while the compile threads work on the ones after it.
-    std::vector<Measurement> out;
-    out.reserve(configs.size());
-    pipeline.consume_in_order(std::move(items), [&](std::size_t i, const CompileResult& binary) {
-      out.push_back(measure(plans[i], binary));
-    });
+    // The GPU measures whichever configuration's binary is ready first while the compile threads work on the
+    // others (compile times differ by configuration: in order, the GPU would wait for every slow one).
+    std::vector<Measurement> out(configs.size());
+    pipeline.consume_as_ready(std::move(items),
+                              [&](std::size_t i, const CompileResult& binary) { out[i] = measure(plans[i], binary); });
     return out;
   }
 
