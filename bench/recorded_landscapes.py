@@ -2,6 +2,7 @@
 """The default strategy on every recorded landscape, through `autotune compare-strategies` (simulation, no GPU).
 
   bench/recorded_landscapes.py warm  [--repeats 1000] [--db DB ...]   warm start against cold (docs/strategies.md)
+  bench/recorded_landscapes.py cold  [--repeats 1000] [--db DB ...]   the cold default against random at 5%
   bench/recorded_landscapes.py tune  [--repeats 100]  [--db DB ...]   broad_then_local's options, leave one out
 
 Landscapes are found in the databases (default: tests/data/recorded_h100.db, recorded_h200.db and, when present,
@@ -13,10 +14,15 @@ session is (the hint with the source's times), and warm-started as given (the 5 
 Prints a Markdown table; a warm share below the cold one by more than one standard error of the difference is
 marked "LOSS".
 
+cold: every landscape, budget 5%, batch 1 and 32: the share of the space within 5% of the optimum, random_sample and
+the cold default; on landscapes with less than 15% within 5%, the target is at least 90% of runs within 5% and above
+random by two standard errors of the difference.
+
 tune: a small grid of broad_then_local's options (covering-round size, local batch, restart rule, warm-start
-shares) on every landscape (cold runs; warm-started runs where the landscape has a pair), scored by the mean share
-of runs within 5% of the optimum. Leave one landscape out: for each landscape the option set that is best on all
-the others is chosen and scored on the one left out, so a default is never fitted to the landscape it is scored on.
+shares) on every landscape at budgets 5% and 10%, batch 32 as in `tune` (cold runs; warm-started runs from the other
+size where the landscape has a pair), scored by the mean share of runs within 5% of the optimum. Leave one landscape
+out: for each landscape the option set that is best on all the others is chosen and scored on the one left out, so a
+default is never fitted to the landscape it is scored on.
 """
 import argparse
 import csv
@@ -54,8 +60,11 @@ def workload_flags(kernel, workload):
     return flags
 
 
-def compare(autotune, land, budgets, batch, repeats, options=(), warm_from=None, as_given=False, seed=1):
-    """Rows of the CSV of one compare-strategies call: {budget: (within, within_se, warm_trust)} of broad_then_local."""
+def compare(autotune, land, budgets, batch, repeats, options=(), warm_from=None, as_given=False, seed=1,
+            strategy="broad_then_local", info=None):
+    """Rows of the CSV of one compare-strategies call: {budget: (within, within_se, warm_trust)} of `strategy`;
+    `info` (a dict) gets the size of the space, the share of it within 5% of the optimum and the rows of the other
+    strategies (random_sample) by name."""
     db, kernel, workload, problem, device = land[:5]
     with tempfile.NamedTemporaryFile(suffix=".csv") as f:
         cmd = [autotune, "compare-strategies", kernel, "--problem", problem, "--from", db, "--device", device,
@@ -67,11 +76,20 @@ def compare(autotune, land, budgets, batch, repeats, options=(), warm_from=None,
             cmd += ["--warm-from-problem", warm_from]
             if as_given:
                 cmd.append("--warm-as-given")
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+        if info is not None:
+            for line in out.splitlines():
+                if "are within 5% of the optimum" in line:
+                    info["share"] = float(line.split("(")[1].split("%")[0])
+                if "valid configurations," in line:
+                    info["size"] = int(line.split("valid configurations,")[0].split()[-1])
         rows = {}
         for r in csv.DictReader(open(f.name)):
-            if r["strategy"] == "broad_then_local":
-                rows[int(r["budget"])] = (float(r["within"]), float(r["within_se"]), float(r.get("warm_trust", 0) or 0))
+            row = (float(r["within"]), float(r["within_se"]), float(r.get("warm_trust", 0) or 0))
+            if r["strategy"] == strategy:
+                rows[int(r["budget"])] = row
+            elif info is not None:
+                info.setdefault(r["strategy"], {})[int(r["budget"])] = row
         return rows
 
 
@@ -107,6 +125,24 @@ def warm_table(args):
     print("\nwarm below cold by more than one standard error: %d" % losses)
 
 
+def cold_table(args):
+    print("| kernel | problem | device | configs | within 5% | batch | budget | random | default (cold) | target |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for land in landscapes(args.db):
+        for batch in (1, 32):
+            info = {}
+            default = compare(args.autotune, land, "5%", batch, args.repeats, info=info)
+            rnd = info["random_sample"]
+            for budget in sorted(default):
+                d, r = default[budget], rnd[budget]
+                hard = info["share"] < 15
+                above = d[0] - r[0] >= 2 * math.hypot(d[1], r[1])
+                verdict = ("met" if d[0] >= 0.9 and above else "MISSED") if hard else "(not a hard landscape)"
+                print("| %s | %s | %s | %d | %.1f%% | %d | %d | %.1f +- %.1f%% | %.1f +- %.1f%% | %s |" %
+                      (land[1], short(land[3]), land[4], info["size"], info["share"], batch, budget,
+                       100 * r[0], 100 * r[1], 100 * d[0], 100 * d[1], verdict), flush=True)
+
+
 # The grid of `tune`: each entry one option set of broad_then_local (the defaults first).
 GRID = {
     "broad": ["0", "0.02"],
@@ -135,11 +171,11 @@ def tune(args):
         for si, s in enumerate(sets):
             opts = ["%s=%s" % kv for kv in s.items()]
             vals = []
-            for batch in (1, 32):
-                vals += [r[0] for r in compare(args.autotune, land, "5%,10%", batch, args.repeats, opts).values()]
-                for src in by_target.get(land, []):
-                    vals += [r[0] for r in compare(args.autotune, land, "5%,10%", batch, args.repeats, opts,
-                                                   warm_from=src[3]).values()]
+            # Batch 32 as in `tune` (local_batch caps the local steps of a larger batch only).
+            vals += [r[0] for r in compare(args.autotune, land, "5%,10%", 32, args.repeats, opts).values()]
+            for src in by_target.get(land, []):
+                vals += [r[0] for r in compare(args.autotune, land, "5%,10%", 32, args.repeats, opts,
+                                               warm_from=src[3]).values()]
             scores[si, li] = sum(vals) / len(vals)
         print("scored %s %s (%d option sets)" % (land[1], land[3], len(sets)), file=sys.stderr, flush=True)
     label = lambda s: " ".join("%s=%s" % (n, v) for n, v in s.items() if v != defaults[n]) or "(defaults)"
@@ -160,14 +196,14 @@ def tune(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", choices=["warm", "tune"])
+    p.add_argument("what", choices=["warm", "cold", "tune"])
     p.add_argument("--db", action="append", help="recorded database (repeatable; default: the shipped ones)")
     p.add_argument("--repeats", type=int, help="seeds per simulated cell (default: 1000 for warm, 100 for tune)")
     p.add_argument("--autotune", default=os.path.join(ROOT, "build", "autotune"))
     args = p.parse_args()
     args.db = args.db or [os.path.join(ROOT, d) for d in DEFAULT_DBS]
-    args.repeats = args.repeats or (1000 if args.what == "warm" else 100)
-    (warm_table if args.what == "warm" else tune)(args)
+    args.repeats = args.repeats or (100 if args.what == "tune" else 1000)
+    {"warm": warm_table, "cold": cold_table, "tune": tune}[args.what](args)
 
 
 if __name__ == "__main__":

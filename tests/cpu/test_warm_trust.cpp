@@ -20,10 +20,8 @@ namespace {
 /// 720 configs (6 x 6 x 5 x 4), no constraints: a bowl over the value positions with an interaction of A and B and
 /// a little hashed roughness. Times in ns, optimum near the middle of A and B.
 const ParameterSpace& trust_space() {
-  static const ParameterSpace space =
-      make_space({make_param("A", range(6)), make_param("B", range(6)), make_param("C", range(5)),
-                  make_param("D", range(4))},
-                 {});
+  static const ParameterSpace space = make_space(
+      {make_param("A", range(6)), make_param("B", range(6)), make_param("C", range(5)), make_param("D", range(4))}, {});
   return space;
 }
 
@@ -100,7 +98,7 @@ TEST_CASE("rank correlation: ranks with ties, perfect, reversed, too few", "[cpu
   // Trust: none below 6 configs at both or when not above one standard error of chance (1 / sqrt(n - 1)).
   CHECK(detail::trust_from_correlation(0.9, 5) == 0.0);
   CHECK(detail::trust_from_correlation(0.9, 6) == Approx(0.9));
-  CHECK(detail::trust_from_correlation(0.3, 10) == 0.0);   // 1/3 by chance
+  CHECK(detail::trust_from_correlation(0.3, 10) == 0.0);  // 1/3 by chance
   CHECK(detail::trust_from_correlation(0.35, 10) == Approx(0.35));
   CHECK(detail::trust_from_correlation(-0.8, 20) == 0.0);
   CHECK(detail::trust_from_correlation(std::nan(""), 20) == 0.0);
@@ -108,9 +106,10 @@ TEST_CASE("rank correlation: ranks with ties, perfect, reversed, too few", "[cpu
 
 TEST_CASE("warm-start trust on sources with known correlation 1, 0 and -1", "[cpu][warm]") {
   const std::size_t budget = 36;  // 5% of the space
-  const WarmStartHint same = hint_of([](std::size_t i) { return 3 * target_time(i) + 7; });  // correlation 1
+  // Correlation 1 (a monotone function of the target), 0 (hashed, independent) and -1 (reversed).
+  const WarmStartHint same = hint_of([](std::size_t i) { return 3 * target_time(i) + 7; });
   const WarmStartHint independent = hint_of([](std::size_t i) { return static_cast<double>(mix(i + 5) % 100000); });
-  const WarmStartHint reversed = hint_of([](std::size_t i) { return 1e6 / target_time(i); });  // correlation -1
+  const WarmStartHint reversed = hint_of([](std::size_t i) { return 1e6 / target_time(i); });
   double independent_trust = 0, independent_rho = 0;
   const int seeds = 20;
   for (int seed = 1; seed <= seeds; ++seed) {
@@ -181,8 +180,8 @@ TEST_CASE("the shipped H100 recordings: warm never below cold by more than a sta
       for (const char* budget : {"5%", "10%"}) {
         const auto [cold, warm] = cold_and_warm(*rec.space, rec.recorded, ws.hint, budget, 32, 60);
         INFO(c.kernel << " " << target.key() << " from " << source.key() << ", budget " << budget << ": cold "
-                      << cold.within << " +- " << cold.within_se << ", warm " << warm.within << " +- "
-                      << warm.within_se << ", trust " << warm.warm_trust);
+                      << cold.within << " +- " << cold.within_se << ", warm " << warm.within << " +- " << warm.within_se
+                      << ", trust " << warm.warm_trust);
         CHECK(warm.within >= cold.within - std::hypot(cold.within_se, warm.within_se));
         // The other size predicts these landscapes well; transpose at 5% (5 evaluations) never has enough
         // configurations at both to estimate the correlation.

@@ -352,12 +352,16 @@ void TuneRun::print_report(const session::TuneOutcome& o) const {
 void TuneRun::write_stats(const session::TuneOutcome& o) const {
   nlohmann::json j = stats_json(spec_, w_, p_, dev_, o.strategy, o.result, db_);
   j["command_s"] = since_start();
-  j["warm_start"] = {
-      {"suggested", o.options.warm_start.size()}, {"used", o.result.warm_started}, {"source", o.warm.source},
-      {"from", o.options.warm_source}, {"distance", o.options.warm_distance},
-      {"source_values", o.options.warm_values.size()}, {"measured", o.result.warm_trust.measured},
-      {"overlap", o.result.warm_trust.overlap}, {"trust", o.result.warm_trust.trust},
-      {"why", o.result.warm_trust.reason}};
+  j["warm_start"] = {{"suggested", o.options.warm_start.size()},
+                     {"used", o.result.warm_started},
+                     {"source", o.warm.source},
+                     {"from", o.options.warm_source},
+                     {"distance", o.options.warm_distance},
+                     {"source_values", o.options.warm_values.size()},
+                     {"measured", o.result.warm_trust.measured},
+                     {"overlap", o.result.warm_trust.overlap},
+                     {"trust", o.result.warm_trust.trust},
+                     {"why", o.result.warm_trust.reason}};
   if (std::isfinite(o.result.warm_trust.correlation))
     j["warm_start"]["rank_correlation"] = o.result.warm_trust.correlation;
   if (!o.screen.problem.empty())

@@ -169,10 +169,10 @@ struct CompareResult {
 /// is the best after k + 1 evaluations; the vector is shorter than max_evaluations when the strategy stops
 /// proposing. Mirrors session::run: a proposal that was already evaluated (a revisit) is answered from
 /// memory and never counts against the budget; failures are +infinity. `warm_start` (when its indices or values are
-/// not empty) is handed to the strategy before its first proposal, and max_evaluations as its budget (Strategy::set_budget,
-/// as `tune --budget` does). Deterministic for a seed. When `step_ns` is given, the duration of every step
-/// (propose() plus observe(), ns; see DecisionTime) is appended to it.
-/// Throws UsageError for an unknown strategy or option.
+/// not empty) is handed to the strategy before its first proposal, and max_evaluations as its budget
+/// (Strategy::set_budget, as `tune --budget` does). Deterministic for a seed. When `step_ns` is given, the duration of
+/// every step (propose() plus observe(), ns; see DecisionTime) is appended to it. Throws UsageError for an unknown
+/// strategy or option.
 std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpace& rec, const std::string& strategy,
                                  const search::Options& options, std::uint64_t seed, std::size_t max_evaluations,
                                  std::size_t batch = 1, const search::WarmStartHint& warm_start = {},
@@ -180,8 +180,7 @@ std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpac
 /// The same with a strategy object (which must be fresh and built over `space`).
 std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpace& rec, search::Strategy& strategy,
                                  std::size_t max_evaluations, std::size_t batch = 1,
-                                 const search::WarmStartHint& warm_start = {},
-                                 std::vector<double>* step_ns = nullptr);
+                                 const search::WarmStartHint& warm_start = {}, std::vector<double>* step_ns = nullptr);
 
 /// Runs the benchmark. Every strategy runs with search::limited_options() (each run is cut short by a budget),
 /// so brute_force walks the covering order unless its options say order=enumeration. Cost: repeats x strategies x

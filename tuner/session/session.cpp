@@ -184,7 +184,8 @@ void Session::make_strategy() {
   search::WarmStartHint hint;
   for (const Config& c : opt_.warm_start) {
     const std::ptrdiff_t i = space_.find(c);
-    if (i >= 0 && std::find(hint.indices.begin(), hint.indices.end(), static_cast<std::size_t>(i)) == hint.indices.end())
+    if (i >= 0 &&
+        std::find(hint.indices.begin(), hint.indices.end(), static_cast<std::size_t>(i)) == hint.indices.end())
       hint.indices.push_back(static_cast<std::size_t>(i));
   }
   for (const auto& [c, v] : opt_.warm_values) {

@@ -60,7 +60,6 @@ std::vector<ProblemTop> tops_of(const db::Database& db, const std::string& kerne
   return groups;
 }
 
-
 /// Every distinct ok configuration of the group nearest to target_elements (the same problem on another device
 /// counts as WarmStartHint::kOtherDeviceDistance away) into ws.values, with the distance and the problem.
 void add_values(const db::Database& db, const std::string& kernel, const Workload& w, const ProblemKey& target,
@@ -74,7 +73,8 @@ void add_values(const db::Database& db, const std::string& kernel, const Workloa
                 (other_device ? search::WarmStartHint::kOtherDeviceDistance : 0.0);
   ws.problem = nearest->problem;
   const std::string key = nearest->problem.substr(0, nearest->problem.find(" on "));
-  for (const ProblemTop& g : tops_of(db, kernel, nearest->device_id, w, "", std::numeric_limits<std::size_t>::max(), key))
+  for (const ProblemTop& g :
+       tops_of(db, kernel, nearest->device_id, w, "", std::numeric_limits<std::size_t>::max(), key))
     for (const db::TrialRow& t : g.rows) ws.values.push_back({Config::from_json(t.config_json), t.m.median_ns});
 }
 
@@ -146,7 +146,8 @@ WarmStart find_warm_start(const db::Database& db, const TuningSpec& spec, const 
     }
   }
   if (related.empty()) return {};
-  WarmStart ws = interleave(related, p.elements(), count, "(same architecture, sm_" + std::to_string(key.major()) + "x)");
+  WarmStart ws =
+      interleave(related, p.elements(), count, "(same architecture, sm_" + std::to_string(key.major()) + "x)");
   add_values(db, spec.name, w, p, related, true, ws);
   return ws;
 }
