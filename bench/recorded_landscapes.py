@@ -20,7 +20,8 @@ random by two standard errors of the difference.
 
 tune: a small grid of broad_then_local's options (covering-round size, local batch, restart rule, warm-start
 shares) on every landscape at budgets 5% and 10%, batch 32 as in `tune` (cold runs; warm-started runs from the other
-size where the landscape has a pair), scored by the mean share of runs within 5% of the optimum. Leave one landscape
+size where the landscape has a pair), scored by the mean share of runs within 5% of the optimum (--score: or within 1%,
+the share that found it, the mean of optimum / best found). Leave one landscape
 out: for each landscape the option set that is best on all the others is chosen and scored on the one left out, so a
 default is never fitted to the landscape it is scored on.
 """
@@ -52,6 +53,12 @@ def landscapes(dbs):
     return out
 
 
+def kernel_arg(kernel):
+    """A built-in kernel's name, or the spec of an example's kernel (examples/NAME/NAME.tune.json)."""
+    spec = os.path.join(ROOT, "examples", kernel, kernel + ".tune.json")
+    return spec if os.path.exists(spec) else kernel
+
+
 def workload_flags(kernel, workload):
     parts = workload.split("/")
     flags = ["--dtype", parts[0]]
@@ -62,12 +69,13 @@ def workload_flags(kernel, workload):
 
 def compare(autotune, land, budgets, batch, repeats, options=(), warm_from=None, as_given=False, seed=1,
             strategy="broad_then_local", info=None):
-    """Rows of the CSV of one compare-strategies call: {budget: (within, within_se, warm_trust)} of `strategy`;
+    """Rows of the CSV of one compare-strategies call: {budget: (within, within_se, warm_trust, {column: value})} of
+    `strategy` (columns mean, within_1pct, within_5pct, found_optimum);
     `info` (a dict) gets the size of the space, the share of it within 5% of the optimum and the rows of the other
     strategies (random_sample) by name."""
     db, kernel, workload, problem, device = land[:5]
     with tempfile.NamedTemporaryFile(suffix=".csv") as f:
-        cmd = [autotune, "compare-strategies", kernel, "--problem", problem, "--from", db, "--device", device,
+        cmd = [autotune, "compare-strategies", kernel_arg(kernel), "--problem", problem, "--from", db, "--device", device,
                "--budgets", budgets, "--repeats", str(repeats), "--batch", str(batch), "--seed", str(seed),
                "--strategies", "broad_then_local", "--csv", f.name] + workload_flags(kernel, workload)
         for o in options:
@@ -85,7 +93,8 @@ def compare(autotune, land, budgets, batch, repeats, options=(), warm_from=None,
                     info["size"] = int(line.split("valid configurations,")[0].split()[-1])
         rows = {}
         for r in csv.DictReader(open(f.name)):
-            row = (float(r["within"]), float(r["within_se"]), float(r.get("warm_trust", 0) or 0))
+            row = (float(r["within"]), float(r["within_se"]), float(r.get("warm_trust", 0) or 0),
+                   {k: float(r[k]) for k in ("mean", "within_1pct", "within_5pct", "found_optimum")})
             if r["strategy"] == strategy:
                 rows[int(r["budget"])] = row
             elif info is not None:
@@ -103,7 +112,9 @@ def pairs(lands):
 
 
 def short(problem):
-    return problem.replace("268435456", "2^28").replace("16777216", "2^24").replace("67108864", "2^26")
+    for k in (16, 18, 20, 22, 24, 26, 28):
+        problem = problem.replace("n=%d" % (1 << k), "n=2^%d" % k)
+    return problem
 
 
 def warm_table(args):
@@ -172,12 +183,14 @@ def tune(args):
             opts = ["%s=%s" % kv for kv in s.items()]
             vals = []
             # Batch 32 as in `tune` (local_batch caps the local steps of a larger batch only).
-            vals += [r[0] for r in compare(args.autotune, land, "5%,10%", 32, args.repeats, opts).values()]
+            vals += [r[3][args.score] for r in compare(args.autotune, land, "5%,10%", 32, args.repeats, opts).values()]
             for src in by_target.get(land, []):
-                vals += [r[0] for r in compare(args.autotune, land, "5%,10%", 32, args.repeats, opts,
-                                               warm_from=src[3]).values()]
+                vals += [r[3][args.score] for r in compare(args.autotune, land, "5%,10%", 32, args.repeats, opts,
+                                                           warm_from=src[3]).values()]
             scores[si, li] = sum(vals) / len(vals)
         print("scored %s %s (%d option sets)" % (land[1], land[3], len(sets)), file=sys.stderr, flush=True)
+    print("score: the mean of %s over budgets 5%% and 10%%, cold and warm-started (batch 32, %d seeds)\n" %
+          (args.score, args.repeats))
     label = lambda s: " ".join("%s=%s" % (n, v) for n, v in s.items() if v != defaults[n]) or "(defaults)"
     print("| left out | chosen on the others | its score there | defaults there | best there (in hindsight) |")
     print("|---|---|---|---|---|")
@@ -200,6 +213,9 @@ def main():
     p.add_argument("--db", action="append", help="recorded database (repeatable; default: the shipped ones)")
     p.add_argument("--repeats", type=int, help="seeds per simulated cell (default: 1000 for warm, 100 for tune)")
     p.add_argument("--autotune", default=os.path.join(ROOT, "build", "autotune"))
+    p.add_argument("--score", default="within_5pct", choices=["within_5pct", "within_1pct", "found_optimum", "mean"],
+                   help="tune: the per-run figure averaged (share within 5%% or 1%% of the optimum, share that found "
+                   "it, mean optimum / best found)")
     args = p.parse_args()
     args.db = args.db or [os.path.join(ROOT, d) for d in DEFAULT_DBS]
     args.repeats = args.repeats or (100 if args.what == "tune" else 1000)
