@@ -85,6 +85,44 @@ std::pair<compare::CompareRow, compare::CompareRow> cold_and_warm(const Paramete
   return {cold.rows.back(), warm.rows.back()};  // random_sample first, then the default
 }
 
+/// A kernel recorded at several sizes: its spec (a built-in name or a .json path), workload and sizes (ascending).
+struct Sizes {
+  std::string spec;
+  const char* workload;
+  std::vector<const char*> sizes;
+  std::size_t repeats;  // seeds per cell
+};
+
+/// Both directions of each pair of neighbouring sizes in `db_file` (tests/data), budgets 5% and 10%, batch 32: the
+/// default warm-started as a session is (the hint) never below it cold by more than one standard error of the
+/// difference. `trusted`: also check that most runs trusted the source wherever the budget leaves room to estimate.
+void check_warm_against_cold(const std::string& db_file, const std::vector<Sizes>& cases, bool trusted) {
+  auto db = db::Database::open(autotune_test::data_dir() + "/" + db_file, db::Database::Mode::read_only);
+  for (const Sizes& c : cases) {
+    const bool builtin = c.spec.find(".json") == std::string::npos;
+    const TuningSpec spec = builtin ? specs::builtin_spec(c.spec) : TuningSpec::from_file(c.spec);
+    const Workload w = Workload::parse(c.workload);
+    for (std::size_t k = 0; k + 1 < c.sizes.size(); ++k) {
+      for (std::size_t direction = 0; direction < 2; ++direction) {
+        const ProblemKey target = ProblemKey::parse(c.sizes[k + 1 - direction]);
+        const ProblemKey source = ProblemKey::parse(c.sizes[k + direction]);
+        const compare::Recording rec = compare::load_recording(*db, spec, w, target);
+        const compare::RecordedWarmStart ws = compare::load_warm_start(*db, rec, spec, w, source);
+        CHECK(ws.hint.source_values.size() == rec.space->size());
+        CHECK(ws.hint.distance == Approx(std::fabs(std::log2(target.elements() / source.elements()))));
+        for (const char* budget : {"5%", "10%"}) {
+          const auto [cold, warm] = cold_and_warm(*rec.space, rec.recorded, ws.hint, budget, 32, c.repeats);
+          INFO(spec.name << " " << target.key() << " from " << source.key() << ", budget " << budget << ": cold "
+                         << cold.within << " +- " << cold.within_se << ", warm " << warm.within << " +- "
+                         << warm.within_se << ", trust " << warm.warm_trust);
+          CHECK(warm.within >= cold.within - std::hypot(cold.within_se, warm.within_se));
+          if (trusted && warm.budget >= 2 * detail::kMinTrustOverlap) CHECK(warm.warm_trusted > 0.5);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("rank correlation: ranks with ties, perfect, reversed, too few", "[cpu][warm]") {
@@ -154,81 +192,32 @@ TEST_CASE("an anti-correlated warm start does not steer broad_then_local", "[cpu
 }
 
 TEST_CASE("the shipped H100 recordings: warm never below cold by more than a standard error", "[cpu][warm]") {
-  // Both directions of every pair of sizes, budgets 5% and 10% of the space, batch 32 as in `tune`. 60 seeds here
-  // to stay within the CI time (bench/recorded_landscapes.py warm runs 1000 seeds, batch 1 and 32: docs/strategies.md).
-  struct Case {
-    const char* kernel;
-    const char* workload;
-    const char* small;
-    const char* large;
-  };
-  const Case cases[] = {
-      {"reduction", "float32/sum", "n=16777216", "n=268435456"},
-      {"scan", "float32/inclusive_sum", "n=16777216", "n=268435456"},
-      {"compaction", "int32/flagged", "n=16777216,select_pct=50", "n=268435456,select_pct=50"},
-      {"transpose", "float32", "cols=4096,rows=4096", "cols=8192,rows=8192"},
-  };
-  auto db = db::Database::open(autotune_test::data_dir() + "/recorded_h100.db", db::Database::Mode::read_only);
-  for (const Case& c : cases) {
-    const TuningSpec spec = specs::builtin_spec(c.kernel);
-    const Workload w = Workload::parse(c.workload);
-    for (int direction = 0; direction < 2; ++direction) {
-      const ProblemKey target = ProblemKey::parse(direction == 0 ? c.large : c.small);
-      const ProblemKey source = ProblemKey::parse(direction == 0 ? c.small : c.large);
-      const compare::Recording rec = compare::load_recording(*db, spec, w, target);
-      const compare::RecordedWarmStart ws = compare::load_warm_start(*db, rec, spec, w, source);
-      CHECK(ws.hint.distance == Approx(c.kernel == std::string("transpose") ? 2.0 : 4.0));  // |log2 size ratio|
-      for (const char* budget : {"5%", "10%"}) {
-        const auto [cold, warm] = cold_and_warm(*rec.space, rec.recorded, ws.hint, budget, 32, 60);
-        INFO(c.kernel << " " << target.key() << " from " << source.key() << ", budget " << budget << ": cold "
-                      << cold.within << " +- " << cold.within_se << ", warm " << warm.within << " +- " << warm.within_se
-                      << ", trust " << warm.warm_trust);
-        CHECK(warm.within >= cold.within - std::hypot(cold.within_se, warm.within_se));
-        // The other size predicts these landscapes well; transpose at 5% (5 evaluations) never has enough
-        // configurations at both to estimate the correlation.
-        if (warm.budget >= 2 * detail::kMinTrustOverlap) CHECK(warm.warm_trusted > 0.5);
-      }
-    }
-  }
+  // Both directions of every pair of sizes in recorded_h100.db; 60 seeds here to stay within the CI time
+  // (bench/recorded_landscapes.py warm runs 1000 seeds, batch 1 and 32: docs/strategies.md). The other size
+  // predicts these landscapes well: most runs trust it (transpose at 5%, 5 evaluations, never has enough
+  // configurations at both to estimate the correlation).
+  check_warm_against_cold(
+      "recorded_h100.db",
+      {{"reduction", "float32/sum", {"n=16777216", "n=268435456"}, 60},
+       {"scan", "float32/inclusive_sum", {"n=16777216", "n=268435456"}, 60},
+       {"compaction", "int32/flagged", {"n=16777216,select_pct=50", "n=268435456,select_pct=50"}, 60},
+       {"transpose", "float32", {"cols=4096,rows=4096", "cols=8192,rows=8192"}, 60}},
+      true);
 }
 
 TEST_CASE("the H100 landscapes whose optimum moves with the size: warm never below cold by a standard error",
           "[cpu][warm]") {
   // tests/data/landscapes_h100.db (issue 29 item 2): reduction at n=2^18, 2^20, 2^22, transpose at 1024^2, 2048^2
-  // and 8192^2, the examples/saxpy kernel at n=2^16, 2^20, 2^24. Both directions of each pair of neighbouring sizes,
-  // budgets 5% and 10%, batch 32; 40 seeds for reduction to stay within the CI time (1000 seeds, batch 1 and 32,
-  // every pair: bench/recorded_landscapes.py warm, docs/strategies.md), 200 for the small spaces.
-  struct Case {
-    std::string spec;
-    const char* workload;
-    std::vector<const char*> sizes;  // ascending
-    std::size_t repeats;
-  };
-  const std::string saxpy = autotune_test::data_dir() + "/../../examples/saxpy/saxpy.tune.json";
-  const Case cases[] = {
-      {"reduction", "float32/sum", {"n=262144", "n=1048576", "n=4194304"}, 40},
-      {"transpose", "float32", {"cols=1024,rows=1024", "cols=2048,rows=2048", "cols=8192,rows=8192"}, 200},
-      {saxpy, "float32", {"n=65536", "n=1048576", "n=16777216"}, 200},
-  };
-  auto db = db::Database::open(autotune_test::data_dir() + "/landscapes_h100.db", db::Database::Mode::read_only);
-  for (const Case& c : cases) {
-    const TuningSpec spec = c.spec == saxpy ? TuningSpec::from_file(saxpy) : specs::builtin_spec(c.spec);
-    const Workload w = Workload::parse(c.workload);
-    for (std::size_t k = 0; k + 1 < c.sizes.size(); ++k) {
-      for (int direction = 0; direction < 2; ++direction) {
-        const ProblemKey target = ProblemKey::parse(c.sizes[k + (direction == 0 ? 1 : 0)]);
-        const ProblemKey source = ProblemKey::parse(c.sizes[k + (direction == 0 ? 0 : 1)]);
-        const compare::Recording rec = compare::load_recording(*db, spec, w, target);
-        const compare::RecordedWarmStart ws = compare::load_warm_start(*db, rec, spec, w, source);
-        CHECK(ws.hint.source_values.size() == rec.space->size());
-        for (const char* budget : {"5%", "10%"}) {
-          const auto [cold, warm] = cold_and_warm(*rec.space, rec.recorded, ws.hint, budget, 32, c.repeats);
-          INFO(spec.name << " " << target.key() << " from " << source.key() << ", budget " << budget << ": cold "
-                         << cold.within << " +- " << cold.within_se << ", warm " << warm.within << " +- "
-                         << warm.within_se << ", trust " << warm.warm_trust);
-          CHECK(warm.within >= cold.within - std::hypot(cold.within_se, warm.within_se));
-        }
-      }
-    }
-  }
+  // and 8192^2, the examples/saxpy kernel at n=2^16, 2^20, 2^24. Both directions of each pair of neighbouring sizes;
+  // 40 seeds for reduction to stay within the CI time (1000 seeds, batch 1 and 32, every pair:
+  // bench/recorded_landscapes.py warm, docs/strategies.md), 200 for the small spaces.
+  check_warm_against_cold(
+      "landscapes_h100.db",
+      {{"reduction", "float32/sum", {"n=262144", "n=1048576", "n=4194304"}, 40},
+       {"transpose", "float32", {"cols=1024,rows=1024", "cols=2048,rows=2048", "cols=8192,rows=8192"}, 200},
+       {autotune_test::data_dir() + "/../../examples/saxpy/saxpy.tune.json",
+        "float32",
+        {"n=65536", "n=1048576", "n=16777216"},
+        200}},
+      false);
 }
