@@ -194,6 +194,7 @@ def tune(args):
     label = lambda s: " ".join("%s=%s" % (n, v) for n, v in s.items() if v != defaults[n]) or "(defaults)"
     print("| left out | chosen on the others | its score there | defaults there | best there (in hindsight) |")
     print("|---|---|---|---|---|")
+    held_out = []
     for li, land in enumerate(lands):
         others = [lj for lj in range(len(lands)) if lj != li]
         chosen = max(range(len(sets)), key=lambda si: (sum(scores[si, lj] for lj in others), -si))
@@ -201,8 +202,11 @@ def tune(args):
         print("| %s %s %s | %s | %.1f%% | %.1f%% | %.1f%% (%s) |" %
               (land[1], short(land[3]), land[4], label(sets[chosen]), 100 * scores[chosen, li], 100 * scores[0, li],
                100 * scores[best, li], label(sets[best])), flush=True)
+        held_out.append((scores[chosen, li], scores[0, li]))
+    print("\nleft-out mean: chosen on the others %.2f%%, defaults %.2f%%" %
+          (100 * sum(c for c, _ in held_out) / len(lands), 100 * sum(d for _, d in held_out) / len(lands)))
     overall = max(range(len(sets)), key=lambda si: (sum(scores[si, lj] for lj in range(len(lands))), -si))
-    print("\nbest on all landscapes together: %s (mean %.2f%%; defaults %.2f%%)" %
+    print("best on all landscapes together: %s (mean %.2f%%; defaults %.2f%%)" %
           (label(sets[overall]), 100 * sum(scores[overall, lj] for lj in range(len(lands))) / len(lands),
            100 * sum(scores[0, lj] for lj in range(len(lands))) / len(lands)))
 
