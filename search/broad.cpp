@@ -58,7 +58,8 @@ class BroadThenLocal final : public StrategyBase {
   bool independent_steps() const override { return cover_pos_ < broad_end(); }
 
   /// A budget too small for a covering round and a local phase after it (under `climb_below` first rounds, no
-  /// warm start): the whole budget goes to a climb from the spec default, nearest moves first, no model picks.
+  /// warm start measured as given; a hint with source values may be): the whole budget goes to a climb from the spec
+  /// default (or a better warm point), nearest moves first, no model picks.
   bool climb_only() const {
     return budget() > 0 && default_ != kNone && (warm_points().empty() || has_source_values()) &&
            !cover_.round_ends.empty() &&

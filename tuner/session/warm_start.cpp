@@ -15,7 +15,8 @@ namespace {
 /// The fastest distinct configurations of one problem on one device.
 struct ProblemTop {
   std::int64_t device_id = 0;
-  std::string problem;
+  std::string key;      // ProblemKey::key()
+  std::string problem;  // for the output: the key, and the device when it is another one
   double elements = 0;
   std::vector<db::TrialRow> rows;  // fastest first, one per config
 };
@@ -52,7 +53,7 @@ std::vector<ProblemTop> tops_of(const db::Database& db, const std::string& kerne
     auto it = at.find(t.problem);
     if (it == at.end()) {
       it = at.emplace(t.problem, groups.size()).first;
-      groups.push_back({device_id, t.problem, t.problem_elements, {}});
+      groups.push_back({device_id, t.problem, t.problem, t.problem_elements, {}});
     }
     groups[it->second].rows.push_back(std::move(t));
   }
@@ -72,9 +73,8 @@ void add_values(const db::Database& db, const std::string& kernel, const Workloa
   ws.distance = size_distance(nearest->elements, target.elements()) +
                 (other_device ? search::WarmStartHint::kOtherDeviceDistance : 0.0);
   ws.problem = nearest->problem;
-  const std::string key = nearest->problem.substr(0, nearest->problem.find(" on "));
   for (const ProblemTop& g :
-       tops_of(db, kernel, nearest->device_id, w, "", std::numeric_limits<std::size_t>::max(), key))
+       tops_of(db, kernel, nearest->device_id, w, "", std::numeric_limits<std::size_t>::max(), nearest->key))
     for (const db::TrialRow& t : g.rows) ws.values.push_back({Config::from_json(t.config_json), t.m.median_ns});
 }
 
