@@ -197,8 +197,10 @@ class BroadThenLocal final : public StrategyBase {
     t.overlap = trust_overlap_;
     const std::string over = "rank correlation " + std::string(rho) + " over " + std::to_string(trust_overlap_) +
                              " configurations measured at both";
-    if (trust_ <= 0) t.reason = over + ", not above chance: nothing more taken from it (" + first + ")";
-    else t.reason = over + " (" + first + ", " + std::to_string(trusted_more_) + " more of its best after that)";
+    if (trust_ <= 0)
+      t.reason = over + ", not above chance: nothing more taken from it (" + first + ")";
+    else
+      t.reason = over + " (" + first + ", " + std::to_string(trusted_more_) + " more of its best after that)";
   }
 
   /// Up to k configs of the covering order before position `end` that are neither observed nor outstanding.
@@ -466,50 +468,102 @@ class BroadThenLocal final : public StrategyBase {
 
 std::vector<OptionSpec> broad_then_local_options() {
   return {
-      {"broad", "0", "share of the space in the broad phase, in whole covering rounds, at least one (0 = one round); "
+      {"broad",
+       "0",
+       "share of the space in the broad phase, in whole covering rounds, at least one (0 = one round); "
        "after a warm start always one round",
-       OptionKind::real, 0, 1, {}},
-      {"elite", "16",
+       OptionKind::real,
+       0,
+       1,
+       {}},
+      {"elite",
+       "16",
        "neighbourhoods of the best configs evaluated completely (local optima and the best configs next to "
        "them) before each exploration phase",
-       OptionKind::integer, 1, 1e9, {}},
+       OptionKind::integer,
+       1,
+       1e9,
+       {}},
       {"explore", "1", "covering rounds in each exploration phase", OptionKind::integer, 1, 1e9, {}},
-      {"model", "2",
+      {"model",
+       "2",
        "every this many local steps, evaluate the configs a per-parameter marginal model of log time predicts "
        "fastest (0 = never)",
-       OptionKind::integer, 0, 1e9, {}},
-      {"model_ridge", "1", "ridge penalty of the marginal model (larger = more cautious effects)", OptionKind::real,
-       1e-6, 1e6, {}},
-      {"local_batch", "0",
+       OptionKind::integer,
+       0,
+       1e9,
+       {}},
+      {"model_ridge",
+       "1",
+       "ridge penalty of the marginal model (larger = more cautious effects)",
+       OptionKind::real,
+       1e-6,
+       1e6,
+       {}},
+      {"local_batch",
+       "0",
        "most configs per step of the local phase when a larger batch is asked (0 = one with a budget, e.g. tune "
        "--budget, the batch asked without one, e.g. under a time limit); small steps adapt after every result, "
        "and the session compiles the likely next configs ahead",
-       OptionKind::integer, 0, 1e9, {}},
-      {"local_order", "learned",
+       OptionKind::integer,
+       0,
+       1e9,
+       {}},
+      {"local_order",
+       "learned",
        "order in which a neighbourhood is tried: near (a numeric parameter's next value up or down first, then a "
        "switch of a variant or flag, then larger moves; random among equals), learned (near, and among equal moves "
        "first those that made configs faster elsewhere, last those that made them slower, then other parameters "
        "before the one just changed) or random",
-       OptionKind::choice, 0, 0, {"learned", "near", "random"}},
-      {"climb_below", "2",
+       OptionKind::choice,
+       0,
+       0,
+       {"learned", "near", "random"}},
+      {"climb_below",
+       "2",
        "with a budget (tune --budget) under this many first covering rounds, climb from the spec default instead "
        "(0 = never)",
-       OptionKind::real, 0, 1e6, {}},
-      {"spec_default", "true", "evaluate the spec's default config first (after any warm-start points)",
-       OptionKind::boolean, 0, 1, {}},
-      {"model_optimism", "4",
+       OptionKind::real,
+       0,
+       1e6,
+       {}},
+      {"spec_default",
+       "true",
+       "evaluate the spec's default config first (after any warm-start points)",
+       OptionKind::boolean,
+       0,
+       1,
+       {}},
+      {"model_optimism",
+       "4",
        "the model's picks minimise predicted log time minus this many standard deviations of the prediction",
-       OptionKind::real, 0, 100, {}},
-      {"warm_first", "0.03",
+       OptionKind::real,
+       0,
+       100,
+       {}},
+      {"warm_first",
+       "0.03",
        "share of the planned evaluations (the budget; 5% of the space without one) that a warm start with source "
        "values gets before the covering round, at distance 0 (rounded to whole configs)",
-       OptionKind::real, 0, 1, {}},
-      {"warm_halving", "2", "distance of a warm start's source (|log2 size ratio|) that halves warm_first",
-       OptionKind::real, 1e-3, 1e6, {}},
-      {"warm_more", "0.05",
+       OptionKind::real,
+       0,
+       1,
+       {}},
+      {"warm_halving",
+       "2",
+       "distance of a warm start's source (|log2 size ratio|) that halves warm_first",
+       OptionKind::real,
+       1e-3,
+       1e6,
+       {}},
+      {"warm_more",
+       "0.05",
        "share of the planned evaluations, times the trust squared, for the source's next best configs once the "
        "rank correlation over the configs measured at both trusts it",
-       OptionKind::real, 0, 1, {}},
+       OptionKind::real,
+       0,
+       1,
+       {}},
   };
 }
 
