@@ -256,6 +256,47 @@ void NearestValid::descend(Search& s, std::size_t column, std::size_t lo, std::s
   }
 }
 
+namespace {
+
+/// Ranks 1..n of v, ties at their mean rank.
+std::vector<double> mean_ranks(const std::vector<double>& v) {
+  std::vector<std::size_t> order(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&v](std::size_t a, std::size_t b) { return v[a] < v[b]; });
+  std::vector<double> rank(v.size());
+  for (std::size_t lo = 0; lo < order.size();) {
+    std::size_t hi = lo + 1;
+    while (hi < order.size() && v[order[hi]] == v[order[lo]]) ++hi;
+    const double mean = (static_cast<double>(lo + hi) + 1.0) / 2.0;  // ranks lo+1 .. hi
+    for (std::size_t k = lo; k < hi; ++k) rank[order[k]] = mean;
+    lo = hi;
+  }
+  return rank;
+}
+
+}  // namespace
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (a.size() != b.size() || a.size() < 3) return nan;
+  const std::vector<double> ra = mean_ranks(a), rb = mean_ranks(b);
+  const double mean = (static_cast<double>(a.size()) + 1.0) / 2.0;
+  double sab = 0, saa = 0, sbb = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    sab += (ra[i] - mean) * (rb[i] - mean);
+    saa += (ra[i] - mean) * (ra[i] - mean);
+    sbb += (rb[i] - mean) * (rb[i] - mean);
+  }
+  if (saa <= 0 || sbb <= 0) return nan;
+  return sab / std::sqrt(saa * sbb);
+}
+
+double trust_from_correlation(double rho, std::size_t overlap) {
+  if (overlap < kMinTrustOverlap || !std::isfinite(rho)) return 0.0;
+  const double chance = 1.0 / std::sqrt(static_cast<double>(overlap) - 1.0);
+  return rho > chance ? std::min(1.0, rho) : 0.0;
+}
+
 double worsening(double next, double current) {
   if (next == current) return 0.0;
   if (std::isinf(next) && next > 0) return kInf;
@@ -388,13 +429,53 @@ std::vector<std::size_t> StrategyBase::upcoming(std::size_t n) const {
 }
 
 void StrategyBase::warm_start(const std::vector<std::size_t>& indices) {
+  WarmStartHint hint;
+  hint.indices = indices;
+  warm_start(hint);
+}
+
+void StrategyBase::warm_start(const WarmStartHint& hint) {
+  if (!hint.source_values.empty()) {
+    source_.assign(size(), std::numeric_limits<double>::quiet_NaN());
+    for (const auto& [i, v] : hint.source_values)
+      if (i < size() && std::isnan(source_[i])) source_[i] = v;
+  }
+  warm_distance_ = std::isfinite(hint.distance) ? std::max(0.0, hint.distance) : 0.0;
   std::vector<std::size_t> added;
-  for (std::size_t i : indices) {
+  for (std::size_t i : hint.indices) {
     if (i >= size() || std::find(warm_.begin(), warm_.end(), i) != warm_.end()) continue;
     warm_.push_back(i);
     added.push_back(i);
   }
-  queue_.insert(queue_.begin(), added.begin(), added.end());
+  added.resize(std::min(added.size(), warm_upfront(added.size())));
+  queue_front(added);
+}
+
+void StrategyBase::queue_front(const std::vector<std::size_t>& indices) {
+  queue_.insert(queue_.begin(), indices.begin(), indices.end());
+}
+
+double StrategyBase::source_correlation(std::size_t& overlap) const {
+  std::vector<double> here, there;
+  if (!source_.empty()) {
+    for (std::size_t i : observed_) {
+      if (!std::isfinite(values_[i]) || !std::isfinite(source_[i])) continue;
+      here.push_back(values_[i]);
+      there.push_back(source_[i]);
+    }
+  }
+  overlap = here.size();
+  return spearman(here, there);
+}
+
+WarmTrust StrategyBase::warm_trust() const {
+  WarmTrust t;
+  t.given = warm_.size();
+  if (warm_.empty() && source_.empty()) return t;
+  for (std::size_t i : warm_) t.measured += known_[i] ? 1 : 0;
+  t.correlation = source_correlation(t.overlap);
+  warm_trust_level(t);
+  return t;
 }
 
 std::size_t StrategyBase::best_warm_point() const {

@@ -84,6 +84,16 @@ struct CoveringOrder {
 };
 CoveringOrder covering_order(const ParameterSpace& space, Rng& rng);
 
+/// Spearman rank correlation of a and b (same length; ties get their mean rank): in [-1, 1], NaN when fewer than 3
+/// pairs or when either side is constant.
+double spearman(const std::vector<double>& a, const std::vector<double>& b);
+
+/// How far a warm-start source with rank correlation `rho` over `overlap` configs measured at both may steer a
+/// search, in [0, 1]: 0 below kMinTrustOverlap configs, and while rho is not above what an unrelated source gives
+/// by chance (one standard error under independence, 1 / sqrt(overlap - 1)); rho otherwise.
+double trust_from_correlation(double rho, std::size_t overlap);
+inline constexpr std::size_t kMinTrustOverlap = 6;
+
 /// Relative worsening of `next` over `current` for acceptance tests: log(next/current) for positive
 /// values, a relative difference otherwise; +inf if next failed and current did not.
 double worsening(double next, double current);
@@ -112,6 +122,13 @@ class StrategyBase : public Strategy {
   /// Queues the valid, distinct indices ahead of anything step() suggests (see Strategy::warm_start); the
   /// algorithm reads them with warm_points(). A later call adds its points in front of the queue.
   void warm_start(const std::vector<std::size_t>& indices) final;
+  /// Keeps the hint's source values (source_value()) and queues the first warm_upfront() of its valid, distinct
+  /// indices ahead of anything step() suggests; warm_points() names all of them. Reads budget(): call
+  /// set_budget() first. A later call adds its points in front of the queue and replaces the source values.
+  void warm_start(const WarmStartHint& hint) final;
+  /// The warm start's indices, how many were measured, the rank correlation over the configs measured here that
+  /// the source has values for, and the trust the algorithm placed in it (warm_trust_level()).
+  WarmTrust warm_trust() const final;
   /// Remembers the budget; the algorithm reads it with budget().
   void set_budget(std::size_t evaluations) final { budget_ = evaluations; }
 
@@ -161,6 +178,27 @@ class StrategyBase : public Strategy {
   std::size_t size() const { return space_.size(); }
   /// Warm-start points in the order given (valid, no repeats); empty without a warm start.
   const std::vector<std::size_t>& warm_points() const { return warm_; }
+  /// True when the warm start came with source values (WarmStartHint::source_values).
+  bool has_source_values() const { return !source_.empty(); }
+  /// The source's value of config i (lower is better), NaN when it has none.
+  double source_value(std::size_t i) const {
+    return i < source_.size() ? source_[i] : std::numeric_limits<double>::quiet_NaN();
+  }
+  /// The warm start's distance (WarmStartHint::distance; 0 without one).
+  double warm_distance() const { return warm_distance_; }
+  /// Spearman correlation of source values and observed values over the configs observed here with a finite value
+  /// that the source has; `overlap` gets their number. NaN below 3 (see spearman()).
+  double source_correlation(std::size_t& overlap) const;
+  /// How many of the given warm points (valid, distinct) to queue first. Default: all of them.
+  virtual std::size_t warm_upfront(std::size_t given) const { return given; }
+  /// Fills the trust warm_trust() reports (in [0, 1]) and why; may replace the correlation and overlap with those
+  /// the trust was decided on. Default: trust 1, the points are measured as given.
+  virtual void warm_trust_level(WarmTrust& t) const {
+    t.trust = 1.0;
+    t.reason = "its configurations were measured first, as given";
+  }
+  /// Puts indices (valid, not yet known) at the front of the queue, in order: proposed before anything else.
+  void queue_front(const std::vector<std::size_t>& indices);
   /// The budget given by set_budget() (0 = not known).
   std::size_t budget() const { return budget_; }
   /// The warm-start point with the best value observed so far (the first given one among equals, so an
@@ -191,6 +229,8 @@ class StrategyBase : public Strategy {
   std::vector<std::size_t> pool_pos_;  // position of each index in pool_, kNone if observed
   std::vector<std::size_t> observed_;
   std::vector<std::size_t> warm_;
+  std::vector<double> source_;  // per index: the warm start's source value, NaN where it has none; empty = none
+  double warm_distance_ = 0;
   std::deque<std::size_t> queue_;
   std::unique_ptr<NearestValid> nearest_;
 };

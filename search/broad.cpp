@@ -2,6 +2,7 @@
 // of every parameter), then a best-first search over neighbourhoods, with further covering rounds in between.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -44,7 +45,10 @@ class BroadThenLocal final : public StrategyBase {
         climb_below_(o.real("climb_below")),
         cover_(covering_order(space, rng_)),
         model_(space, o.real("model_ridge")),
-        optimism_(o.real("model_optimism")) {
+        optimism_(o.real("model_optimism")),
+        warm_first_(o.real("warm_first")),
+        warm_halving_(o.real("warm_halving")),
+        warm_more_(o.real("warm_more")) {
     const std::ptrdiff_t d = space.default_index();
     if (o.boolean("spec_default") && d >= 0) start_ = default_ = static_cast<std::size_t>(d);
   }
@@ -54,9 +58,11 @@ class BroadThenLocal final : public StrategyBase {
   bool independent_steps() const override { return cover_pos_ < broad_end(); }
 
   /// A budget too small for a covering round and a local phase after it (under `climb_below` first rounds, no
-  /// warm start): the whole budget goes to a climb from the spec default, nearest moves first, no model picks.
+  /// warm start measured as given; a hint with source values may be): the whole budget goes to a climb from the spec
+  /// default (or a better warm point), nearest moves first, no model picks.
   bool climb_only() const {
-    return budget() > 0 && default_ != kNone && warm_points().empty() && !cover_.round_ends.empty() &&
+    return budget() > 0 && default_ != kNone && (warm_points().empty() || has_source_values()) &&
+           !cover_.round_ends.empty() &&
            static_cast<double>(budget()) < climb_below_ * static_cast<double>(cover_.round_ends.front());
   }
 
@@ -88,6 +94,10 @@ class BroadThenLocal final : public StrategyBase {
     // Smaller local steps adapt more often. Under a budget each evaluation is what is scarce: one per step (the
     // session compiles the guessed next ones ahead). Under a time limit (no budget) wall time is: whole batches
     // keep the compile threads and the GPU busy.
+    if (has_source_values() && !trust_decided_) {  // enough measured at both to test the warm start?
+      std::vector<std::size_t> more = trusted_warm_points();
+      if (!more.empty()) return more;
+    }
     const std::size_t cap = local_batch_ > 0 ? local_batch_ : (budget() > 0 ? 1 : hint);
     hint = std::min(hint, cap);
     if (model_every_ > 0 && !climb_only() && ++local_steps_ % model_every_ == 0) {
@@ -117,6 +127,80 @@ class BroadThenLocal final : public StrategyBase {
     if (it == cover_.round_ends.end()) return cover_pos_;
     const std::size_t ahead = std::min<std::size_t>(rounds - 1, cover_.round_ends.end() - it - 1);
     return *(it + static_cast<std::ptrdiff_t>(ahead));
+  }
+
+  /// The evaluations this run plans for: its budget, else (a time limit) 5% of the space, at least a covering round.
+  double planned() const {
+    if (budget() > 0) return static_cast<double>(budget());
+    const double round = cover_.round_ends.empty() ? 1.0 : static_cast<double>(cover_.round_ends.front());
+    return std::max(round, 0.05 * static_cast<double>(size()));
+  }
+
+  /// A warm start with source values is a hypothesis: only `warm_first` of the planned evaluations (halved every
+  /// `warm_halving` of distance, rounded; none under small budgets, where one evaluation on a source's best that
+  /// moved is a large share: 20-config saxpy at 1 evaluation) go to its best configs before the covering round. A
+  /// warm start without values: all of its configs.
+  std::size_t warm_upfront(std::size_t given) const override {
+    if (!has_source_values()) return given;
+    const double share = warm_first_ / std::pow(2.0, warm_distance() / warm_halving_);
+    return std::min(given, static_cast<std::size_t>(std::llround(share * planned())));
+  }
+
+  /// Once kMinTrustOverlap configs that ran here have source values: decides the trust once (rank correlation
+  /// over them, trust_from_correlation()) and returns the source's best configs not yet evaluated, the given
+  /// indices first, then by source value: trust^2 x `warm_more` of the planned evaluations (none without trust).
+  /// Empty while the overlap is too small, and after the decision.
+  std::vector<std::size_t> trusted_warm_points() {
+    std::size_t overlap = 0;
+    const double rho = source_correlation(overlap);
+    if (overlap < kMinTrustOverlap) return {};
+    trust_decided_ = true;
+    trust_ = trust_from_correlation(rho, overlap);
+    trust_rho_ = rho;
+    trust_overlap_ = overlap;
+    const auto want = static_cast<std::size_t>(std::llround(trust_ * trust_ * warm_more_ * planned()));
+    std::vector<std::size_t> out;
+    auto take = [&](std::size_t i) {
+      if (out.size() < want && !known(i) && !pending(i) && std::find(out.begin(), out.end(), i) == out.end())
+        out.push_back(i);
+    };
+    for (std::size_t i : warm_points()) take(i);
+    if (out.size() < want) {
+      std::vector<std::pair<double, std::size_t>> ranked;
+      for (std::size_t i = 0; i < size(); ++i)
+        if (std::isfinite(source_value(i)) && !known(i) && !pending(i)) ranked.push_back({source_value(i), i});
+      const std::size_t k = std::min(ranked.size(), want);
+      std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(k), ranked.end());
+      for (std::size_t j = 0; j < k; ++j) take(ranked[j].second);
+    }
+    trusted_more_ = out.size();
+    return out;
+  }
+
+  /// The trust decided by trusted_warm_points(), with the correlation and overlap it was decided on (later
+  /// measurements are not a fair sample: the climb and the trusted points pick configs good at both).
+  void warm_trust_level(WarmTrust& t) const override {
+    if (!has_source_values()) return StrategyBase::warm_trust_level(t);
+    const std::size_t upfront = warm_upfront(warm_points().size());
+    const std::string first =
+        upfront == 0 ? "none measured first" : "its best " + std::to_string(upfront) + " measured first";
+    if (!trust_decided_) {
+      t.trust = 0;
+      t.reason = first + "; too few configurations measured at both to estimate a rank correlation (" +
+                 std::to_string(kMinTrustOverlap) + " needed)";
+      return;
+    }
+    char rho[32];
+    std::snprintf(rho, sizeof rho, "%.2f", trust_rho_);
+    t.trust = trust_;
+    t.correlation = trust_rho_;
+    t.overlap = trust_overlap_;
+    const std::string over = "rank correlation " + std::string(rho) + " over " + std::to_string(trust_overlap_) +
+                             " configurations measured at both";
+    if (trust_ <= 0)
+      t.reason = over + ", not above chance: nothing more taken from it (" + first + ")";
+    else
+      t.reason = over + " (" + first + ", " + std::to_string(trusted_more_) + " more of its best after that)";
   }
 
   /// Up to k configs of the covering order before position `end` that are neither observed nor outstanding.
@@ -357,6 +441,10 @@ class BroadThenLocal final : public StrategyBase {
   const CoveringOrder cover_;
   mutable MarginalModel model_;  // a function of the observations: refit() may bring it up to date at any time
   const double optimism_;
+  const double warm_first_, warm_halving_, warm_more_;
+  bool trust_decided_ = false;  // the warm start's source was tested (trusted_warm_points())
+  double trust_ = 0, trust_rho_ = 0;
+  std::size_t trust_overlap_ = 0, trusted_more_ = 0;
   mutable std::size_t modelled_up_to_ = 0;  // observed() entries already given to the model
   std::size_t local_steps_ = 0;
   std::size_t start_ = kNone;  // the spec default, until it has been handed out
@@ -380,40 +468,102 @@ class BroadThenLocal final : public StrategyBase {
 
 std::vector<OptionSpec> broad_then_local_options() {
   return {
-      {"broad", "0", "share of the space in the broad phase, in whole covering rounds, at least one (0 = one round); "
+      {"broad",
+       "0",
+       "share of the space in the broad phase, in whole covering rounds, at least one (0 = one round); "
        "after a warm start always one round",
-       OptionKind::real, 0, 1, {}},
-      {"elite", "16",
+       OptionKind::real,
+       0,
+       1,
+       {}},
+      {"elite",
+       "16",
        "neighbourhoods of the best configs evaluated completely (local optima and the best configs next to "
        "them) before each exploration phase",
-       OptionKind::integer, 1, 1e9, {}},
+       OptionKind::integer,
+       1,
+       1e9,
+       {}},
       {"explore", "1", "covering rounds in each exploration phase", OptionKind::integer, 1, 1e9, {}},
-      {"model", "2",
+      {"model",
+       "2",
        "every this many local steps, evaluate the configs a per-parameter marginal model of log time predicts "
        "fastest (0 = never)",
-       OptionKind::integer, 0, 1e9, {}},
-      {"model_ridge", "1", "ridge penalty of the marginal model (larger = more cautious effects)", OptionKind::real,
-       1e-6, 1e6, {}},
-      {"local_batch", "0",
+       OptionKind::integer,
+       0,
+       1e9,
+       {}},
+      {"model_ridge",
+       "1",
+       "ridge penalty of the marginal model (larger = more cautious effects)",
+       OptionKind::real,
+       1e-6,
+       1e6,
+       {}},
+      {"local_batch",
+       "0",
        "most configs per step of the local phase when a larger batch is asked (0 = one with a budget, e.g. tune "
        "--budget, the batch asked without one, e.g. under a time limit); small steps adapt after every result, "
        "and the session compiles the likely next configs ahead",
-       OptionKind::integer, 0, 1e9, {}},
-      {"local_order", "learned",
+       OptionKind::integer,
+       0,
+       1e9,
+       {}},
+      {"local_order",
+       "learned",
        "order in which a neighbourhood is tried: near (a numeric parameter's next value up or down first, then a "
        "switch of a variant or flag, then larger moves; random among equals), learned (near, and among equal moves "
        "first those that made configs faster elsewhere, last those that made them slower, then other parameters "
        "before the one just changed) or random",
-       OptionKind::choice, 0, 0, {"learned", "near", "random"}},
-      {"climb_below", "2",
+       OptionKind::choice,
+       0,
+       0,
+       {"learned", "near", "random"}},
+      {"climb_below",
+       "2",
        "with a budget (tune --budget) under this many first covering rounds, climb from the spec default instead "
        "(0 = never)",
-       OptionKind::real, 0, 1e6, {}},
-      {"spec_default", "true", "evaluate the spec's default config first (after any warm-start points)",
-       OptionKind::boolean, 0, 1, {}},
-      {"model_optimism", "4",
+       OptionKind::real,
+       0,
+       1e6,
+       {}},
+      {"spec_default",
+       "true",
+       "evaluate the spec's default config first (after any warm-start points)",
+       OptionKind::boolean,
+       0,
+       1,
+       {}},
+      {"model_optimism",
+       "4",
        "the model's picks minimise predicted log time minus this many standard deviations of the prediction",
-       OptionKind::real, 0, 100, {}},
+       OptionKind::real,
+       0,
+       100,
+       {}},
+      {"warm_first",
+       "0.03",
+       "share of the planned evaluations (the budget; 5% of the space without one) that a warm start with source "
+       "values gets before the covering round, at distance 0 (rounded to whole configs)",
+       OptionKind::real,
+       0,
+       1,
+       {}},
+      {"warm_halving",
+       "2",
+       "distance of a warm start's source (|log2 size ratio|) that halves warm_first",
+       OptionKind::real,
+       1e-3,
+       1e6,
+       {}},
+      {"warm_more",
+       "0.05",
+       "share of the planned evaluations, times the trust squared, for the source's next best configs once the "
+       "rank correlation over the configs measured at both trusts it",
+       OptionKind::real,
+       0,
+       1,
+       {}},
   };
 }
 

@@ -87,6 +87,13 @@ class Scripted : public search::Strategy {
   std::size_t step_ = 0;
 };
 
+/// A warm start of indices only (measured first, as given).
+search::WarmStartHint as_given(const std::vector<std::size_t>& indices) {
+  search::WarmStartHint h;
+  h.indices = indices;
+  return h;
+}
+
 std::string recorded_db() { return autotune_test::data_dir() + "/recorded_h200.db"; }
 
 /// Runs the CLI with `args` and checks that it stops with a usage error (exit code 2) saying `text`.
@@ -559,22 +566,29 @@ TEST_CASE("warm starts from another recorded problem", "[cpu][compare]") {
   CHECK_THROWS_WITH(compare::load_warm_start(*bowl.db, rec, bowl.spec, bowl.w, ProblemKey::parse("n=5")),
                     Catch::Contains("no successful recorded trials"));
 
-  // Every strategy evaluates the warm points first: the second evaluation is the optimum.
+  // The hint a session would get: the five as indices, the times of every configuration recorded at n=8192 (all
+  // ran there and all are valid here), the distance |log2(4096 / 8192)|.
+  CHECK(ws.hint.indices == ws.indices);
+  CHECK(ws.hint.source_values.size() == rec.space->size());
+  CHECK(ws.hint.distance == Approx(1.0));
+  CHECK(ws.hint.source == "n=8192");
+  // Every strategy evaluates the warm points first when they come without source values: the second evaluation is
+  // the optimum.
   const auto& v = rec.recorded.values;
   for (const auto& info : search::list_strategies()) {
     INFO(info.name);
-    auto trace = compare::simulate_run(*rec.space, rec.recorded, info.name, {}, 4, 6, 1, ws.indices);
+    auto trace = compare::simulate_run(*rec.space, rec.recorded, info.name, {}, 4, 6, 1, as_given(ws.indices));
     REQUIRE(trace.size() == 6);
     CHECK(trace[0] == v[ws.indices[0]]);
     CHECK(trace[1] == rec.recorded.optimum);
-    auto batched = compare::simulate_run(*rec.space, rec.recorded, info.name, {}, 4, 2, 8, ws.indices);
+    auto batched = compare::simulate_run(*rec.space, rec.recorded, info.name, {}, 4, 2, 8, as_given(ws.indices));
     CHECK(batched.back() == rec.recorded.optimum);
   }
   compare::CompareOptions opt;
   opt.strategies = {"brute_force", "broad_then_local", "greedy_local_search"};
   opt.budgets = {BudgetSpec{1, false}, BudgetSpec{2, false}};
   opt.repeats = 5;
-  opt.warm_start = ws.indices;
+  opt.warm_start = as_given(ws.indices);
   const compare::CompareResult r = compare::compare_strategies(*rec.space, rec.recorded, opt);
   for (const auto& row : r.rows) {
     INFO(row.strategy << " at " << row.budget);
@@ -670,7 +684,7 @@ TEST_CASE("the shipped H100 recordings: every family at two sizes, warm starts a
       opt.budgets = compare::parse_budgets("5%");
       opt.repeats = 1000;
       opt.batch = 32;
-      opt.warm_start = ws.indices;
+      opt.warm_start = ws.hint;
       const compare::CompareResult r = compare::compare_strategies(space, rec.recorded, opt);
       const auto& row = row_of(r, search::kLimitedDefaultStrategy, r.budgets.front());
       INFO("within 5%: " << row.within << ", optimum found: " << row.found << ", budget " << row.budget);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "search/base.hpp"
 #include "synthetic_session.hpp"
 #include "tuner/session/session.hpp"
 #include "tuner/session/warm_start.hpp"
@@ -58,6 +59,14 @@ TEST_CASE("a warm start takes the best configurations of the nearest other sizes
   CHECK(ws.source.find("n=1048576") != std::string::npos);
   CHECK(ws.source.find("n=65536") != std::string::npos);
   CHECK(ws.source.find("on this device") != std::string::npos);
+  // What the nearest size predicts, for the strategy to test: the time of every configuration that ran at n=2^20
+  // (VEC=4 failed there), two octaves away.
+  CHECK(ws.problem == "n=1048576");
+  CHECK(ws.distance == Approx(2.0));
+  CHECK(ws.values.size() == mid_run.evaluated - mid_run.failed);
+  CHECK(ws.values.front().first == ws.configs[0]);
+  CHECK(ws.values.front().second == Approx(landscape(ws.configs[0], 1 << 20)));
+  for (const auto& [c, ns] : ws.values) CHECK(c.at("VEC") != 4);
   // No duplicates, even though both sizes share their best configuration.
   for (std::size_t i = 0; i < ws.configs.size(); ++i)
     for (std::size_t j = i + 1; j < ws.configs.size(); ++j) CHECK_FALSE(ws.configs[i] == ws.configs[j]);
@@ -93,6 +102,11 @@ TEST_CASE("without trials on the device, a warm start comes from devices of the 
   CHECK(ws.configs[0].at("ITEMS") == 4);
   CHECK(ws.source.find("Synthetic GPU sibling") != std::string::npos);
   CHECK(ws.source.find("same architecture") != std::string::npos);
+  // The values of the same problem on the sibling, as far away as a size 4x off.
+  CHECK(ws.problem == "n=1048576 on Synthetic GPU sibling");
+  CHECK(ws.distance == Approx(search::WarmStartHint::kOtherDeviceDistance));
+  REQUIRE_FALSE(ws.values.empty());
+  CHECK(ws.values.front().first == ws.configs[0]);
   // A device of another architecture gets nothing.
   CHECK(session::find_warm_start(*f.db, f.spec, other_device(100, "Synthetic GPU next"), f.w, p).empty());
 }
@@ -116,4 +130,40 @@ TEST_CASE("a session measures the warm-start configurations first and reports ho
   std::sort(rows.begin(), rows.end(), [](const db::TrialRow& x, const db::TrialRow& y) { return x.id < y.id; });
   CHECK(rows[0].config_json == a.to_json());
   CHECK(rows[1].config_json == b.to_json());
+}
+
+TEST_CASE("a session tests a warm start with source values and says how far it trusted it", "[cpu][warm]") {
+  Fixture f;
+  const ProblemKey source = ProblemKey::parse("n=1048576"), target = ProblemKey::parse("n=4194304");
+  sim::SyntheticBackend be_source(sim::SyntheticBackend::fake_device(),
+                                  [](const Config& c) { return landscape(c, 1 << 20); });
+  brute_force(f, be_source, source);
+  const session::WarmStart ws =
+      session::find_warm_start(*f.db, f.spec, sim::SyntheticBackend::fake_device(), f.w, target, 5);
+  REQUIRE_FALSE(ws.values.empty());
+  sim::SyntheticBackend be(sim::SyntheticBackend::fake_device(), [](const Config& c) { return landscape(c, 1 << 22); });
+  session::Options opt;
+  opt.strategy = "broad_then_local";
+  opt.budget = 20;
+  opt.warm_start = ws.configs;
+  opt.warm_values = ws.values;
+  opt.warm_distance = ws.distance;
+  opt.warm_source = ws.problem;
+  const session::Result r = session::run(f.spec, be, *f.db, f.w, target, opt);
+  INFO(r.warm_trust.reason);
+  CHECK(r.warm_started == 5);
+  CHECK(r.warm_trust.given == 5);
+  CHECK_THAT(r.warm_trust.reason, Catch::Contains("none measured first"));  // 0.03 x 20 / 2^(2 / 2) rounds to 0
+  CHECK(r.warm_trust.overlap >= search::detail::kMinTrustOverlap);
+  CHECK(r.warm_trust.correlation > 0.5);  // the optimum moved in ITEMS only
+  CHECK(r.warm_trust.trust == Approx(r.warm_trust.correlation));
+  CHECK_THAT(r.warm_trust.reason, Catch::Contains("rank correlation") && Catch::Contains("measured at both"));
+
+  // Without values the configurations are measured first, as given, and the trust says so.
+  session::Options given = opt;
+  given.warm_values.clear();
+  const session::Result g = session::run(f.spec, be, *f.db, f.w, ProblemKey::parse("n=8388608"), given);
+  CHECK(g.warm_trust.given == 5);
+  CHECK(g.warm_trust.measured == 5);
+  CHECK(g.warm_trust.trust == 1.0);
 }

@@ -105,6 +105,7 @@ struct CompareStrategiesArgs {
   std::uint64_t seed = 1;
   double within_percent = 5;
   bool markdown = false;
+  bool warm_as_given = false;  // --warm-as-given: the warm start without source values (measured first, as given)
 };
 /// compare-strategies: the strategies benchmarked on a fully recorded space (tuner/compare/compare.*).
 int run_compare_strategies(const CompareStrategiesArgs& a, const std::string& db_path);

@@ -69,16 +69,22 @@ void print_recording(const TuningSpec& spec, const Workload& w, const ProblemKey
   if (!rec.note.empty()) std::printf("note: %s\n", rec.note.c_str());
 }
 
-/// --warm-from-problem: the fastest configurations recorded for the other problem start every run.
+/// --warm-from-problem: the warm start a session would get from the other problem (--warm-as-given: its fastest
+/// configurations only).
 void add_warm_start(const db::Database& db, const compare::Recording& rec, const TuningSpec& spec, const Workload& w,
-                    const std::string& warm_from, compare::CompareOptions& opt) {
+                    const CompareStrategiesArgs& a, compare::CompareOptions& opt) {
   const ParameterSpace& space = *rec.space;
-  compare::RecordedWarmStart ws = compare::load_warm_start(db, rec, spec, w, ProblemKey::parse(warm_from));
-  opt.warm_start = ws.indices;
+  compare::RecordedWarmStart ws = compare::load_warm_start(db, rec, spec, w, ProblemKey::parse(a.warm_from));
+  opt.warm_start = ws.hint;
+  if (a.warm_as_given) opt.warm_start.source_values.clear();
   std::printf("warm start: the %zu fastest configurations recorded for %s", ws.indices.size() + ws.skipped,
               ws.problem.c_str());
   if (ws.skipped) std::printf(" (%zu not valid here, skipped)", ws.skipped);
-  std::printf(", evaluated first by every run:\n");
+  if (a.warm_as_given)
+    std::printf(", evaluated first by every run:\n");
+  else
+    std::printf(", with the times of %zu configurations recorded there (distance %.2g), tested by every run:\n",
+                opt.warm_start.source_values.size(), opt.warm_start.distance);
   for (std::size_t k = 0; k < ws.indices.size(); ++k) {
     const double here = rec.recorded.values[ws.indices[k]];
     std::printf("  %s there, %s here: %s\n", fmt_time(ws.source_ns[k]).c_str(),
@@ -99,7 +105,7 @@ int run_compare_strategies(const CompareStrategiesArgs& a, const std::string& db
   auto db = db::Database::open(from, db::Database::Mode::read_only);
   compare::Recording rec = compare::load_recording(*db, spec, w, p, a.device_name);
   print_recording(spec, w, p, rec, from, a.within_percent);
-  if (!a.warm_from.empty()) add_warm_start(*db, rec, spec, w, a.warm_from, opt);
+  if (!a.warm_from.empty()) add_warm_start(*db, rec, spec, w, a, opt);
   std::fflush(stdout);
   std::cerr << "simulating " << opt.repeats << " runs per strategy (batch " << opt.batch << ")\n";
   compare::CompareResult res = compare::compare_strategies(*rec.space, rec.recorded, opt);

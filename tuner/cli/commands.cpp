@@ -296,8 +296,12 @@ void add_compare_strategies(CLI::App& app, Globals& g) {
       ->capture_default_str()
       ->transform(integer_in(1, 100000));
   c->add_option("--warm-from-problem", a->warm_from,
-                "warm-start every run with the 5 fastest configurations recorded (same --from database, kernel, "
-                "workload and device) for this other problem, e.g. n=16777216");
+                "warm-start every run as a session would from this other problem, e.g. n=16777216 (same --from "
+                "database, kernel, workload and device): its 5 fastest configurations, the times of every "
+                "configuration recorded for it and its distance (|log2 size ratio|)");
+  c->add_flag("--warm-as-given", a->warm_as_given,
+              "with --warm-from-problem: the 5 fastest configurations only, without the other times (every strategy "
+              "measures them first, as given: the warm start before it was tested)");
   c->add_option("--within", a->within_percent,
                 "headline threshold in percent: a run counts when its best is within this much of the optimum "
                 "(the shares within 1, 2 and 5% are always reported)")

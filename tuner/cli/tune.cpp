@@ -336,9 +336,13 @@ void TuneRun::print_report(const session::TuneOutcome& o) const {
   if (covered < r.space_size && limited)
     std::fprintf(out_, "stopped by the %s after %zu of %zu configurations (%s)\n",
                  ta_.budget > 0 ? "budget" : "time limit", covered, r.space_size, o.strategy.c_str());
-  if (!opt.warm_start.empty())
+  if (!opt.warm_start.empty() && opt.warm_values.empty())
     std::fprintf(out_, "warm start: %zu of %zu suggested configurations are valid here and were measured first\n",
                 r.warm_started, opt.warm_start.size());
+  else if (!opt.warm_start.empty())
+    std::fprintf(out_, "warm start from %s: %zu of %zu suggested configurations valid here; trusted %.2f (%s)\n",
+                 opt.warm_source.c_str(), r.warm_started, opt.warm_start.size(), r.warm_trust.trust,
+                 r.warm_trust.reason.c_str());
   if (r.copy_gbps > 0)
     std::fprintf(out_, "device-to-device copy: %.1f GB/s (bytes read + written), measured in this run\n", r.copy_gbps);
   if (!r.verification.empty()) std::fprintf(out_, "verification: %s\n", r.verification.c_str());
@@ -353,8 +357,18 @@ void TuneRun::print_report(const session::TuneOutcome& o) const {
 void TuneRun::write_stats(const session::TuneOutcome& o) const {
   nlohmann::json j = stats_json(spec_, w_, p_, dev_, o.strategy, o.result, db_);
   j["command_s"] = since_start();
-  j["warm_start"] = {
-      {"suggested", o.options.warm_start.size()}, {"used", o.result.warm_started}, {"source", o.warm.source}};
+  j["warm_start"] = {{"suggested", o.options.warm_start.size()},
+                     {"used", o.result.warm_started},
+                     {"source", o.warm.source},
+                     {"from", o.options.warm_source},
+                     {"distance", o.options.warm_distance},
+                     {"source_values", o.options.warm_values.size()},
+                     {"measured", o.result.warm_trust.measured},
+                     {"overlap", o.result.warm_trust.overlap},
+                     {"trust", o.result.warm_trust.trust},
+                     {"why", o.result.warm_trust.reason}};
+  if (std::isfinite(o.result.warm_trust.correlation))
+    j["warm_start"]["rank_correlation"] = o.result.warm_trust.correlation;
   if (!o.screen.problem.empty())
     j["screen"] = {{"problem", o.screen.problem}, {"configs", o.screen.configs}, {"wall_s", o.screen.wall_s},
                    {"confirmed", o.screen.confirmed}};

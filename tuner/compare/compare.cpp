@@ -208,6 +208,15 @@ RecordedWarmStart load_warm_start(const db::Database& from, const Recording& tar
   if (rows.empty()) rows = session::fastest_configs(from, f, count);
   RecordedWarmStart ws;
   ws.problem = source.key();
+  ws.hint.source = source.key();
+  ws.hint.distance = session::size_distance(source.elements(), ProblemKey::parse(target.problem).elements());
+  if (!rows.empty()) {
+    if (!rows.front().source_hash.empty()) f.source_hash = rows.front().source_hash;
+    for (const auto& t : session::fastest_configs(from, f, std::numeric_limits<std::size_t>::max())) {
+      const std::ptrdiff_t i = target.space->find(Config::from_json(t.config_json));
+      if (i >= 0) ws.hint.source_values.push_back({static_cast<std::size_t>(i), t.m.median_ns});
+    }
+  }
   for (const auto& t : rows) {
     const std::ptrdiff_t i = target.space->find(Config::from_json(t.config_json));
     if (i < 0) {
@@ -217,6 +226,7 @@ RecordedWarmStart load_warm_start(const db::Database& from, const Recording& tar
     ws.indices.push_back(static_cast<std::size_t>(i));
     ws.source_ns.push_back(t.m.median_ns);
   }
+  ws.hint.indices = ws.indices;
   if (rows.empty())
     throw UsageError("no successful recorded trials of " + what + " in " + from.path() + " to warm-start from");
   return ws;
@@ -226,7 +236,7 @@ RecordedWarmStart load_warm_start(const db::Database& from, const Recording& tar
 
 std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpace& rec, const std::string& strategy,
                                  const search::Options& options, std::uint64_t seed, std::size_t max_evaluations,
-                                 std::size_t batch, const std::vector<std::size_t>& warm_start,
+                                 std::size_t batch, const search::WarmStartHint& warm_start,
                                  std::vector<double>* step_ns) {
   auto s = search::make_strategy(strategy, space, seed, options);
   s->set_budget(max_evaluations);  // as `tune --budget` does
@@ -235,11 +245,11 @@ std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpac
 
 std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpace& rec, search::Strategy& s,
                                  std::size_t max_evaluations, std::size_t batch,
-                                 const std::vector<std::size_t>& warm_start, std::vector<double>* step_ns) {
+                                 const search::WarmStartHint& warm_start, std::vector<double>* step_ns) {
   using Clock = std::chrono::steady_clock;
   if (rec.values.size() != space.size()) throw Error("recording does not match the space");
   if (batch == 0) batch = 1;
-  if (!warm_start.empty()) s.warm_start(warm_start);
+  if (!warm_start.indices.empty() || !warm_start.source_values.empty()) s.warm_start(warm_start);
   std::vector<double> trace;
   trace.reserve(max_evaluations);
   std::vector<char> seen(space.size(), 0);
@@ -388,13 +398,19 @@ CompareResult compare_strategies(const ParameterSpace& space, const RecordedSpac
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<std::vector<double>> bests(res.budgets.size());  // [budget][run]
     std::vector<double> spent(res.budgets.size(), 0);
+    std::vector<double> trust_sum(res.budgets.size(), 0), trusted(res.budgets.size(), 0);
     std::vector<double> step_ns;
     for (std::size_t r = 0; r < opt.repeats; ++r) {
       const std::uint64_t seed = opt.seed + r;
       for (std::size_t b = 0; b < res.budgets.size(); ++b) {
         const std::size_t budget = res.budgets[b];  // a run of its own: the strategy is told its budget
+        auto strategy = search::make_strategy(name, space, seed, so);
+        strategy->set_budget(budget);  // as `tune --budget` does
         const std::vector<double> trace =
-            simulate_run(space, rec, name, so, seed, budget, opt.batch, opt.warm_start, &step_ns);
+            simulate_run(space, rec, *strategy, budget, opt.batch, opt.warm_start, &step_ns);
+        const double trust = strategy->warm_trust().trust;
+        trust_sum[b] += trust;
+        trusted[b] += trust > 0 ? 1 : 0;
         const std::size_t used = std::min(budget, trace.size());
         const double best = used ? trace[used - 1] : kInf;
         spent[b] += static_cast<double>(used);
@@ -409,6 +425,8 @@ CompareResult compare_strategies(const ParameterSpace& space, const RecordedSpac
       row.strategy = name;
       row.budget = res.budgets[b];
       row.budget_percent = 100.0 * static_cast<double>(row.budget) / static_cast<double>(space.size());
+      row.warm_trust = trust_sum[b] / static_cast<double>(opt.repeats);
+      row.warm_trusted = trusted[b] / static_cast<double>(opt.repeats);
       if (name != "random_sample") {
         const CompareRow& base = res.rows[b];  // random_sample's rows come first, budgets in order
         const double se = std::sqrt(row.within_se * row.within_se + base.within_se * base.within_se);

@@ -66,18 +66,22 @@ Recording load_recording(const db::Database& from, const TuningSpec& spec, const
                          const std::string& device_name = "");
 
 /// Warm-start points for a recorded space: the fastest configurations recorded for another problem of the same
-/// kernel, workload and device, as indices of the target space.
+/// kernel, workload and device, as indices of the target space, and the hint a session builds from the same trials
+/// (search::WarmStartHint: those indices, the source's median of every recorded configuration valid here, the
+/// |log2 size ratio|).
 struct RecordedWarmStart {
   std::string problem;               // ProblemKey::key() of the problem they come from
   std::vector<std::size_t> indices;  // in the target space, fastest (on `problem`) first
   std::vector<double> source_ns;     // their median times on `problem` (ns)
   std::size_t skipped = 0;           // of the fastest configurations, those not valid in the target space
+  search::WarmStartHint hint;        // indices, source values, distance and source as a session gives them
 };
 
 /// The `count` fastest distinct configurations among the ok trials of spec.name / w / `source` on the device
 /// of `target` in `from` (read only; trials of target.source_hash when there are any, else of any source),
-/// mapped into target.space; those not valid there are skipped (counted). Throws UsageError when `source` is
-/// the target's own problem or has no ok trial there.
+/// mapped into target.space; those not valid there are skipped (counted); and the hint with the medians of every
+/// ok configuration of `source` valid in target.space (as session::find_warm_start gives a session). Throws
+/// UsageError when `source` is the target's own problem or has no ok trial there.
 RecordedWarmStart load_warm_start(const db::Database& from, const Recording& target, const TuningSpec& spec,
                                   const Workload& w, const ProblemKey& source, std::size_t count = 5);
 
@@ -94,9 +98,10 @@ struct CompareOptions {
   /// "within x of the optimum": best <= (1 + within) * optimum. The headline share of every row and the one
   /// the comparison with random_sample uses; rows also report the shares within 1%, 2% and 5%. Must be >= 0.
   double within = 0.05;
-  /// Given to every run's strategy through Strategy::warm_start() (space indices, best first). Their
-  /// evaluations count against the budget like any other.
-  std::vector<std::size_t> warm_start;
+  /// Given to every run's strategy through Strategy::warm_start() (space indices best first, and source values
+  /// when known); nothing when its indices and values are empty. Their evaluations count against the budget like
+  /// any other.
+  search::WarmStartHint warm_start;
   /// Keep one CompareRun per strategy, budget and seed in CompareResult::runs.
   bool keep_runs = false;
   /// Called after each strategy's runs with its name and the wall time they took (s); may be empty.
@@ -123,6 +128,9 @@ struct CompareRow {
   /// errors of the difference (sqrt(se^2 + se_random^2)), -1 when lower by as much, 0 otherwise (and for
   /// random_sample itself).
   int vs_random = 0;
+  /// With a warm start: the mean over the runs of the trust the strategy placed in it at the end
+  /// (search::WarmTrust::trust), and the share of runs with any trust.
+  double warm_trust = 0, warm_trusted = 0;
 };
 
 /// One run of one strategy at one budget (CompareOptions::keep_runs).
@@ -160,20 +168,19 @@ struct CompareResult {
 /// The best value (ns, +infinity if none ran) found by one seeded run after each new evaluation: element k
 /// is the best after k + 1 evaluations; the vector is shorter than max_evaluations when the strategy stops
 /// proposing. Mirrors session::run: a proposal that was already evaluated (a revisit) is answered from
-/// memory and never counts against the budget; failures are +infinity. `warm_start` (space indices, best first)
-/// is handed to the strategy before its first proposal, and max_evaluations as its budget (Strategy::set_budget,
-/// as `tune --budget` does). Deterministic for a seed. When `step_ns` is given, the duration of every step
-/// (propose() plus observe(), ns; see DecisionTime) is appended to it.
-/// Throws UsageError for an unknown strategy or option.
+/// memory and never counts against the budget; failures are +infinity. `warm_start` (when its indices or values are
+/// not empty) is handed to the strategy before its first proposal, and max_evaluations as its budget
+/// (Strategy::set_budget, as `tune --budget` does). Deterministic for a seed. When `step_ns` is given, the duration of
+/// every step (propose() plus observe(), ns; see DecisionTime) is appended to it. Throws UsageError for an unknown
+/// strategy or option.
 std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpace& rec, const std::string& strategy,
                                  const search::Options& options, std::uint64_t seed, std::size_t max_evaluations,
-                                 std::size_t batch = 1, const std::vector<std::size_t>& warm_start = {},
+                                 std::size_t batch = 1, const search::WarmStartHint& warm_start = {},
                                  std::vector<double>* step_ns = nullptr);
 /// The same with a strategy object (which must be fresh and built over `space`).
 std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpace& rec, search::Strategy& strategy,
                                  std::size_t max_evaluations, std::size_t batch = 1,
-                                 const std::vector<std::size_t>& warm_start = {},
-                                 std::vector<double>* step_ns = nullptr);
+                                 const search::WarmStartHint& warm_start = {}, std::vector<double>* step_ns = nullptr);
 
 /// Runs the benchmark. Every strategy runs with search::limited_options() (each run is cut short by a budget),
 /// so brute_force walks the covering order unless its options say order=enumeration. Cost: repeats x strategies x
@@ -183,8 +190,8 @@ std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpac
 CompareResult compare_strategies(const ParameterSpace& space, const RecordedSpace& rec, const CompareOptions& opt);
 
 /// CSV with a header line; one line per row (with standard errors, the shares within each threshold as
-/// within_<x>pct columns, the comparison with random_sample and the strategy's decision times); `context` columns
-/// (e.g. kernel, device) are prepended. Code: compare_report.cpp.
+/// within_<x>pct columns, the comparison with random_sample, the strategy's decision times and warm-start trust);
+/// `context` columns (e.g. kernel, device) are prepended. Code: compare_report.cpp.
 std::string compare_csv(const CompareResult& r, const std::vector<std::pair<std::string, std::string>>& context = {});
 
 /// CSV of the per-run rows (CompareResult::runs): strategy, budget, seed, best_ns, score, evaluations.

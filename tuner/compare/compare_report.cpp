@@ -60,7 +60,8 @@ std::string compare_csv(const CompareResult& r, const std::vector<std::pair<std:
      << "space_size,optimum_ns,strategy,budget,budget_percent,repeats,median,p10,p90,mean,mean_se,within_threshold,"
         "within,within_se,";
   for (double t : r.thresholds) os << "within_" << percent_label(t) << "pct,";
-  os << "found_optimum,found_optimum_se,vs_random,mean_evaluations,decision_mean_us,decision_p99_us,decision_max_us\n";
+  os << "found_optimum,found_optimum_se,vs_random,mean_evaluations,decision_mean_us,decision_p99_us,decision_max_us,"
+        "warm_trust,warm_trusted\n";
   for (const auto& row : r.rows) {
     const DecisionTime* d = decision_of(r, row.strategy);
     os << context_values(context) << r.space_size << "," << fmt("%.6g", r.optimum_ns) << ","
@@ -71,7 +72,8 @@ std::string compare_csv(const CompareResult& r, const std::vector<std::pair<std:
     for (double w : row.within_at) os << fmt("%.4f", w) << ",";
     os << fmt("%.4f", row.found) << "," << fmt("%.4f", row.found_se) << "," << row.vs_random << ","
        << fmt("%.2f", row.mean_evaluations) << "," << fmt("%.3f", d ? d->mean_us : 0) << ","
-       << fmt("%.3f", d ? d->p99_us : 0) << "," << fmt("%.3f", d ? d->max_us : 0) << "\n";
+       << fmt("%.3f", d ? d->p99_us : 0) << "," << fmt("%.3f", d ? d->max_us : 0) << "," << fmt("%.3f", row.warm_trust)
+       << "," << fmt("%.3f", row.warm_trusted) << "\n";
   }
   return os.str();
 }

@@ -181,14 +181,21 @@ void Session::make_strategy() {
                                    : list_strategy(space_, opt_.configs, spec_);
   if (opt_.budget > 0) strategy_->set_budget(opt_.budget);
   if (!opt_.configs.empty() || opt_.warm_start.empty()) return;
-  std::vector<std::size_t> warm;
+  search::WarmStartHint hint;
   for (const Config& c : opt_.warm_start) {
     const std::ptrdiff_t i = space_.find(c);
-    if (i >= 0 && std::find(warm.begin(), warm.end(), static_cast<std::size_t>(i)) == warm.end())
-      warm.push_back(static_cast<std::size_t>(i));
+    if (i >= 0 &&
+        std::find(hint.indices.begin(), hint.indices.end(), static_cast<std::size_t>(i)) == hint.indices.end())
+      hint.indices.push_back(static_cast<std::size_t>(i));
   }
-  res_.warm_started = warm.size();
-  if (!warm.empty()) strategy_->warm_start(warm);
+  for (const auto& [c, v] : opt_.warm_values) {
+    const std::ptrdiff_t i = space_.find(c);
+    if (i >= 0 && std::isfinite(v)) hint.source_values.push_back({static_cast<std::size_t>(i), v});
+  }
+  hint.distance = opt_.warm_distance;
+  hint.source = opt_.warm_source;
+  res_.warm_started = hint.indices.size();
+  if (!hint.indices.empty()) strategy_->warm_start(hint);
 }
 
 /// The session row (and the device's copy bandwidth).
@@ -358,6 +365,7 @@ Result Session::finish() {
     res_.top = db::rank_trials(db_.trials(f), opt_.objective, false);
     if (res_.top.size() > 10) res_.top.resize(10);
   }
+  res_.warm_trust = strategy_->warm_trust();
   fill_timing();
   return std::move(res_);
 }

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "db/database.hpp"
@@ -50,6 +51,12 @@ struct Options {
   /// through Strategy::warm_start(); those not valid in this problem's space are skipped (Result says how
   /// many were used). Ignored with `configs`.
   std::vector<Config> warm_start;
+  /// What the warm start's source measured (median ns per configuration; those not valid here are skipped), its
+  /// distance and name (search::WarmStartHint; session::WarmStart::values, distance, problem): with values the
+  /// strategy tests the warm start instead of following it (Result::warm_trust). Ignored without warm_start.
+  std::vector<std::pair<Config, double>> warm_values;
+  double warm_distance = 0;
+  std::string warm_source;
 };
 
 /// Where a session's wall time went, in seconds. setup + idle_gpu + verify + benchmark + database + other =
@@ -88,6 +95,7 @@ struct Result {
   double copy_gbps = 0;
   std::string verification;  // Backend::verification() after prepare
   std::size_t warm_started = 0;  // Options::warm_start configurations valid here and given to the strategy
+  search::WarmTrust warm_trust;  // how far the strategy trusted the warm start, and why (given == 0 without one)
   std::vector<db::TrialRow> top;  // best ok trials of this kernel/device/workload/problem, best first by the
                                   // objective (then unthrottled first, then by time)
   TimeSplit timing;

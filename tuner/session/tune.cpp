@@ -59,6 +59,7 @@ class Workflow {
     for (const Config& c : out.warm.configs)
       if (std::find(opt.warm_start.begin(), opt.warm_start.end(), c) == opt.warm_start.end())
         opt.warm_start.push_back(c);
+    if (screened.empty()) add_values(out.warm, opt);  // screened configurations are measured as given
     opt.bytes_moved = q_.bytes_moved ? q_.bytes_moved(q_.workload, q_.problem) : 0;
     out.result = session::run(spec_, backend_, db_, q_.workload, q_.problem, opt);
     out.options = std::move(opt);
@@ -109,6 +110,13 @@ class Workflow {
            "` re-measures their best and carries them forward where they still hold");
   }
 
+  /// The warm start's source values, distance and name into opt: the strategy tests it instead of following it.
+  static void add_values(const WarmStart& ws, Options& opt) {
+    opt.warm_values = ws.values;
+    opt.warm_distance = ws.distance;
+    opt.warm_source = ws.problem;
+  }
+
   WarmStart warm_from_db(const ProblemKey& problem) const {
     WarmStart ws;
     if (q_.warm_start > 0) ws = find_warm_start(db_, spec_, dev_, q_.workload, problem, q_.warm_start);
@@ -124,7 +132,9 @@ class Workflow {
     so.time_limit_s = q_.time_limit_s * q_.screen_share;
     so.budget = 0;
     so.bytes_moved = q_.bytes_moved ? q_.bytes_moved(q_.workload, small) : 0;
-    so.warm_start = warm_from_db(small).configs;
+    const WarmStart small_warm = warm_from_db(small);
+    so.warm_start = small_warm.configs;
+    add_values(small_warm, so);
     note("screening at " + small.key() + " for " + seconds(so.time_limit_s) + " s of the " +
          seconds(q_.time_limit_s) + " s limit");
     phase_ = "screen";

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
+
+#include "search/strategy.hpp"
 
 namespace autotune::session {
 
@@ -11,7 +14,9 @@ namespace {
 
 /// The fastest distinct configurations of one problem on one device.
 struct ProblemTop {
-  std::string problem;
+  std::int64_t device_id = 0;
+  std::string key;      // ProblemKey::key()
+  std::string problem;  // for the output: the key, and the device when it is another one
   double elements = 0;
   std::vector<db::TrialRow> rows;  // fastest first, one per config
 };
@@ -48,7 +53,7 @@ std::vector<ProblemTop> tops_of(const db::Database& db, const std::string& kerne
     auto it = at.find(t.problem);
     if (it == at.end()) {
       it = at.emplace(t.problem, groups.size()).first;
-      groups.push_back({t.problem, t.problem_elements, {}});
+      groups.push_back({device_id, t.problem, t.problem, t.problem_elements, {}});
     }
     groups[it->second].rows.push_back(std::move(t));
   }
@@ -56,16 +61,28 @@ std::vector<ProblemTop> tops_of(const db::Database& db, const std::string& kerne
   return groups;
 }
 
-double log2_distance(double a, double b) {
-  if (!(a > 0) || !(b > 0)) return 1e30;
-  return std::fabs(std::log2(a) - std::log2(b));
+/// Every distinct ok configuration of the group nearest to target_elements (the same problem on another device
+/// counts as WarmStartHint::kOtherDeviceDistance away) into ws.values, with the distance and the problem.
+void add_values(const db::Database& db, const std::string& kernel, const Workload& w, const ProblemKey& target,
+                const std::vector<ProblemTop>& groups, bool other_device, WarmStart& ws) {
+  const ProblemTop* nearest = nullptr;
+  for (const ProblemTop& g : groups)
+    if (!nearest || size_distance(g.elements, target.elements()) < size_distance(nearest->elements, target.elements()))
+      nearest = &g;
+  if (!nearest) return;
+  ws.distance = size_distance(nearest->elements, target.elements()) +
+                (other_device ? search::WarmStartHint::kOtherDeviceDistance : 0.0);
+  ws.problem = nearest->problem;
+  for (const ProblemTop& g :
+       tops_of(db, kernel, nearest->device_id, w, "", std::numeric_limits<std::size_t>::max(), nearest->key))
+    for (const db::TrialRow& t : g.rows) ws.values.push_back({Config::from_json(t.config_json), t.m.median_ns});
 }
 
 /// Rank 1 of every group, then rank 2, ... (groups nearest in size first), up to count distinct configs.
 WarmStart interleave(std::vector<ProblemTop> groups, double target_elements, std::size_t count,
                      const std::string& where) {
   std::stable_sort(groups.begin(), groups.end(), [&](const ProblemTop& a, const ProblemTop& b) {
-    return log2_distance(a.elements, target_elements) < log2_distance(b.elements, target_elements);
+    return size_distance(a.elements, target_elements) < size_distance(b.elements, target_elements);
   });
   WarmStart ws;
   std::set<std::string> taken;
@@ -93,6 +110,11 @@ WarmStart interleave(std::vector<ProblemTop> groups, double target_elements, std
 
 }  // namespace
 
+double size_distance(double a, double b) {
+  if (!(a > 0) || !(b > 0)) return 1e30;
+  return std::fabs(std::log2(a) - std::log2(b));
+}
+
 std::vector<db::TrialRow> fastest_configs(const db::Database& db, db::TrialFilter f, std::size_t count) {
   f.ok_only = true;
   f.by_time = true;
@@ -110,7 +132,11 @@ WarmStart find_warm_start(const db::Database& db, const TuningSpec& spec, const 
       for (ProblemTop& g : tops_of(db, spec.name, d.id, w, p.key(), count)) same.push_back(std::move(g));
     }
   }
-  if (!same.empty()) return interleave(std::move(same), p.elements(), count, "on this device");
+  if (!same.empty()) {
+    WarmStart ws = interleave(same, p.elements(), count, "on this device");
+    add_values(db, spec.name, w, p, same, false, ws);
+    return ws;
+  }
   for (const db::DeviceRow& d : devices) {
     const DeviceKey other = DeviceKey::of(d.info);
     if (other == key || other.major() != key.major() || key.cc <= 0) continue;
@@ -120,8 +146,10 @@ WarmStart find_warm_start(const db::Database& db, const TuningSpec& spec, const 
     }
   }
   if (related.empty()) return {};
-  return interleave(std::move(related), p.elements(), count,
-                    "(same architecture, sm_" + std::to_string(key.major()) + "x)");
+  WarmStart ws =
+      interleave(related, p.elements(), count, "(same architecture, sm_" + std::to_string(key.major()) + "x)");
+  add_values(db, spec.name, w, p, related, true, ws);
+  return ws;
 }
 
 WarmStart best_of_problem(const db::Database& db, const TuningSpec& spec, const DeviceInfo& device, const Workload& w,

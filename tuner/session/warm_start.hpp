@@ -6,6 +6,7 @@
 #pragma once
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "db/database.hpp"
@@ -20,8 +21,17 @@ struct WarmStart {
   /// Where they came from, for the session's output: "the best 5 configurations of n=16777216 (1.23 ms) and
   /// n=67108864 (...) on this device"; "" when nothing was found.
   std::string source;
+  /// What the nearest source predicts, for the strategy to test (search::WarmStartHint): the median (ns) of every
+  /// distinct ok configuration of the nearest other problem (`problem`), fastest first; its distance from the
+  /// target (|log2 size ratio|, plus WarmStartHint::kOtherDeviceDistance from another device).
+  std::vector<std::pair<Config, double>> values;
+  double distance = 0;
+  std::string problem;  // "n=67108864", or "n=67108864 on NVIDIA H100 PCIe" from another device
   bool empty() const { return configs.empty(); }
 };
+
+/// |log2(a / b)| for problem sizes in elements; 1e30 when either is not positive.
+double size_distance(double a, double b);
 
 /// The fastest `count` distinct configurations among the trials that match f (ok trials with a finite positive median;
 /// f.ok_only and f.by_time are set here), fastest first, one row per configuration.
@@ -32,7 +42,8 @@ std::vector<db::TrialRow> fastest_configs(const db::Database& db, db::TrialFilte
 /// from the problems nearest in log2 size (rank 1 of every problem, then rank 2, ...), duplicates dropped;
 /// if the device has none, the same from devices of the same architecture (cc / 10), the target problem
 /// first. Trials of the target problem on the target device are never used (the session answers those
-/// itself). Throws DbError on a database failure.
+/// itself). WarmStart::values holds every ok configuration of the nearest of those problems (the first in that
+/// order). Throws DbError on a database failure.
 WarmStart find_warm_start(const db::Database& db, const TuningSpec& spec, const DeviceInfo& device, const Workload& w,
                           const ProblemKey& p, std::size_t count = 5);
 
