@@ -81,7 +81,7 @@ struct CompileStats {
   /// Pool threads put to work so far (CompilePipeline starts few and adds them while the consumer waits); not a
   /// sum: operator- keeps this side's value.
   std::size_t active_threads = 0;
-  std::size_t shrinks = 0;  // threads stopped because adding them did not raise the compilations per second
+  std::size_t shrinks = 0;  // threads stopped because adding them did not pay (ConcurrencyRule's verdict)
 
   CompileStats operator-(const CompileStats& o) const;
 };
@@ -100,7 +100,7 @@ struct CompileStats {
 /// - cancel() and the destructor skip every task not yet started and wait for the running ones.
 /// - Threads are put to work as needed (ConcurrencyRule, compile_concurrency.hpp): kInitialThreads at first, one
 ///   more each time the consumer has to wait for a result while tasks are queued, and one fewer when the last one
-///   added did not raise the compilations per second; jobs is the cap.
+///   added did not add compile work at once or made each compilation cost far more CPU time; jobs is the cap.
 /// Thread-safety: submit, prefetch, take, cancel and stats are for one consumer thread; tasks run on the pool's
 /// threads and must be thread-safe.
 class CompilePipeline {
