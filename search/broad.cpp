@@ -36,6 +36,7 @@ class BroadThenLocal final : public StrategyBase {
  public:
   BroadThenLocal(const ParameterSpace& space, std::uint64_t seed, const OptionReader& o)
       : StrategyBase("broad_then_local", space, seed),
+        seed_(seed),
         broad_(o.real("broad")),
         elite_(static_cast<std::size_t>(o.integer("elite"))),
         explore_(static_cast<std::size_t>(o.integer("explore"))),
@@ -101,7 +102,7 @@ class BroadThenLocal final : public StrategyBase {
     const std::size_t cap = local_batch_ > 0 ? local_batch_ : (budget() > 0 ? 1 : hint);
     hint = std::min(hint, cap);
     if (model_every_ > 0 && !climb_only() && ++local_steps_ % model_every_ == 0) {
-      std::vector<std::size_t> picks = model_picks(std::max<std::size_t>(1, hint / model_every_));
+      std::vector<std::size_t> picks = model_picks(std::max<std::size_t>(1, hint / model_every_), local_steps_);
       if (!picks.empty()) return picks;
     }
     std::vector<std::size_t> out = expand(hint);
@@ -221,26 +222,43 @@ class BroadThenLocal final : public StrategyBase {
       const std::size_t i = seen[ranked_up_to_];
       if (std::isfinite(value(i))) ranked_.insert({value(i), i});
     }
+    std::size_t base = kNone;
+    std::vector<std::size_t> out = expansion(ranked_, k, rng_, {}, base, exhausted_, false);
+    for (std::size_t c : out) parent_.emplace(c, base);
+    return out;
+  }
+
+  /// The work of expand() on a ranking of its own: up to k neighbours of the best config in `ranked` that has
+  /// unevaluated ones, skipping those observed, outstanding or in `skip`; each neighbourhood visited is shuffled
+  /// with rng (then ordered by nearest_first()), and a config without unevaluated neighbours leaves `ranked`
+  /// (counted in `exhausted`; `ahead`: the configs outstanding count as evaluated, as they will be when a guessed
+  /// step runs). `base` gets the config expanded. guess() runs it on copies of the ranking and the
+  /// generator, so that it names what the next expansion takes when the results outstanding change nothing.
+  std::vector<std::size_t> expansion(std::set<std::pair<double, std::size_t>>& ranked, std::size_t k, Rng& rng,
+                                     const std::vector<std::size_t>& skip, std::size_t& base, std::size_t& exhausted,
+                                     bool ahead) const {
     std::vector<std::size_t> out;
-    for (auto it = ranked_.begin(); it != ranked_.end() && out.size() < k;) {
+    for (auto it = ranked.begin(); it != ranked.end() && out.size() < k;) {
       std::vector<std::size_t> nb = space_.neighbours(it->second);
-      rng_.shuffle(nb);
+      rng.shuffle(nb);
       if (order_ != Order::random) nearest_first(it->second, nb);
       bool open = false;
       for (std::size_t c : nb) {
-        if (known(c)) continue;
+        if (known(c) || (ahead && pending(c))) continue;
         open = true;
-        if (out.size() < k && !pending(c) && std::find(out.begin(), out.end(), c) == out.end()) {
+        if (out.size() < k && !pending(c) && std::find(out.begin(), out.end(), c) == out.end() &&
+            std::find(skip.begin(), skip.end(), c) == skip.end())
           out.push_back(c);
-          parent_.emplace(c, it->second);
-        }
       }
       if (open) {
-        if (!out.empty()) break;  // one config's neighbours per step
+        if (!out.empty()) {  // one config's neighbours per step
+          base = it->second;
+          break;
+        }
         ++it;
       } else {
-        it = ranked_.erase(it);
-        ++exhausted_;
+        it = ranked.erase(it);
+        ++exhausted;
       }
     }
     return out;
@@ -331,10 +349,12 @@ class BroadThenLocal final : public StrategyBase {
            static_cast<std::uint64_t>(to);
   }
 
-  /// What the next local steps will probably evaluate, likeliest first: the model's picks under its last fit when
-  /// the next local step is a model step, the unevaluated neighbours of the best config that ran (what the next
-  /// expansion takes, nearest moves first), the other of the two, then the nearest neighbours of the configs being
-  /// measured (one of them may become the best) and of the next best configs. A compile-ahead hint only.
+  /// What the next steps will probably evaluate, likeliest first. First the steps as they will run if the results
+  /// outstanding change nothing (no new best among them): the rest of an exploration round's covering chunk, or
+  /// the coming local steps, model picks under the newest fit and expansions run on copies of the ranking and the
+  /// generator (so an expansion is named exactly as it will be drawn, wherever no random draw of a model step in a
+  /// large space comes between). Then hedges for a new best: the nearest neighbours of the configs being measured,
+  /// the neighbours of the next best configs. A compile-ahead hint only.
   std::vector<std::size_t> guess(std::size_t n) const override {
     std::vector<std::size_t> out;
     auto add = [&](const std::vector<std::size_t>& cs) {
@@ -342,19 +362,45 @@ class BroadThenLocal final : public StrategyBase {
         if (out.size() < n && !known(c) && !pending(c) && std::find(out.begin(), out.end(), c) == out.end())
           out.push_back(c);
     };
-    const std::vector<std::pair<double, std::size_t>> bases = best_ran(kGuessBases);
-    const bool model_next = model_every_ > 0 && (local_steps_ + 1) % model_every_ == 0;
-    std::vector<std::size_t> picks;
-    if (model_every_ > 0 && !bases.empty() && !climb_only()) {  // in the local phase: picks under the newest fit
-      refit();
-      picks = ranked_by_model(first_candidates(), kGuessModel);
+    const std::size_t cover_end = std::max(broad_end(), explore_end_);
+    if (cover_pos_ < cover_end && !climb_only()) {
+      std::vector<std::size_t> chunk;
+      for (std::size_t k = cover_pos_; k < cover_end && chunk.size() < n; ++k) chunk.push_back(cover_.order[k]);
+      add(chunk);
+    } else {
+      local_steps_ahead(n, out);
     }
-    if (model_next) add(picks);
-    if (!bases.empty()) add(nearest_of(bases.front().second, false));
-    add(picks);
+    const std::vector<std::pair<double, std::size_t>> bases = best_ran(kGuessBases);
     for (std::size_t c : outstanding()) add(nearest_of(c, true));
-    for (std::size_t b = 1; b < bases.size(); ++b) add(nearest_of(bases[b].second, false));
+    for (std::size_t b = 0; b < bases.size(); ++b) add(nearest_of(bases[b].second, false));
     return out;
+  }
+
+  /// Appends to `out` (up to n in all) what the next local steps take if the results outstanding bring no new
+  /// best: guess()'s main part.
+  void local_steps_ahead(std::size_t n, std::vector<std::size_t>& out) const {
+    std::set<std::pair<double, std::size_t>> ranked = ranked_;
+    const std::vector<std::size_t>& seen = observed();
+    for (std::size_t j = ranked_up_to_; j < seen.size(); ++j)
+      if (std::isfinite(value(seen[j]))) ranked.insert({value(seen[j]), seen[j]});
+    Rng rng = rng_;
+    std::size_t exhausted = exhausted_;
+    const std::size_t hint = std::min(n, local_batch_ > 0 ? local_batch_ : (budget() > 0 ? 1 : n));
+    for (std::size_t step = local_steps_ + 1; out.size() < n && exhausted < elite_; ++step) {
+      const std::size_t before = out.size();
+      if (model_every_ > 0 && !climb_only() && step % model_every_ == 0) {
+        refit();
+        const std::size_t k = std::max<std::size_t>(1, hint / model_every_);
+        for (std::size_t c : ranked_by_model(model_candidates(step), k + out.size()))
+          if (out.size() < n && out.size() - before < k && std::find(out.begin(), out.end(), c) == out.end())
+            out.push_back(c);
+      } else {
+        std::size_t base = kNone;
+        for (std::size_t c : expansion(ranked, hint, rng, out, base, exhausted, true))
+          if (out.size() < n) out.push_back(c);
+      }
+      if (out.size() == before) break;
+    }
   }
 
   /// The k best configs that ran (value, index), best first, including results not ranked yet.
@@ -378,11 +424,10 @@ class BroadThenLocal final : public StrategyBase {
   }
 
   /// Up to k unevaluated configs, neither observed nor outstanding, with the best times the marginal model
-  /// predicts (refitted to every observation first). Candidates: every unevaluated config, or kModelCandidates
-  /// random ones in larger spaces.
-  std::vector<std::size_t> model_picks(std::size_t k) {
+  /// predicts (refitted to every observation first), among model_candidates(step).
+  std::vector<std::size_t> model_picks(std::size_t k, std::size_t step) const {
     refit();
-    return ranked_by_model(model_candidates(), k);
+    return ranked_by_model(model_candidates(step), k);
   }
 
   /// Brings the model up to date with every observation (const: the fit is a function of the observations only,
@@ -394,13 +439,25 @@ class BroadThenLocal final : public StrategyBase {
     model_.fit();
   }
 
-  /// Every config neither observed nor outstanding, or kModelCandidates random ones of them in larger spaces.
-  std::vector<std::size_t> model_candidates() {
-    if (unknown_count() > kModelCandidates) return random_unknowns(kModelCandidates);
-    return first_candidates();
+  /// The candidates of the model step numbered `step`: every config neither observed nor outstanding, or in larger
+  /// spaces kModelCandidates indices drawn from the whole space by a generator of the step's own (seeded by the
+  /// strategy's seed and the step), the observed and outstanding ones left out. The draw neither depends on nor
+  /// advances the strategy's generator, so guess() names the same candidates (and the expansion after them) as the
+  /// step will.
+  std::vector<std::size_t> model_candidates(std::size_t step) const {
+    if (unknown_count() <= kModelCandidates) return first_candidates();
+    Rng draw(seed_ ^ (0x9e3779b97f4a7c15ull * (step + 1)));
+    std::vector<std::size_t> out;
+    out.reserve(kModelCandidates);
+    for (std::size_t j = 0; j < kModelCandidates; ++j) {
+      const std::size_t i = draw.below(size());
+      if (!known(i) && !pending(i)) out.push_back(i);
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
   }
-  /// The first kModelCandidates configs of the unknown pool that are not outstanding (a guess must not draw
-  /// random numbers).
+  /// The first kModelCandidates configs of the unknown pool that are not outstanding.
   std::vector<std::size_t> first_candidates() const {
     std::vector<std::size_t> out;
     for (std::size_t i : unknown_pool()) {
@@ -432,8 +489,8 @@ class BroadThenLocal final : public StrategyBase {
   static constexpr std::size_t kModelCandidates = 4096;
   static constexpr std::size_t kOptimistic = 64;
   static constexpr std::size_t kGuessBases = 3;  // neighbourhoods named by guess()
-  static constexpr std::size_t kGuessModel = 4;  // model predictions named by guess()
 
+  const std::uint64_t seed_;  // of the model steps' candidate draws (model_candidates())
   const double broad_;
   const std::size_t elite_, explore_, model_every_, local_batch_;
   const Order order_;
