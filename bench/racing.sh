@@ -3,14 +3,18 @@
 # racing off (--race 0) and on (the default, --race 25), each from an empty database and binary cache, on one GPU:
 #   1. a GPU-bound space (SPEC, e.g. a Kernel Tuner T1 file of a GEMM): a time limit each (TIME, default 60 s), the
 #      default strategy, seed 1: configurations measured, how many were raced, the best found, benchmark time;
-#   2. a memory-bound brute force (the 270-configuration reduction space of bench/tuning_throughput.sh at 2^26):
+#   2. the built-in scan at 2^28 (float32 inclusive sum, whose configurations take 0.7 ms and more): the default
+#      strategy for TIME each, seed 1 (skipped with SCAN=0);
+#   3. a memory-bound brute force (the 270-configuration reduction space of bench/tuning_throughput.sh at 2^26):
 #      the best configuration and its median with and without racing, wall and benchmark time.
-# Usage: OUT=<dir> [TIME=60] bash bench/racing.sh <dir with the autotune binary> <SPEC of the GPU-bound space>
+# "raced" counts the configurations stopped early, "at the probe" those stopped by the timed first warm-up run.
+# Usage: OUT=<dir> [TIME=60] [SCAN=1] bash bench/racing.sh <dir with the autotune binary> <SPEC of the GPU-bound space>
 set -uo pipefail
 AT=${1:?usage: OUT=dir bash bench/racing.sh BUILD_DIR SPEC}/autotune
 SPEC=${2:?usage: OUT=dir bash bench/racing.sh BUILD_DIR SPEC}
 OUT=${OUT:-out}
 TIME=${TIME:-60}
+SCAN=${SCAN:-1}
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 mkdir -p "$OUT"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/racing.XXXXXX")
@@ -33,8 +37,9 @@ import sqlite3, sys
 con = sqlite3.connect(sys.argv[1])
 rows = con.execute("SELECT median_ns, protocol, config_json FROM trials WHERE status = 'ok'").fetchall()
 raced = sum(1 for r in rows if ";raced" in r[1])
+probed = sum(1 for r in rows if "@probe" in r[1])
 best = min(rows, key=lambda r: r[0]) if rows else None
-print(f"ok trials {len(rows)}, raced {raced} ({100.0 * raced / max(1, len(rows)):.0f}%)")
+print(f"ok trials {len(rows)}, raced {raced} ({100.0 * raced / max(1, len(rows)):.0f}%), {probed} of them at the probe")
 if best:
     print(f"best {best[0] / 1e3:.2f} us  {best[2]}  protocol {best[1]}")
 PY
@@ -42,5 +47,9 @@ PY
 
 run gpu_bound_race0 0 "$SPEC" --time-limit "$TIME"
 run gpu_bound_race25 25 "$SPEC" --time-limit "$TIME"
+if [ "$SCAN" != 0 ]; then
+  run scan28_race0 0 scan --n 268435456 --dtype float32 --op inclusive_sum --time-limit "$TIME"
+  run scan28_race25 25 scan --n 268435456 --dtype float32 --op inclusive_sum --time-limit "$TIME"
+fi
 run reduction_race0 0 "${RED[@]}"
 run reduction_race25 25 "${RED[@]}"

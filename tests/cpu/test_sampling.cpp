@@ -74,3 +74,16 @@ TEST_CASE("racing stops a clearly slower configuration after its first samples, 
   CHECK_FALSE(r.lost_race({2.0, 2.0, 2.0}));
   CHECK(r.lost_race({2.0, 2.0, 2.0, 2.0, 2.0}));
 }
+
+TEST_CASE("racing's warm-up probe loses only far above the samples' bound, and only with racing on",
+          "[cpu][sampling]") {
+  SamplingRule r;
+  r.race_above_ms = 1.25;
+  CHECK_FALSE(r.lost_probe(10.0));  // no probe factor: no probe
+  r.race_probe_factor = 2.0;        // the probe loses above 2.5 ms
+  CHECK(r.lost_probe(2.6));
+  CHECK_FALSE(r.lost_probe(2.4));  // slower than the samples' bound, but a single unflushed run: sampled
+  CHECK_FALSE(r.lost_probe(1.0));
+  r.race_above_ms = 0;  // racing off
+  CHECK_FALSE(r.lost_probe(100.0));
+}

@@ -57,3 +57,53 @@ TEST_CASE("a restricted reduction tune writes one verified row per configuration
   CHECK(r.failed == 0);
   CHECK_FALSE(r.top.empty());
 }
+
+TEST_CASE(
+    "racing: clearly slower configurations stop at the warm-up probe or after three samples, the best is "
+    "fully sampled",
+    "[gpu][session][racing]") {
+  // tests/data/specs/spin: REPEAT = 1, 2, 8 costs about 1x, 2x and 8x (the same output). Brute force one at a
+  // time, so REPEAT = 1 sets the best before the slower ones come.
+  TuningSpec spec = specs::load_spec(autotune_test::data_dir() + "/specs/spin.tune.json");
+  auto adapter = kernels::make_adapter(spec);
+  cuda::TimingOptions to;
+  to.race_margin = 0.25;
+  cuda::CudaBackend backend(adapter, to);
+  auto db = db::Database::open(":memory:");
+  const Workload w = spec.workloads.front();
+  const ProblemKey p = spec.problem_sizes.front();
+  session::Options opt;
+  opt.strategy = "brute_force";
+  opt.batch = 1;
+  session::Result r = session::run(spec, backend, *db, w, p, opt);
+  REQUIRE(r.evaluated == 6);
+  CHECK(r.failed == 0);
+  db::TrialFilter f;
+  f.session_id = r.session_id;
+  const std::vector<db::TrialRow> rows = db->trials(f);
+  REQUIRE(rows.size() == 6);
+  double best = 0;
+  for (const auto& t : rows)
+    if (t.config_json.find("\"REPEAT\":1") != std::string::npos && (best == 0 || t.m.median_ns < best))
+      best = t.m.median_ns;
+  REQUIRE(best > 0);
+  for (const auto& t : rows) {
+    INFO(t.config_json << " " << t.m.protocol << " samples " << t.m.samples << " median " << t.m.median_ns);
+    CHECK(t.m.ok());
+    if (t.config_json.find("\"REPEAT\":1") != std::string::npos) {  // within reach of the best: every sample
+      CHECK(t.m.protocol.find("raced") == std::string::npos);
+      CHECK(t.m.samples >= 7);
+    } else if (t.config_json.find("\"REPEAT\":2") != std::string::npos) {  // about 2x: three samples, no probe
+      CHECK(t.m.protocol.find(";raced>") != std::string::npos);
+      CHECK(t.m.protocol.find("@probe") == std::string::npos);
+      CHECK(t.m.samples == 3);
+      CHECK(t.m.median_ns > 1.25 * best);
+    } else {  // about 8x: stopped by the warm-up probe, one run recorded
+      CHECK(t.m.protocol.find("@probe") != std::string::npos);
+      CHECK(t.m.samples == 1);
+      CHECK(t.m.median_ns > 2.5 * best);
+    }
+  }
+  REQUIRE_FALSE(r.top.empty());
+  CHECK(r.top.front().config_json.find("\"REPEAT\":1") != std::string::npos);
+}

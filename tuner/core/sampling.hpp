@@ -17,9 +17,17 @@ struct SamplingRule {
   /// milliseconds (a configuration clearly slower than the best so far); 0 = no racing.
   double race_above_ms = 0;
   int race_after = 3;
+  /// The warm-up probe of racing: the first warm-up run is timed too (no L2 flush, the module already run once by
+  /// the verification), and a configuration whose probe is above race_probe_factor x race_above_ms has lost
+  /// before any sample (a single unflushed run, hence the wider margin); 0 = no probe.
+  double race_probe_factor = 0;
 
   /// True when racing is on and the samples taken lose the race (race_after of them, all above race_above_ms).
   bool lost_race(const std::vector<double>& samples_ms) const;
+  /// True when racing is on with a probe and the probe's time (ms) loses (see race_probe_factor).
+  bool lost_probe(double probe_ms) const {
+    return race_above_ms > 0 && race_probe_factor > 0 && probe_ms > race_probe_factor * race_above_ms;
+  }
 
   /// samples in milliseconds, in the order taken. A lost race is done, whatever min_samples says.
   bool done(const std::vector<double>& samples_ms) const;

@@ -647,8 +647,10 @@ struct CudaBackend::Impl {
     q.warmup = opt.warmup;
     q.flush_l2 = opt.flush_l2;
     q.rule = sampling();
-    if (opt.race_margin > 0 && race_best_ms > 0)
+    if (opt.race_margin > 0 && race_best_ms > 0) {
       q.rule.race_above_ms = race_best_ms * (1 + std::max(opt.race_margin, 2 * race_best_spread));
+      q.rule.race_probe_factor = kRaceProbeFactor;
+    }
     q.observe = opt.observe;
     q.energy_ms = opt.observe ? opt.energy_ms : 0.0;
     const double time_limit = effective_timeout(opt, best_run_seconds) + opt.max_seconds_per_config +
@@ -658,7 +660,8 @@ struct CudaBackend::Impl {
     if (failed(r, m)) return;
     std::vector<double>& ms = r.body.samples_ms;
     if (ms.empty()) throw EnvironmentError("the GPU executor returned no samples");
-    const bool raced = q.rule.lost_race(ms);
+    const bool probed_out = r.body.lost_probe;
+    const bool raced = probed_out || q.rule.lost_race(ms);
     std::sort(ms.begin(), ms.end());
     m.status = TrialStatus::ok;
     m.median_ns = stats::median_sorted(ms) * 1e6;
@@ -667,7 +670,8 @@ struct CudaBackend::Impl {
     m.samples = static_cast<int>(ms.size());
     m.observed = r.body.observed;
     if (raced) {
-      m.protocol += ";raced>" + fmt("%.4g", q.rule.race_above_ms) + "ms";
+      m.protocol += probed_out ? ";raced>" + fmt("%.4g", kRaceProbeFactor * q.rule.race_above_ms) + "ms@probe"
+                               : ";raced>" + fmt("%.4g", q.rule.race_above_ms) + "ms";
     } else if (race_best_ms <= 0 || m.median_ns / 1e6 < race_best_ms) {
       race_best_ms = m.median_ns / 1e6;
       race_best_spread = m.spread;

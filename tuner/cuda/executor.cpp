@@ -394,7 +394,25 @@ struct Executor::State {
       flush = allocate(flush_bytes());
       check(d->memset_d32_async(flush.ptr, 0x3f800000u, flush.bytes / 4, stream), "cuMemsetD32Async");
     }
-    for (int i = 0; i < warmup; ++i) run_steps();
+    int warm = warmup;
+    if (warm > 0 && rule.race_above_ms > 0 && rule.race_probe_factor > 0) {  // the warm-up probe of racing
+      ensure_sample_events(1);
+      check(d->event_record(sample_events[0].first, stream), "cuEventRecord");
+      run_steps();
+      check(d->event_record(sample_events[0].second, stream), "cuEventRecord");
+      check(d->event_synchronize(sample_events[0].second), "cuEventSynchronize");
+      float probe = 0;
+      check(d->event_elapsed_time(&probe, sample_events[0].first, sample_events[0].second), "cuEventElapsedTime");
+      --warm;
+      if (rule.lost_probe(probe)) {
+        unload();
+        TimeRequest::Reply reply;
+        reply.samples_ms = {static_cast<double>(probe)};
+        reply.lost_probe = true;
+        return reply;
+      }
+    }
+    for (int i = 0; i < warm; ++i) run_steps();
     Observer* obs = q.observe ? observer_of_device() : nullptr;
     if (obs != nullptr) obs->start(std::chrono::microseconds(std::max(100, q.observe_interval_us)));
     // The first min_samples samples are queued back to back with one synchronisation; after that one at a

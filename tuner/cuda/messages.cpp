@@ -78,6 +78,7 @@ void rule_fields(S& v, F&& f) {
   f(v.max_seconds);
   f(v.race_above_ms);
   f(v.race_after);
+  f(v.race_probe_factor);
 }
 
 template <typename S, typename F>

@@ -286,8 +286,15 @@ struct TimeRequest {
     std::vector<double> samples_ms;
     Observation observed;  // method "" when nothing was observed
     std::string observer_note;  // why nothing was observed (NVML missing ...), "" otherwise
+    /// The configuration lost at the warm-up probe (SamplingRule::lost_probe): samples_ms holds the probe alone.
+    bool lost_probe = false;
     template <typename S, typename F>
-    static void fields(S& s, F&& f) { f(s.samples_ms); f(s.observed); f(s.observer_note); }
+    static void fields(S& s, F&& f) {
+      f(s.samples_ms);
+      f(s.observed);
+      f(s.observer_note);
+      f(s.lost_probe);
+    }
   };
   std::int32_t warmup = 0;
   bool flush_l2 = true;

@@ -105,6 +105,8 @@ struct TimingOptions {
   /// far of this problem by more than this fraction (or by twice the best's spread, if larger) stops sampling
   /// there; it is recorded with those samples and ";raced" in its protocol. The best configuration always gets
   /// the full protocol, so the best and its median do not change. 0 = off (every configuration fully sampled).
+  /// With racing on, the first warm-up run is timed as a probe: above kRaceProbeFactor x that bound, the
+  /// configuration stops there, before any sample (";raced>T ms@probe").
   double race_margin = 0.0;
   /// Observe clocks, power, temperature and throttle reasons through NVML while sampling (where NVML is
   /// available; AUTOTUNE_NVML=off or a missing libnvidia-ml.so.1 measures time only). docs/energy.md.
@@ -134,6 +136,10 @@ struct TimingOptions {
   /// 0 (the default): derived from the session, see effective_timeout().
   double timeout_seconds = 0.0;
 };
+
+/// Racing's warm-up probe (TimingOptions::race_margin): a single run without an L2 flush loses when it is more
+/// than this many times the bound of the samples' race (2.5x the best so far at the default margin of 25%).
+constexpr double kRaceProbeFactor = 2.0;
 
 /// Automatic verification timeout: before any configuration verified, kAutoTimeoutCeiling; then
 /// kAutoTimeoutFactor x the fastest verification run so far (load, poisoned run, outputs back), at least
