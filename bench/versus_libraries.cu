@@ -41,6 +41,7 @@
 #include <vector>
 
 #include <cub/cub.cuh>
+#include <cuda/functional>
 
 #include "tuner/lookup/lookup.hpp"
 #include "tuner/runtime/launch.hpp"
@@ -116,7 +117,12 @@ struct Options {
   int device = 0;
   bool quick = false;
   std::vector<std::string> match;  // empty: every case; else cases whose label contains one of these
+  std::vector<int> sizes;          // log2 of n for reduction, scan and compaction; empty: each family's default
+  std::vector<std::string> scan_ops = {"inclusive_sum"};  // inclusive_sum, exclusive_sum, inclusive_max
+  std::vector<int> select = {50, 5};                       // percent selected by the compaction cases
 };
+
+const char* const kScanOps[] = {"inclusive_sum", "exclusive_sum", "inclusive_max"};
 
 void print_help(std::FILE* f) {
   std::fprintf(f,
@@ -126,7 +132,8 @@ void print_help(std::FILE* f) {
                "database for this GPU and size) against CUB, cuBLAS and a device-to-device copy, in one run.\n"
                "Every output (ours and the library's) is checked against a CPU reference before timing.\n"
                "\n"
-               "Cases: reduction (sum) and scan (inclusive sum) at 2^20, 2^24, 2^28 for int32 and float32;\n"
+               "Cases (defaults; see --sizes, --scan-ops, --select): reduction (sum) and scan (inclusive sum)\n"
+               "at 2^20, 2^24, 2^28 for int32 and float32;\n"
                "compaction (flagged, if x > 0) at 2^24 and 2^28 with 50%% and 5%% selected, int32 and float32;\n"
                "transpose float32 4096x4096, 8192x8192, 4000x4000.\n"
                "\n"
@@ -144,6 +151,11 @@ void print_help(std::FILE* f) {
                "  --quick          only the smallest size of each family (a smoke test)\n"
                "  --match LIST     only cases whose label contains one of these comma-separated texts,\n"
                "                   e.g. 'float32 n=2^28' or 'flagged n=2^28 50%%' (for a profiler run)\n"
+               "  --sizes LIST     log2 of n for reduction, scan and compaction, comma-separated, each in\n"
+               "                   [10, 30] (default: 20,24,28; compaction 24,28), e.g. 20,22,24,26,28,30\n"
+               "  --scan-ops LIST  scan operators: inclusive_sum (default), exclusive_sum, inclusive_max\n"
+               "                   (CUB: InclusiveSum, ExclusiveSum, InclusiveScan with cuda::maximum)\n"
+               "  --select LIST    percent selected in the compaction cases, each in [1, 99] (default 50,5)\n"
                "  --help           this text\n"
                "\n"
                "Exit status: 0 every case ran and verified; 1 an implementation failed or gave a wrong result\n"
@@ -182,9 +194,42 @@ int parse_args(int argc, char** argv, Options* o) {
     } else if (a == "--quick") {
       o->quick = true;
     } else if (a == "--db" || a == "--csv" || a == "--only" || a == "--flush" || a == "--reps" || a == "--warmup" ||
-               a == "--seed" || a == "--device" || a == "--match") {
+               a == "--seed" || a == "--device" || a == "--match" || a == "--sizes" || a == "--scan-ops" ||
+               a == "--select") {
       if (!value(&v)) return 2;
-      if (a == "--db") {
+      if (a == "--sizes" || a == "--select") {
+        const bool sizes = a == "--sizes";
+        std::vector<int>& list = sizes ? o->sizes : o->select;
+        list.clear();
+        std::stringstream ss(v);
+        std::string f;
+        while (std::getline(ss, f, ',')) {
+          if (!parse_int(f, sizes ? 10 : 1, sizes ? 30 : 99, &n)) {
+            std::fprintf(stderr, "versus_libraries: %s takes integers in [%d, %d], comma-separated (got '%s')\n",
+                         a.c_str(), sizes ? 10 : 1, sizes ? 30 : 99, v.c_str());
+            return 2;
+          }
+          list.push_back(static_cast<int>(n));
+        }
+      } else if (a == "--scan-ops") {
+        o->scan_ops.clear();
+        std::stringstream ss(v);
+        std::string f;
+        while (std::getline(ss, f, ',')) {
+          if (std::find_if(std::begin(kScanOps), std::end(kScanOps), [&](const char* k) { return f == k; }) ==
+              std::end(kScanOps)) {
+            std::fprintf(stderr,
+                         "versus_libraries: unknown scan operator '%s' (inclusive_sum, exclusive_sum, inclusive_max)\n",
+                         f.c_str());
+            return 2;
+          }
+          o->scan_ops.push_back(f);
+        }
+        if (o->scan_ops.empty()) {
+          std::fprintf(stderr, "versus_libraries: --scan-ops needs at least one operator\n");
+          return 2;
+        }
+      } else if (a == "--db") {
         o->db = v;
       } else if (a == "--csv") {
         o->csv = v;
@@ -773,14 +818,21 @@ Row run_reduction(Bench& b, std::int64_t n64) {
 
 // ---- scan -----------------------------------------------------------------------------------------------------
 
-/// Checks an inclusive prefix sum against the CPU, in parallel (chunk totals first, then each chunk from its
-/// offset). Integers exact (mod 2^32); floats within 2 eps (ceil(log2 n) + 16) sum_{j<=i} |x_j| of the double
-/// reference (the rounding bound of a summation tree of that depth).
+/// Checks a scan (op: inclusive_sum, exclusive_sum, inclusive_max) against the CPU, in parallel (chunk totals
+/// first, then each chunk from its offset). Integers and maxima exact (sums mod 2^32); float sums within
+/// 2 eps (ceil(log2 n) + 16) sum_{j<=i} |x_j| of the double reference (the rounding bound of a summation tree of
+/// that depth); an exclusive sum starts from 0 and leaves x_i out of element i.
 template <class T>
-std::string check_inclusive_sum(const std::vector<T>& in, const std::vector<T>& got) {
+std::string check_scan(const std::vector<T>& in, const std::vector<T>& got, const std::string& op) {
   const std::size_t n = in.size();
   const std::size_t chunks = host_threads();
+  const bool exclusive = op == "exclusive_sum", max = op == "inclusive_max";
   const ChunkTotals totals = chunk_totals(in);
+  std::vector<T> chunk_max(chunks, std::numeric_limits<T>::lowest());
+  if (max)
+    parallel_chunks(n, [&](std::size_t c, std::size_t lo, std::size_t hi) {
+      for (std::size_t i = lo; i < hi; ++i) chunk_max[c] = std::max(chunk_max[c], in[i]);
+    });
   const double depth = std::ceil(std::log2(static_cast<double>(std::max<std::size_t>(n, 2)))) + 16;
   const double scale = 2.0 * FLT_EPSILON * depth;
   struct Bad {
@@ -791,28 +843,37 @@ std::string check_inclusive_sum(const std::vector<T>& in, const std::vector<T>& 
   parallel_chunks(n, [&](std::size_t c, std::size_t lo, std::size_t hi) {
     std::uint32_t a = 0;
     double f = 0, ab = 0;
+    T m = std::numeric_limits<T>::lowest();
     for (std::size_t k = 0; k < c; ++k) {
       a += totals.isum[k];
       f += totals.fsum[k];
       ab += totals.abs_sum[k];
+      m = std::max(m, chunk_max[k]);
     }
     Bad& bd = bad[c];
     for (std::size_t i = lo; i < hi; ++i) {
       bool wrong;
       std::string what;
-      if constexpr (std::is_same_v<T, std::int32_t>) {
+      if (max) {
+        m = std::max(m, in[i]);
+        wrong = !(got[i] == m);
+        if (wrong && bd.count == 0) what = value_text(got[i]) + ", expected " + value_text(m);
+      } else if constexpr (std::is_same_v<T, std::int32_t>) {
+        const std::uint32_t before = a;
         a += static_cast<std::uint32_t>(in[i]);
-        wrong = got[i] != static_cast<std::int32_t>(a);
-        if (wrong && bd.count == 0)
-          what = value_text(got[i]) + ", expected " + value_text(static_cast<std::int32_t>(a));
+        const auto want = static_cast<std::int32_t>(exclusive ? before : a);
+        wrong = got[i] != want;
+        if (wrong && bd.count == 0) what = value_text(got[i]) + ", expected " + value_text(want);
       } else {
+        const double before = f, ab_before = ab;
         f += static_cast<double>(in[i]);
         ab += std::fabs(static_cast<double>(in[i]));
-        const double tol = scale * ab;
-        const double err = std::fabs(static_cast<double>(got[i]) - f);
+        const double want = exclusive ? before : f;
+        const double tol = scale * (exclusive ? ab_before : ab);
+        const double err = std::fabs(static_cast<double>(got[i]) - want);
         wrong = !(err <= tol);
         if (wrong && bd.count == 0)
-          what = value_text(got[i]) + ", expected " + fixed(f, 6) + " (tolerance " + value_text(tol) + ")";
+          what = value_text(got[i]) + ", expected " + fixed(want, 6) + " (tolerance " + value_text(tol) + ")";
       }
       if (wrong) {
         if (bd.count == 0) {
@@ -834,11 +895,20 @@ std::string check_inclusive_sum(const std::vector<T>& in, const std::vector<T>& 
          std::to_string(first->first) + "] = " + first->what;
 }
 
+/// The CUB call a scan operator is compared with.
+const char* cub_scan_name(const std::string& op) {
+  if (op == "exclusive_sum") return "cub::DeviceScan::ExclusiveSum";
+  if (op == "inclusive_max") return "cub::DeviceScan::InclusiveScan(max)";
+  return "cub::DeviceScan::InclusiveSum";
+}
+
+/// A scan case: `op` one of kScanOps; the label names the operator unless it is the inclusive sum (the labels of
+/// earlier tables).
 template <class T>
-Row run_scan(Bench& b, std::int64_t n64) {
-  Row row = make_row("scan", dtype_name<T>(), "inclusive_sum", n64,
-                     std::string(dtype_name<T>()) + " n=" + pow2_text(n64), 2.0 * static_cast<double>(n64) * sizeof(T),
-                     "cub::DeviceScan::InclusiveSum");
+Row run_scan(Bench& b, std::int64_t n64, const std::string& op) {
+  const std::string what = op == "inclusive_sum" ? "" : op + " ";
+  Row row = make_row("scan", dtype_name<T>(), op, n64, std::string(dtype_name<T>()) + " " + what + "n=" + pow2_text(n64),
+                     2.0 * static_cast<double>(n64) * sizeof(T), cub_scan_name(op));
   const auto n = static_cast<std::size_t>(n64);
   cudaStream_t s = b.stream();
   std::vector<T> h = sum_inputs<T>(b.opt().seed, row);
@@ -848,13 +918,19 @@ Row run_scan(Bench& b, std::int64_t n64) {
   T* out = d_out.as<T>();
 
   auto poison = [&] { CK(cudaMemsetAsync(out, poison_byte<T>(), n * sizeof(T), s)); };
-  auto verify = [&]() { return check_inclusive_sum(h, download<T>(out, n, s)); };
+  auto verify = [&]() { return check_scan(h, download<T>(out, n, s), op); };
+  auto ours = [&] {
+    if (op == "exclusive_sum") b.scan<T>().exclusive_sum(in, n, out, s);
+    else if (op == "inclusive_max") b.scan<T>().inclusive_max(in, n, out, s);
+    else b.scan<T>().inclusive_sum(in, n, out, s);
+  };
 
   b.run(
-      row.ours, row.bytes, [&] { record_choice(row, b.scan<T>().choice(n, "inclusive_sum")); }, poison,
-      [&] { b.scan<T>().inclusive_sum(in, n, out, s); }, verify);
+      row.ours, row.bytes, [&] { record_choice(row, b.scan<T>().choice(n, op)); }, poison, ours, verify);
 
   run_cub(b, row, poison, verify, [&](void* temp, std::size_t& bytes) {
+    if (op == "exclusive_sum") return cub::DeviceScan::ExclusiveSum(temp, bytes, in, out, n64, s);
+    if (op == "inclusive_max") return cub::DeviceScan::InclusiveScan(temp, bytes, in, out, cuda::maximum<>{}, n64, s);
     return cub::DeviceScan::InclusiveSum(temp, bytes, in, out, n64, s);
   });
   run_copy(b, row, out, in, n * sizeof(T));
@@ -1186,10 +1262,13 @@ int main(int argc, char** argv) {
         "of GB/s.\n\n");
     std::fflush(stdout);
 
+    std::vector<std::int64_t> given;
+    for (int l : opt.sizes) given.push_back(std::int64_t{1} << l);
     const std::vector<std::int64_t> sizes1 =
-        opt.quick ? std::vector<std::int64_t>{1 << 20} : std::vector<std::int64_t>{1 << 20, 1 << 24, 1 << 28};
+        !given.empty() ? given
+                       : (opt.quick ? std::vector<std::int64_t>{1 << 20} : std::vector<std::int64_t>{1 << 20, 1 << 24, 1 << 28});
     const std::vector<std::int64_t> sizes_c =
-        opt.quick ? std::vector<std::int64_t>{1 << 24} : std::vector<std::int64_t>{1 << 24, 1 << 28};
+        !given.empty() ? given : (opt.quick ? std::vector<std::int64_t>{1 << 24} : std::vector<std::int64_t>{1 << 24, 1 << 28});
     struct Case {
       std::string family, label;
       std::function<Row()> run;
@@ -1201,13 +1280,17 @@ int main(int argc, char** argv) {
         cases.push_back({"reduction", "float32 n=" + pow2_text(n), [&b, n] { return run_reduction<float>(b, n); }});
       }
     if (wanted(opt, "scan"))
-      for (std::int64_t n : sizes1) {
-        cases.push_back({"scan", "int32 n=" + pow2_text(n), [&b, n] { return run_scan<std::int32_t>(b, n); }});
-        cases.push_back({"scan", "float32 n=" + pow2_text(n), [&b, n] { return run_scan<float>(b, n); }});
-      }
+      for (std::int64_t n : sizes1)
+        for (const std::string& op : opt.scan_ops) {
+          const std::string what = op == "inclusive_sum" ? "" : op + " ";
+          cases.push_back({"scan", "int32 " + what + "n=" + pow2_text(n),
+                           [&b, n, op] { return run_scan<std::int32_t>(b, n, op); }});
+          cases.push_back({"scan", "float32 " + what + "n=" + pow2_text(n),
+                           [&b, n, op] { return run_scan<float>(b, n, op); }});
+        }
     if (wanted(opt, "compaction"))
       for (std::int64_t n : sizes_c)
-        for (int pct : {50, 5})
+        for (int pct : opt.select)
           for (bool flagged : {true, false}) {
             const std::string what = std::string(flagged ? "flagged" : "if") + " n=" + pow2_text(n) + " " +
                                      std::to_string(pct) + "%";
