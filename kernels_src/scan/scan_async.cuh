@@ -124,13 +124,71 @@ __device__ __forceinline__ void store_out(value_t* __restrict__ out, long long b
   }
 }
 
+/// This thread's part of the tile in buffer b (blocked: chunks [tid * kThreadChunks, (tid + 1) * kThreadChunks))
+/// into r.
+__device__ __forceinline__ void read_blocked(const value_t* b, value_t (&r)[kItems]) {
+#pragma unroll
+  for (int c = 0; c < kThreadChunks; ++c) {
+    const Chunk x = *reinterpret_cast<const Chunk*>(b + chunk_at(threadIdx.x * kThreadChunks + c) * kChunkElems);
+#pragma unroll
+    for (int j = 0; j < kChunkElems; ++j) r[c * kChunkElems + j] = x.v[j];
+  }
+}
+
+/// The block-wide part of a tile's scan: this thread's exclusive prefix within the tile in buffer b (identity for
+/// thread 0), and the tile's aggregate in *total. Contains two barriers (block_exclusive).
+__device__ __forceinline__ value_t reduce_tile(const value_t* b, value_t* warp_tot, value_t* total) {
+  value_t r[kItems];
+  read_blocked(b, r);
+  value_t t = r[0];
+#pragma unroll
+  for (int k = 1; k < kItems; ++k) t = combine(t, r[k]);  // the order of the thread scan in finish_tile
+  return block_exclusive(t, warp_tot, total);
+}
+
+/// Writes the tile's result into buffer b in place: this thread's elements scanned and combined with p (the
+/// tile's exclusive prefix combined with the thread's), shifted by one for an exclusive scan.
+__device__ __forceinline__ void finish_tile(value_t* b, value_t p, bool exclusive) {
+  value_t r[kItems];
+  read_blocked(b, r);
+#pragma unroll
+  for (int k = 1; k < kItems; ++k) r[k] = combine(r[k - 1], r[k]);
+  if (exclusive) {
+#pragma unroll
+    for (int k = kItems - 1; k > 0; --k) r[k] = combine(p, r[k - 1]);
+    r[0] = p;
+  } else {
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) r[k] = combine(p, r[k]);
+  }
+#pragma unroll
+  for (int c = 0; c < kThreadChunks; ++c) {
+    Chunk x;
+#pragma unroll
+    for (int j = 0; j < kChunkElems; ++j) x.v[j] = r[c * kChunkElems + j];
+    *reinterpret_cast<Chunk*>(b + chunk_at(threadIdx.x * kThreadChunks + c) * kChunkElems) = x;
+  }
+}
+
 /// The whole of VARIANT 9 for one persistent block, whose first tile (ticket) is `first` (>= tiles: none).
 /// tiles: tiles of the launch; last_ticket: its last ticket; st: the tile status with the launch's tag.
 /// warp_tot (32 values) and s_prefix are the kernel's shared scratch.
+///
+/// Order of the work on tile i (buffer `slot`), with STAGES >= 2 ("ahead": the block's next tile i', whose
+/// copies were started STAGES - 1 tiles earlier):
+///   1. wait for the copies of i', reduce i' (thread totals, block-wide exclusive scan of them) and publish its
+///      aggregate, so that the look-backs of later tiles can pass i' before this block looks back for i;
+///   2. warp 0 looks back for i (its aggregate was published in the step 1 before) and thread 0 takes the
+///      ticket of the tile that this buffer gets next;
+///   3. every thread scans its part of i with its prefix into the buffer, the block stores the buffer;
+///   4. the buffer's copies of its next tile start.
+/// With STAGES = 1 the block reduces i itself in step 1 (nothing is ahead) and look_back publishes i's
+/// aggregate. The block's last tile has no step 1 (and no step 4).
 __device__ __forceinline__ void scan_persistent(const value_t* __restrict__ in, value_t* __restrict__ out,
                                                 long long n, bool exclusive, unsigned char* state, long long tiles,
                                                 unsigned last_ticket, const TileStatus& st, unsigned first,
                                                 value_t* warp_tot, value_t& s_prefix) {
+  constexpr bool kAhead = kStages >= 2;
   __shared__ Chunk buf_chunks[kOn ? kStages * kTile / kChunkElems : 1];
   __shared__ unsigned ring[kStages];  // the tile of each buffer, in ticket order from the current one on
   value_t* const buf = buf_chunks[0].v;
@@ -155,60 +213,61 @@ __device__ __forceinline__ void scan_persistent(const value_t* __restrict__ in, 
     if (ring[s] < tiles) start_tile(in, static_cast<long long>(ring[s]) * kTile, n, buf + s * kTile);
     commit_copies();
   }
+  // The current tile's block-wide part: this thread's exclusive prefix within it and the tile's aggregate.
+  value_t thread_prefix = identity(), total = identity();
+  if constexpr (kAhead) {
+    if (ring[0] < tiles) {
+      wait_copies<kStages - 1>();  // the first group
+      __syncthreads();
+      thread_prefix = reduce_tile(buf, warp_tot, &total);
+    }
+  }
   for (int slot = 0;; slot = slot + 1 == kStages ? 0 : slot + 1) {
     const long long tile = ring[slot];
-    if (tile >= tiles) break;  // the same for every thread; every later entry is past the end as well
-    const long long base = tile * kTile;
+    if (tile >= tiles) break;  // a block without tiles (STAGES = 1: after its last tile); the same for all threads
     value_t* const b = buf + slot * kTile;
-    wait_copies<kStages - 1>();  // this thread's copies of this tile (the oldest group in flight) are done
-    __syncthreads();             // and every other thread's
-    value_t r[kItems];
-#pragma unroll
-    for (int c = 0; c < kThreadChunks; ++c) {
-      const Chunk x = *reinterpret_cast<const Chunk*>(b + chunk_at(tid * kThreadChunks + c) * kChunkElems);
-#pragma unroll
-      for (int j = 0; j < kChunkElems; ++j) r[c * kChunkElems + j] = x.v[j];
+    // last: this is the block's last tile. Then no barrier separates the reads of ring[slot] above from the
+    // step-2 write of thread 0, so thread 0 leaves ring alone (nobody reads it again).
+    bool last = false;
+    value_t ahead_prefix = identity(), ahead_total = identity();
+    if constexpr (kAhead) {
+      const int ahead_slot = slot + 1 == kStages ? 0 : slot + 1;
+      const long long ahead = ring[ahead_slot];
+      last = ahead >= tiles;
+      if (!last) {
+        wait_copies<kStages - 2>();  // the group of the ahead tile: one after the current tile's
+        __syncthreads();
+        ahead_prefix = reduce_tile(buf + ahead_slot * kTile, warp_tot, &ahead_total);  // barriers: ring read
+        if (tid == 0) st.publish(ahead, kFlagAggregate, ahead_total);
+      }
+    } else {
+      wait_copies<0>();
+      __syncthreads();
+      thread_prefix = reduce_tile(b, warp_tot, &total);  // barriers: every thread has read ring[slot]
     }
-#pragma unroll
-    for (int k = 1; k < kItems; ++k) r[k] = combine(r[k - 1], r[k]);
-    value_t total;
-    const value_t thread_prefix = block_exclusive(r[kItems - 1], warp_tot, &total);  // identity for thread 0
-    // block_exclusive's barriers: every thread has read ring[slot] and its part of b.
     if (tid < kWarp) {
       const value_t prefix = look_back(st, tile, total);
       if (tid == 0) {
         s_prefix = prefix;
-        // The ticket of the tile this buffer gets next: after the look-back, so that its round trip overlaps
-        // the stores (as VARIANT 8); the copies of the other buffers are in flight meanwhile.
-        unsigned next = kNoTile;
-        if (more) {
-          unsigned gen;
-          next = take_ticket(state, last_ticket, gen);
-          more = next < tiles;
-          if (more) st.prefetch<value_t>(next);
+        if (!last) {
+          // The ticket of the tile this buffer gets next: after the look-back, so that its round trip overlaps
+          // the stores (as VARIANT 8); the copies of the other buffers are in flight meanwhile.
+          unsigned next = kNoTile;
+          if (more) {
+            unsigned gen;
+            next = take_ticket(state, last_ticket, gen);
+            more = next < tiles;
+            if (more) st.prefetch<value_t>(next);
+          }
+          ring[slot] = next;
         }
-        ring[slot] = next;
       }
     }
     __syncthreads();
-    const value_t p = tid == 0 ? s_prefix : combine(s_prefix, thread_prefix);
-    if (exclusive) {
-#pragma unroll
-      for (int k = kItems - 1; k > 0; --k) r[k] = combine(p, r[k - 1]);
-      r[0] = p;
-    } else {
-#pragma unroll
-      for (int k = 0; k < kItems; ++k) r[k] = combine(p, r[k]);
-    }
-#pragma unroll
-    for (int c = 0; c < kThreadChunks; ++c) {
-      Chunk x;
-#pragma unroll
-      for (int j = 0; j < kChunkElems; ++j) x.v[j] = r[c * kChunkElems + j];
-      *reinterpret_cast<Chunk*>(b + chunk_at(tid * kThreadChunks + c) * kChunkElems) = x;
-    }
+    finish_tile(b, tid == 0 ? s_prefix : combine(s_prefix, thread_prefix), exclusive);
     __syncthreads();
-    store_out(out, base, n, b);
+    store_out(out, tile * kTile, n, b);
+    if (last) break;
     const long long next = ring[slot];
     if (next < tiles) {
       // A full tile's copies go to exactly the chunks this thread has just read for store_out (its own reads,
@@ -218,6 +277,10 @@ __device__ __forceinline__ void scan_persistent(const value_t* __restrict__ in, 
       start_tile(in, next * kTile, n, b);
     }
     commit_copies();
+    if constexpr (kAhead) {
+      thread_prefix = ahead_prefix;
+      total = ahead_total;
+    }
   }
 }
 
