@@ -170,6 +170,18 @@ __device__ __forceinline__ void finish_tile(value_t* b, value_t p, bool exclusiv
   }
 }
 
+/// Thread 0: the block's next ticket while `more` (then more = whether it is a tile, whose status line the L2 is
+/// asked to fetch), kNoTile once the block has drawn a ticket >= tiles.
+__device__ __forceinline__ unsigned draw_ticket(unsigned char* state, unsigned last_ticket, long long tiles,
+                                                const TileStatus& st, bool& more) {
+  if (!more) return kNoTile;
+  unsigned gen;
+  const unsigned t = take_ticket(state, last_ticket, gen);
+  more = t < tiles;
+  if (more) st.prefetch<value_t>(t);
+  return t;
+}
+
 /// The whole of VARIANT 9 for one persistent block, whose first tile (ticket) is `first` (>= tiles: none).
 /// tiles: tiles of the launch; last_ticket: its last ticket; st: the tile status with the launch's tag.
 /// warp_tot (32 values) and s_prefix are the kernel's shared scratch.
@@ -196,16 +208,7 @@ __device__ __forceinline__ void scan_persistent(const value_t* __restrict__ in, 
   bool more = first < tiles;  // thread 0: whether to take further tickets (none after the first >= tiles)
   if (tid == 0) {
     ring[0] = first;
-    for (int s = 1; s < kStages; ++s) {
-      unsigned t = kNoTile;
-      if (more) {
-        unsigned gen;
-        t = take_ticket(state, last_ticket, gen);
-        more = t < tiles;
-        if (more) st.prefetch<value_t>(t);
-      }
-      ring[s] = t;
-    }
+    for (int s = 1; s < kStages; ++s) ring[s] = draw_ticket(state, last_ticket, tiles, st, more);
   }
   __syncthreads();
 #pragma unroll
@@ -252,14 +255,7 @@ __device__ __forceinline__ void scan_persistent(const value_t* __restrict__ in, 
         if (!last) {
           // The ticket of the tile this buffer gets next: after the look-back, so that its round trip overlaps
           // the stores (as VARIANT 8); the copies of the other buffers are in flight meanwhile.
-          unsigned next = kNoTile;
-          if (more) {
-            unsigned gen;
-            next = take_ticket(state, last_ticket, gen);
-            more = next < tiles;
-            if (more) st.prefetch<value_t>(next);
-          }
-          ring[slot] = next;
+          ring[slot] = draw_ticket(state, last_ticket, tiles, st, more);
         }
       }
     }
