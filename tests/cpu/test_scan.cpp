@@ -39,8 +39,16 @@ ProblemKey size_n(std::int64_t n) {
 }
 
 Config config(Value variant, Value block, Value items, Value vec = 1, Value padding = 0) {
-  return Config({{"VARIANT", variant}, {"BLOCK_SIZE", block}, {"ITEMS_PER_THREAD", items}, {"VEC", vec},
-                 {"PADDING", padding}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}, {"STREAMING", 0}, {"L2_PREFETCH", 0}, {"CLEAR_STATE", 0},
+  return Config({{"VARIANT", variant},
+                 {"BLOCK_SIZE", block},
+                 {"ITEMS_PER_THREAD", items},
+                 {"VEC", vec},
+                 {"PADDING", padding},
+                 {"LOOKBACK_DELAY", 0},
+                 {"MIN_THREADS_PER_SM", 0},
+                 {"STREAMING", 0},
+                 {"L2_PREFETCH", 0},
+                 {"CLEAR_STATE", 0},
                  {"STAGES", 1}});
 }
 
@@ -226,8 +234,10 @@ TEST_CASE("scan spec is embedded and its spaces have a few hundred configuration
     std::set<Value> async_stages;
     for (std::size_t i = 0; i < space.size(); ++i) {
       const Config c = space.config(i);
-      if (c.at("VARIANT") == 9) async_stages.insert(c.at("STAGES"));
-      else CHECK(c.at("STAGES") == 1);
+      if (c.at("VARIANT") == 9)
+        async_stages.insert(c.at("STAGES"));
+      else
+        CHECK(c.at("STAGES") == 1);
     }
     CHECK(async_stages == std::set<Value>{1, 2, 3});
   }
@@ -356,9 +366,9 @@ TEST_CASE("scan plans: one step for a single tile, levels for large n", "[cpu][s
 
 TEST_CASE("scan plans executed by a CPU emulation of the kernels verify for every workload", "[cpu][scan]") {
   auto a = adapter();
-  std::vector<Config> configs = {config(0, 64, 1), config(1, 128, 2, 2, 1), config(2, 64, 2),
-                                 config(3, 64, 1), config(3, 256, 12, 4, 1), config(4, 64, 1),
-                                 config(4, 256, 8, 2, 1), config(7, 128, 8, 4, 1), config(8, 256, 8, 4, 1),
+  std::vector<Config> configs = {config(0, 64, 1),        config(1, 128, 2, 2, 1),  config(2, 64, 2),
+                                 config(3, 64, 1),        config(3, 256, 12, 4, 1), config(4, 64, 1),
+                                 config(4, 256, 8, 2, 1), config(7, 128, 8, 4, 1),  config(8, 256, 8, 4, 1),
                                  config(9, 128, 8, 4, 1)};
   Config cleared = config(4, 256, 8, 2, 1);  // CLEAR_STATE: the same kernel after a memset step
   cleared.set("CLEAR_STATE", 1);

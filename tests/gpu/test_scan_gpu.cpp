@@ -74,8 +74,8 @@ std::vector<Config> async_configs(const ParameterSpace& space) {
       if (!smallest || tile_of(c) < tile_of(*smallest)) smallest = c;
       if (!largest || tile_of(c) > tile_of(*largest)) largest = c;
       if (c.at("BLOCK_SIZE") == 256 && c.at("ITEMS_PER_THREAD") == 8 &&
-          (!capped || c.at("MIN_THREADS_PER_SM") + c.at("STREAMING") >
-                          capped->at("MIN_THREADS_PER_SM") + capped->at("STREAMING")))
+          (!capped ||
+           c.at("MIN_THREADS_PER_SM") + c.at("STREAMING") > capped->at("MIN_THREADS_PER_SM") + capped->at("STREAMING")))
         capped = c;
     }
     REQUIRE(smallest);
@@ -110,7 +110,8 @@ TEST_CASE("scan single_pass_async verifies every STAGES value on odd sizes and o
   for (const Workload& w : verifier.spec.workloads) {
     const std::vector<Config> configs = async_configs(verifier.space(size_n(1), w));
     REQUIRE(configs.size() >= 3);
-    for (std::int64_t n : {std::int64_t{1}, std::int64_t{7}, (std::int64_t{1} << 20) + 7, (std::int64_t{1} << 24) + 7}) {
+    for (std::int64_t n :
+         {std::int64_t{1}, std::int64_t{7}, (std::int64_t{1} << 20) + 7, (std::int64_t{1} << 24) + 7}) {
       INFO(w.key() << " n=" << n);
       verifier.check(w, size_n(n), 20261126, configs);
     }
@@ -150,13 +151,40 @@ TEST_CASE("every scan variant handles 2^28 + 5 elements", "[gpu][scan][large]") 
       REQUIRE(space.is_valid(c));
       configs.push_back(c);
     }
-    configs.push_back(Config({{"VARIANT", 2}, {"BLOCK_SIZE", 64}, {"ITEMS_PER_THREAD", 2}, {"VEC", 2}, {"PADDING", 1},
-                              {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}, {"STREAMING", 0}, {"L2_PREFETCH", 0}, {"CLEAR_STATE", 0}, {"STAGES", 1}}));
+    configs.push_back(Config({{"VARIANT", 2},
+                              {"BLOCK_SIZE", 64},
+                              {"ITEMS_PER_THREAD", 2},
+                              {"VEC", 2},
+                              {"PADDING", 1},
+                              {"LOOKBACK_DELAY", 0},
+                              {"MIN_THREADS_PER_SM", 0},
+                              {"STREAMING", 0},
+                              {"L2_PREFETCH", 0},
+                              {"CLEAR_STATE", 0},
+                              {"STAGES", 1}}));
     // The single pass with the tightest register cap (32 per thread, with spills).
-    configs.push_back(Config({{"VARIANT", 4}, {"BLOCK_SIZE", 512}, {"ITEMS_PER_THREAD", 16}, {"VEC", 4},
-                              {"PADDING", 1}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 2048}, {"STREAMING", 0}, {"L2_PREFETCH", 0}, {"CLEAR_STATE", 0}, {"STAGES", 1}}));
-    configs.push_back(Config({{"VARIANT", 6}, {"BLOCK_SIZE", 256}, {"ITEMS_PER_THREAD", 16}, {"VEC", 4},
-                              {"PADDING", 1}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 2048}, {"STREAMING", 1}, {"L2_PREFETCH", 0}, {"CLEAR_STATE", 0}, {"STAGES", 1}}));
+    configs.push_back(Config({{"VARIANT", 4},
+                              {"BLOCK_SIZE", 512},
+                              {"ITEMS_PER_THREAD", 16},
+                              {"VEC", 4},
+                              {"PADDING", 1},
+                              {"LOOKBACK_DELAY", 0},
+                              {"MIN_THREADS_PER_SM", 2048},
+                              {"STREAMING", 0},
+                              {"L2_PREFETCH", 0},
+                              {"CLEAR_STATE", 0},
+                              {"STAGES", 1}}));
+    configs.push_back(Config({{"VARIANT", 6},
+                              {"BLOCK_SIZE", 256},
+                              {"ITEMS_PER_THREAD", 16},
+                              {"VEC", 4},
+                              {"PADDING", 1},
+                              {"LOOKBACK_DELAY", 0},
+                              {"MIN_THREADS_PER_SM", 2048},
+                              {"STREAMING", 1},
+                              {"L2_PREFETCH", 0},
+                              {"CLEAR_STATE", 0},
+                              {"STAGES", 1}}));
     for (std::size_t i = configs.size() - 3; i < configs.size(); ++i) REQUIRE(space.is_valid(configs[i]));
     verifier.check(w, p, 5, configs);
   }

@@ -161,7 +161,8 @@ TEST_CASE("scan strict mode rejects a missing macro and invalid configurations",
   CHECK_FALSE(op.ok);
   CHECK_THAT(op.log, Catch::Contains("OP_ID"));
   // STAGES is VARIANT 9's alone; VARIANT 9 needs 16-byte vectors.
-  const cuda::CompileResult stages = cuda::compile(s.source_text, s.headers, "scan.cu", with({{"STAGES", "2"}}), "sm_90");
+  const cuda::CompileResult stages =
+      cuda::compile(s.source_text, s.headers, "scan.cu", with({{"STAGES", "2"}}), "sm_90");
   CHECK_FALSE(stages.ok);
   CHECK_THAT(stages.log, Catch::Contains("STAGES > 1 needs VARIANT 9"));
   const cuda::CompileResult narrow =
