@@ -22,8 +22,9 @@
 //    after tile, so no block starts or ends between tiles; a block asks for its next tile id once its look-back
 //    is done, so the atomic's round trip overlaps its stores. The tile still goes through shared memory.
 //  * single pass with asynchronous copies (VARIANT 9): persistent blocks that cycle through STAGES tile buffers
-//    in shared memory, the cp.async copies of their next STAGES - 1 tiles in flight while they scan, look back
-//    and store the current one (kernel header scan/scan_async.cuh; plain loads below sm_80).
+//    in shared memory, the cp.async copies of their tiles started up to STAGES - 1 tiles ahead, so that they are
+//    in flight while the block looks back and stores the current one (kernel header scan/scan_async.cuh; plain
+//    loads below sm_80).
 //  * single pass, warp-transposed (VARIANT 6): the same kernel and look-back; each warp loads its own
 //    32 * ITEMS_PER_THREAD elements with coalesced VEC-wide loads into its part of shared memory, transposes
 //    them to consecutive elements per thread (warp-synchronous, no block barrier), scans in registers and with

@@ -4,11 +4,12 @@
 // block_exclusive, TileStatus, look_back), which this header extends. It reads no macro: its parameters are
 // ScanPolicy's (STAGES, PADDING, STREAMING) from the policy block of scan.cu.
 //
-// Persistent blocks cycle through STAGES tile buffers in shared memory. While a block scans, looks back and
-// stores the tile of one buffer, the copies of its next STAGES - 1 tiles into the other buffers are in flight
-// (cp.async, 16 bytes per copy, one commit group per tile), so the look-back no longer leaves the SM without
-// loads in flight. A buffer is refilled once its tile's output has left it (the output goes through the same
-// buffer, so that the stores are coalesced 16-byte vectors).
+// Persistent blocks cycle through STAGES tile buffers in shared memory. The copies of a block's tiles into the
+// other buffers (cp.async, 16 bytes per copy, one commit group per tile) start up to STAGES - 1 tiles ahead, so
+// that with STAGES >= 2 a look-back no longer leaves the SM without loads in flight. A buffer is refilled once its
+// tile's output has left it (the output goes through the same buffer, so that the stores are coalesced 16-byte
+// vectors). With STAGES = 3 the block also publishes the aggregate of its next tile before it looks back for the
+// current one (see scan_persistent).
 //
 // Progress. Tile ids are tickets (lookback::take_ticket), handed out in increasing order, one at a time, and
 // only to blocks that run; a block takes the tickets of its prefetched tiles one after another, so its tiles
@@ -186,21 +187,25 @@ __device__ __forceinline__ unsigned draw_ticket(unsigned char* state, unsigned l
 /// tiles: tiles of the launch; last_ticket: its last ticket; st: the tile status with the launch's tag.
 /// warp_tot (32 values) and s_prefix are the kernel's shared scratch.
 ///
-/// Order of the work on tile i (buffer `slot`), with STAGES >= 2 ("ahead": the block's next tile i', whose
-/// copies were started STAGES - 1 tiles earlier):
+/// Order of the work on tile i (buffer `slot`), with STAGES >= 3 ("ahead": the block's next tile i', whose
+/// copies were started STAGES - 1 tiles earlier, so they had the whole of the previous tile to arrive):
 ///   1. wait for the copies of i', reduce i' (thread totals, block-wide exclusive scan of them) and publish its
 ///      aggregate, so that the look-backs of later tiles can pass i' before this block looks back for i;
 ///   2. warp 0 looks back for i (its aggregate was published in the step 1 before) and thread 0 takes the
 ///      ticket of the tile that this buffer gets next;
 ///   3. every thread scans its part of i with its prefix into the buffer, the block stores the buffer;
 ///   4. the buffer's copies of its next tile start.
-/// With STAGES = 1 the block reduces i itself in step 1 (nothing is ahead) and look_back publishes i's
-/// aggregate. The block's last tile has no step 1 (and no step 4).
+/// The copies of the STAGES - 2 tiles after i' are in flight during steps 2 and 3. With STAGES = 1 and 2 the
+/// block reduces i itself in step 1 (waiting for i's copies, started STAGES - 1 tiles earlier) and look_back
+/// publishes i's aggregate: with STAGES = 2 the copies of i + 1 are in flight during the whole of i, but i + 1's
+/// aggregate appears only after i's look-back. (STAGES = 2 with step 1 on i + 1 would wait for copies started
+/// just before, at the end of the previous tile, and leave nothing in flight during the look-back.) The block's
+/// last tile has no step 1 with STAGES >= 3, and no step 4.
 __device__ __forceinline__ void scan_persistent(const value_t* __restrict__ in, value_t* __restrict__ out,
                                                 long long n, bool exclusive, unsigned char* state, long long tiles,
                                                 unsigned last_ticket, const TileStatus& st, unsigned first,
                                                 value_t* warp_tot, value_t& s_prefix) {
-  constexpr bool kAhead = kStages >= 2;
+  constexpr bool kAhead = kStages >= 3;
   __shared__ Chunk buf_chunks[kOn ? kStages * kTile / kChunkElems : 1];
   __shared__ unsigned ring[kStages];  // the tile of each buffer, in ticket order from the current one on
   value_t* const buf = buf_chunks[0].v;
@@ -227,7 +232,7 @@ __device__ __forceinline__ void scan_persistent(const value_t* __restrict__ in, 
   }
   for (int slot = 0;; slot = slot + 1 == kStages ? 0 : slot + 1) {
     const long long tile = ring[slot];
-    if (tile >= tiles) break;  // a block without tiles (STAGES = 1: after its last tile); the same for all threads
+    if (tile >= tiles) break;  // a block without tiles (STAGES <= 2: after its last tile); the same for all threads
     value_t* const b = buf + slot * kTile;
     // last: this is the block's last tile. Then no barrier separates the reads of ring[slot] above from the
     // step-2 write of thread 0, so thread 0 leaves ring alone (nobody reads it again).
@@ -244,7 +249,7 @@ __device__ __forceinline__ void scan_persistent(const value_t* __restrict__ in, 
         if (tid == 0) st.publish(ahead, kFlagAggregate, ahead_total);
       }
     } else {
-      wait_copies<0>();
+      wait_copies<kStages - 1>();  // this tile's group (the oldest in flight; the next tile's may still be)
       __syncthreads();
       thread_prefix = reduce_tile(b, warp_tot, &total);  // barriers: every thread has read ring[slot]
     }
