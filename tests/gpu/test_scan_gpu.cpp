@@ -30,6 +30,22 @@ ProblemKey size_n(std::int64_t n) {
   return p;
 }
 
+/// A configuration with every parameter of the scan spec (no look-back delay, L2 prefetch hint or state clearing).
+Config scan_config(Value variant, Value block, Value items, Value vec, Value padding, Value min_threads = 0,
+                   Value streaming = 0, Value stages = 1) {
+  return Config({{"VARIANT", variant},
+                 {"BLOCK_SIZE", block},
+                 {"ITEMS_PER_THREAD", items},
+                 {"VEC", vec},
+                 {"PADDING", padding},
+                 {"LOOKBACK_DELAY", 0},
+                 {"MIN_THREADS_PER_SM", min_threads},
+                 {"STREAMING", streaming},
+                 {"L2_PREFETCH", 0},
+                 {"CLEAR_STATE", 0},
+                 {"STAGES", stages}});
+}
+
 Value tile_of(const Config& c) { return c.at("BLOCK_SIZE") * c.at("ITEMS_PER_THREAD"); }
 
 /// Per variant and STAGES value (STAGES: VARIANT 9 only): the variant's default, the smallest and the largest
@@ -151,40 +167,10 @@ TEST_CASE("every scan variant handles 2^28 + 5 elements", "[gpu][scan][large]") 
       REQUIRE(space.is_valid(c));
       configs.push_back(c);
     }
-    configs.push_back(Config({{"VARIANT", 2},
-                              {"BLOCK_SIZE", 64},
-                              {"ITEMS_PER_THREAD", 2},
-                              {"VEC", 2},
-                              {"PADDING", 1},
-                              {"LOOKBACK_DELAY", 0},
-                              {"MIN_THREADS_PER_SM", 0},
-                              {"STREAMING", 0},
-                              {"L2_PREFETCH", 0},
-                              {"CLEAR_STATE", 0},
-                              {"STAGES", 1}}));
+    configs.push_back(scan_config(2, 64, 2, 2, 1));
     // The single pass with the tightest register cap (32 per thread, with spills).
-    configs.push_back(Config({{"VARIANT", 4},
-                              {"BLOCK_SIZE", 512},
-                              {"ITEMS_PER_THREAD", 16},
-                              {"VEC", 4},
-                              {"PADDING", 1},
-                              {"LOOKBACK_DELAY", 0},
-                              {"MIN_THREADS_PER_SM", 2048},
-                              {"STREAMING", 0},
-                              {"L2_PREFETCH", 0},
-                              {"CLEAR_STATE", 0},
-                              {"STAGES", 1}}));
-    configs.push_back(Config({{"VARIANT", 6},
-                              {"BLOCK_SIZE", 256},
-                              {"ITEMS_PER_THREAD", 16},
-                              {"VEC", 4},
-                              {"PADDING", 1},
-                              {"LOOKBACK_DELAY", 0},
-                              {"MIN_THREADS_PER_SM", 2048},
-                              {"STREAMING", 1},
-                              {"L2_PREFETCH", 0},
-                              {"CLEAR_STATE", 0},
-                              {"STAGES", 1}}));
+    configs.push_back(scan_config(4, 512, 16, 4, 1, 2048));
+    configs.push_back(scan_config(6, 256, 16, 4, 1, 2048, 1));
     for (std::size_t i = configs.size() - 3; i < configs.size(); ++i) REQUIRE(space.is_valid(configs[i]));
     verifier.check(w, p, 5, configs);
   }
@@ -220,17 +206,7 @@ TEST_CASE("scan timings are sane against the copy bandwidth", "[gpu][scan][timin
                                                            {128, 8, 4, 0},
                                                            {256, 16, 4, 1},
                                                            {512, 16, 4, 1}}) {
-            const Config c({{"VARIANT", v},
-                            {"BLOCK_SIZE", block},
-                            {"ITEMS_PER_THREAD", items},
-                            {"VEC", vec},
-                            {"PADDING", padding},
-                            {"LOOKBACK_DELAY", 0},
-                            {"MIN_THREADS_PER_SM", 0},
-                            {"STREAMING", 0},
-                            {"L2_PREFETCH", 0},
-                            {"CLEAR_STATE", 0},
-                            {"STAGES", v == 9 ? 2 : 1}});
+            const Config c = scan_config(v, block, items, vec, padding, 0, 0, v == 9 ? 2 : 1);
             if (space.is_valid(c)) configs.push_back(c);
           }
         return configs;
