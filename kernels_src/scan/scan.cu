@@ -21,6 +21,10 @@
 //  * single pass in persistent blocks (VARIANT 8): the kernel of VARIANT 4 in persistent blocks that take tile
 //    after tile, so no block starts or ends between tiles; a block asks for its next tile id once its look-back
 //    is done, so the atomic's round trip overlaps its stores. The tile still goes through shared memory.
+//  * single pass with asynchronous copies (VARIANT 9): persistent blocks that cycle through STAGES tile buffers
+//    in shared memory, the cp.async copies of their tiles started up to STAGES - 1 tiles ahead, so that they are
+//    in flight while the block looks back and stores the current one (kernel header scan/scan_async.cuh; plain
+//    loads below sm_80).
 //  * single pass, warp-transposed (VARIANT 6): the same kernel and look-back; each warp loads its own
 //    32 * ITEMS_PER_THREAD elements with coalesced VEC-wide loads into its part of shared memory, transposes
 //    them to consecutive elements per thread (warp-synchronous, no block barrier), scans in registers and with
@@ -91,6 +95,12 @@
 #endif
 #define MIN_THREADS_PER_SM 0
 #endif
+#ifndef STAGES
+#ifdef AUTOTUNE_STRICT
+#error "scan.cu: STAGES is not defined (AUTOTUNE_STRICT)"
+#endif
+#define STAGES 1
+#endif
 #ifndef DTYPE_ID
 #ifdef AUTOTUNE_STRICT
 #error "scan.cu: DTYPE_ID is not defined (AUTOTUNE_STRICT)"
@@ -108,7 +118,7 @@ struct ScanPolicy {
   static constexpr int variant = VARIANT;       // 0 kogge_stone, 1 kogge_stone_double_buffer, 2 brent_kung,
                                                 // 3 three_phase, 4 single_pass, 5 single_pass_registers,
                                                 // 6 single_pass_warp, 7 single_pass_prefetch,
-                                                // 8 single_pass_persistent
+                                                // 8 single_pass_persistent, 9 single_pass_async
   static constexpr int block = BLOCK_SIZE;      // threads per block
   static constexpr int items = ITEMS_PER_THREAD;
   static constexpr int vec = VEC;               // elements per global load/store instruction
@@ -122,6 +132,7 @@ struct ScanPolicy {
   // CLEAR_STATE: read by the host plan only (1: a memset clears the tile state before each launch); the kernel
   // is the same either way.
   static constexpr bool clear_state = CLEAR_STATE != 0;
+  static constexpr int stages = STAGES;         // VARIANT 9: tile buffers in shared memory per block
   static constexpr int min_blocks = MIN_THREADS_PER_SM > 0 ? MIN_THREADS_PER_SM / BLOCK_SIZE : 1;
   static constexpr int dtype = DTYPE_ID;         // 0 int32, 1 float32, 2 float64
   static constexpr int op = OP_ID;               // 0 sum, 2 max (the numbering of the reduction family)
@@ -154,7 +165,7 @@ constexpr unsigned kFullMask = 0xffffffffu;
 __host__ __device__ constexpr bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
 static_assert(ScanPolicy::op == 0 || ScanPolicy::op == 2, "OP_ID must be 0 (sum) or 2 (max)");
-static_assert(ScanPolicy::variant >= 0 && ScanPolicy::variant <= 8, "VARIANT must be 0..8");
+static_assert(ScanPolicy::variant >= 0 && ScanPolicy::variant <= 9, "VARIANT must be 0..9");
 static_assert(kBlock % kWarp == 0 && kBlock >= 64 && kBlock <= 1024, "BLOCK_SIZE: a multiple of 32 in [64, 1024]");
 static_assert(kItems >= 1 && kItems <= 64, "ITEMS_PER_THREAD must be in [1, 64]");
 static_assert(kVec == 1 || kVec == 2 || kVec == 4, "VEC must be 1, 2 or 4");
@@ -642,6 +653,8 @@ __device__ value_t look_back(const TileStatus& st, long long tile, value_t aggre
 
 }  // namespace scan_detail
 
+#include "scan/scan_async.cuh"  // VARIANT 9; reads no macro
+
 // ---- entry points -------------------------------------------------------------------------------------
 
 /// Scans each tile of in[0, n) on its own (block blockIdx.x scans tile blockIdx.x) into out and writes the
@@ -696,7 +709,7 @@ scan_add(scan_value_t* __restrict__ data, long long n, const scan_value_t* __res
 
 /// Single-pass chained scan with decoupled look-back. state: see "tile status" above (zero before the
 /// first launch; each launch leaves it ready for the next). Grid: ceil(n / (BLOCK_SIZE * ITEMS_PER_THREAD))
-/// blocks (VARIANT 7, 8: at most that many persistent blocks).
+/// blocks (VARIANT 7, 8, 9: at most that many persistent blocks).
 extern "C" __global__ void __launch_bounds__(ScanPolicy::block, ScanPolicy::min_blocks)
 scan_single_pass(const scan_value_t* __restrict__ in, scan_value_t* __restrict__ out, long long n,
                  int exclusive, unsigned char* __restrict__ state) {
@@ -705,8 +718,8 @@ scan_single_pass(const scan_value_t* __restrict__ in, scan_value_t* __restrict__
   __shared__ unsigned s_tile, s_gen;
   __shared__ value_t s_prefix;
   const long long tiles = (n + kTile - 1) / kTile;
-  // Tickets of a launch: one per block; persistent blocks (VARIANT 7, 8) take tickets until one is >= tiles.
-  constexpr bool kPersistent = ScanPolicy::variant == 7 || ScanPolicy::variant == 8;
+  // Tickets of a launch: one per block; persistent blocks (VARIANT 7, 8, 9) take tickets until one is >= tiles.
+  constexpr bool kPersistent = ScanPolicy::variant >= 7;
   const unsigned last_ticket = static_cast<unsigned>(kPersistent ? tiles + gridDim.x - 1 : gridDim.x - 1);
   if (threadIdx.x == 0) {
     unsigned gen;
@@ -719,7 +732,10 @@ scan_single_pass(const scan_value_t* __restrict__ in, scan_value_t* __restrict__
   const long long tile = s_tile;
   const long long base = tile * kTile;
   const TileStatus st{state, tiles, generation_tag(s_gen)};
-  if constexpr (ScanPolicy::variant == 5) {
+  if constexpr (ScanPolicy::variant == 9) {
+    async_tiles::scan_persistent(in, out, n, exclusive != 0, state, tiles, last_ticket, st, s_tile, warp_tot,
+                                 s_prefix);
+  } else if constexpr (ScanPolicy::variant == 5) {
     value_t r[kItems];
     load_blocked(in, base, n, r);
 #pragma unroll

@@ -1,6 +1,7 @@
 // The scan family on a real GPU through CudaBackend: every variant and every workload verified against the
-// CPU reference on odd sizes (1, 1000, 2^20 + 3, 3 * 2^20 + 7), the whole valid space for two workloads,
-// every variant at 2^28 + 5 elements, and a timing table at the default size.
+// CPU reference on odd sizes (1, 1000, 2^20 + 3, 3 * 2^20 + 7), single_pass_async (VARIANT 9) with every STAGES
+// value on 1, 7, 2^20 + 7, one element past a tile and 2^24 + 7, the whole valid space for two workloads, every
+// variant at 2^28 + 5 elements, and a timing table at the default size.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -29,29 +30,73 @@ ProblemKey size_n(std::int64_t n) {
   return p;
 }
 
-/// Per variant: its default, the smallest and the largest tile of the valid space, and one with PADDING=1.
+/// A configuration with every parameter of the scan spec (no look-back delay, L2 prefetch hint or state clearing).
+Config scan_config(Value variant, Value block, Value items, Value vec, Value padding, Value min_threads = 0,
+                   Value streaming = 0, Value stages = 1) {
+  return Config({{"VARIANT", variant},
+                 {"BLOCK_SIZE", block},
+                 {"ITEMS_PER_THREAD", items},
+                 {"VEC", vec},
+                 {"PADDING", padding},
+                 {"LOOKBACK_DELAY", 0},
+                 {"MIN_THREADS_PER_SM", min_threads},
+                 {"STREAMING", streaming},
+                 {"L2_PREFETCH", 0},
+                 {"CLEAR_STATE", 0},
+                 {"STAGES", stages}});
+}
+
+Value tile_of(const Config& c) { return c.at("BLOCK_SIZE") * c.at("ITEMS_PER_THREAD"); }
+
+/// Per variant and STAGES value (STAGES: VARIANT 9 only): the variant's default, the smallest and the largest
+/// tile of the valid space, and one with PADDING=1.
 std::vector<Config> variant_corners(const TuningSpec& s, const ParameterSpace& space) {
   std::vector<Config> out;
   auto add = [&](const Config& c) {
     if (space.is_valid(c) && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
   };
-  auto tile = [](const Config& c) { return c.at("BLOCK_SIZE") * c.at("ITEMS_PER_THREAD"); };
-  for (Value v = 0; v <= 8; ++v) {
+  for (Value v = 0; v <= 9; ++v) {
     Config def = s.default_config();
     def.set("VARIANT", v);
     add(def);
-    std::optional<Config> smallest, largest, padded;
+    for (Value stages = 1; stages <= 3; ++stages) {
+      std::optional<Config> smallest, largest, padded;
+      for (std::size_t i = 0; i < space.size(); ++i) {
+        const Config c = space.config(i);
+        if (c.at("VARIANT") != v || c.at("STAGES") != stages) continue;
+        if (!smallest || tile_of(c) < tile_of(*smallest)) smallest = c;
+        if (!largest || tile_of(c) > tile_of(*largest)) largest = c;
+        if (!padded && c.at("PADDING") == 1 && c.at("ITEMS_PER_THREAD") >= 4) padded = c;
+      }
+      REQUIRE((smallest || stages > 1));  // every variant has STAGES 1
+      if (!smallest) continue;
+      add(*smallest);
+      add(*largest);
+      if (padded) add(*padded);
+    }
+  }
+  return out;
+}
+
+/// VARIANT 9 (single_pass_async) for each STAGES value: the smallest and the largest tile, and the tile of 256
+/// threads x 8 items with the tightest register cap and the evict-first hints where valid.
+std::vector<Config> async_configs(const ParameterSpace& space) {
+  std::vector<Config> out;
+  for (Value stages = 1; stages <= 3; ++stages) {
+    std::optional<Config> smallest, largest, capped;
     for (std::size_t i = 0; i < space.size(); ++i) {
       const Config c = space.config(i);
-      if (c.at("VARIANT") != v) continue;
-      if (!smallest || tile(c) < tile(*smallest)) smallest = c;
-      if (!largest || tile(c) > tile(*largest)) largest = c;
-      if (!padded && c.at("PADDING") == 1 && c.at("ITEMS_PER_THREAD") >= 4) padded = c;
+      if (c.at("VARIANT") != 9 || c.at("STAGES") != stages) continue;
+      if (!smallest || tile_of(c) < tile_of(*smallest)) smallest = c;
+      if (!largest || tile_of(c) > tile_of(*largest)) largest = c;
+      if (c.at("BLOCK_SIZE") == 256 && c.at("ITEMS_PER_THREAD") == 8 &&
+          (!capped ||
+           c.at("MIN_THREADS_PER_SM") + c.at("STREAMING") > capped->at("MIN_THREADS_PER_SM") + capped->at("STREAMING")))
+        capped = c;
     }
     REQUIRE(smallest);
-    add(*smallest);
-    add(*largest);
-    if (padded) add(*padded);
+    for (const auto& c : {*smallest, *largest, capped.value_or(*smallest)})
+      if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
   }
   return out;
 }
@@ -67,6 +112,28 @@ TEST_CASE("every scan variant verifies for every workload on odd sizes", "[gpu][
                            3 * (std::int64_t{1} << 20) + 7}) {
       const ProblemKey p = size_n(n);
       verifier.check(w, p, 20240601, variant_corners(s, verifier.space(p, w)));
+    }
+  }
+}
+
+TEST_CASE("scan single_pass_async verifies every STAGES value on odd sizes and one element past a tile",
+          "[gpu][scan]") {
+  // 2^24 + 7: several tiles per persistent block (8193 tiles of 2048 for at most 132 x 8 blocks on an H100), so
+  // that the buffers are refilled and the ring wraps around; tile + 1: a full tile, then a partial one of one
+  // element that is loaded element by element.
+  require_gpu();
+  Verifier verifier("scan");
+  for (const Workload& w : verifier.spec.workloads) {
+    const std::vector<Config> configs = async_configs(verifier.space(size_n(1), w));
+    REQUIRE(configs.size() >= 3);
+    for (std::int64_t n :
+         {std::int64_t{1}, std::int64_t{7}, (std::int64_t{1} << 20) + 7, (std::int64_t{1} << 24) + 7}) {
+      INFO(w.key() << " n=" << n);
+      verifier.check(w, size_n(n), 20261126, configs);
+    }
+    for (const Config& c : configs) {
+      INFO(w.key() << " tile + 1");
+      verifier.check(w, size_n(tile_of(c) + 1), 7, {c});
     }
   }
 }
@@ -90,22 +157,20 @@ TEST_CASE("every scan variant handles 2^28 + 5 elements", "[gpu][scan][large]") 
     const Workload w = Workload::parse(wk);
     const ParameterSpace space = verifier.space(p, w);
     std::vector<Config> configs;
-    for (Value v = 0; v <= 8; ++v) {
+    for (Value v = 0; v <= 9; ++v) {
       Config c = s.default_config();
       c.set("VARIANT", v);
-      if (v == 8) c.set("VEC", 4);                           // persistent blocks: VEC 4 only
+      if (v >= 8) c.set("VEC", 4);                           // VARIANT 8, 9: VEC 4 only
+      if (v == 9) c.set("STAGES", 3);                        // two tiles in flight
       if (!space.is_valid(c)) c.set("ITEMS_PER_THREAD", 4);  // Kogge-Stone: at most 4 items
       if (!space.is_valid(c)) c.set("PADDING", 0);           // registers: no shared tile to pad
       REQUIRE(space.is_valid(c));
       configs.push_back(c);
     }
-    configs.push_back(Config({{"VARIANT", 2}, {"BLOCK_SIZE", 64}, {"ITEMS_PER_THREAD", 2}, {"VEC", 2}, {"PADDING", 1},
-                              {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 0}, {"STREAMING", 0}, {"L2_PREFETCH", 0}, {"CLEAR_STATE", 0}}));
+    configs.push_back(scan_config(2, 64, 2, 2, 1));
     // The single pass with the tightest register cap (32 per thread, with spills).
-    configs.push_back(Config({{"VARIANT", 4}, {"BLOCK_SIZE", 512}, {"ITEMS_PER_THREAD", 16}, {"VEC", 4},
-                              {"PADDING", 1}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 2048}, {"STREAMING", 0}, {"L2_PREFETCH", 0}, {"CLEAR_STATE", 0}}));
-    configs.push_back(Config({{"VARIANT", 6}, {"BLOCK_SIZE", 256}, {"ITEMS_PER_THREAD", 16}, {"VEC", 4},
-                              {"PADDING", 1}, {"LOOKBACK_DELAY", 0}, {"MIN_THREADS_PER_SM", 2048}, {"STREAMING", 1}, {"L2_PREFETCH", 0}, {"CLEAR_STATE", 0}}));
+    configs.push_back(scan_config(4, 512, 16, 4, 1, 2048));
+    configs.push_back(scan_config(6, 256, 16, 4, 1, 2048, 1));
     for (std::size_t i = configs.size() - 3; i < configs.size(); ++i) REQUIRE(space.is_valid(configs[i]));
     verifier.check(w, p, 5, configs);
   }
@@ -134,23 +199,14 @@ TEST_CASE("scan timings are sane against the copy bandwidth", "[gpu][scan][timin
       "scan", {"float32/inclusive_sum", "int32/exclusive_sum"}, 1,
       [](const Workload&, const ProblemKey&, const ParameterSpace& space) {
         std::vector<Config> configs;
-        for (Value v = 0; v <= 8; ++v)
+        for (Value v = 0; v <= 9; ++v)
           for (const auto& [block, items, vec, padding] : {std::tuple<Value, Value, Value, Value>{256, 8, 2, 1},
                                                            {128, 4, 2, 0},
                                                            {256, 4, 4, 1},
                                                            {128, 8, 4, 0},
                                                            {256, 16, 4, 1},
                                                            {512, 16, 4, 1}}) {
-            const Config c({{"VARIANT", v},
-                            {"BLOCK_SIZE", block},
-                            {"ITEMS_PER_THREAD", items},
-                            {"VEC", vec},
-                            {"PADDING", padding},
-                            {"LOOKBACK_DELAY", 0},
-                            {"MIN_THREADS_PER_SM", 0},
-                            {"STREAMING", 0},
-                            {"L2_PREFETCH", 0},
-                            {"CLEAR_STATE", 0}});
+            const Config c = scan_config(v, block, items, vec, padding, 0, 0, v == 9 ? 2 : 1);
             if (space.is_valid(c)) configs.push_back(c);
           }
         return configs;

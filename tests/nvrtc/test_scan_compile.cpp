@@ -1,12 +1,14 @@
 // The scan kernel compiles with NVRTC to CUBIN for sm_80 and sm_90 in strict mode: every variant at its
-// default and at corner configurations (smallest and largest tile, every VEC and PADDING) for every
-// workload of the shipped spec; missing macros and invalid configurations fail. No GPU needed.
+// default and at corner configurations (smallest and largest tile, every VEC, PADDING and STAGES) for every
+// workload of the shipped spec; single_pass_async (VARIANT 9) also for sm_75, through its fallback without
+// cp.async; missing macros and invalid configurations fail. No GPU needed.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "compile_support.hpp"
@@ -21,7 +23,7 @@ using namespace autotune_test;
 namespace {
 
 /// For each variant: the spec default moved to that variant (if valid) and the valid configurations with the
-/// smallest and the largest tile for every (VEC, PADDING) pair.
+/// smallest and the largest tile for every (VEC, PADDING, STAGES) triple.
 std::vector<Config> corner_configs(const TuningSpec& s, const Workload& w) {
   const ParameterSpace space = s.space(s.problem_sizes.front(), sim::SyntheticBackend::fake_device(), w);
   std::vector<Config> out;
@@ -32,7 +34,7 @@ std::vector<Config> corner_configs(const TuningSpec& s, const Workload& w) {
   for (const Param& p : s.params) {
     if (p.name == "VARIANT") variants = p.values;
   }
-  REQUIRE(variants.size() >= 9);
+  REQUIRE(variants.size() >= 10);
   for (Value v : variants) {
     Config def = s.default_config();
     def.set("VARIANT", v);
@@ -46,7 +48,7 @@ std::vector<Config> corner_configs(const TuningSpec& s, const Workload& w) {
           c.set("ITEMS_PER_THREAD", items);
           c.set("PADDING", v == 5 ? 0 : 1);
           c.set("MIN_THREADS_PER_SM", mt);
-          if (v == 8) c.set("VEC", w.dtype == "float64" ? 2 : 4);  // persistent blocks: 16-byte vectors only
+          if (v >= 8) c.set("VEC", w.dtype == "float64" ? 2 : 4);  // VARIANT 8, 9: 16-byte vectors only
           if (!space.is_valid(c)) continue;
           add(c);
           ++capped;
@@ -63,12 +65,13 @@ std::vector<Config> corner_configs(const TuningSpec& s, const Workload& w) {
         }
       CHECK(capped >= 2);
     }
-    std::map<std::pair<Value, Value>, std::pair<Config, Config>> extremes;  // (VEC, PADDING) -> (min, max)
+    // (VEC, PADDING, STAGES) -> (min, max)
+    std::map<std::tuple<Value, Value, Value>, std::pair<Config, Config>> extremes;
     auto tile = [](const Config& c) { return c.at("BLOCK_SIZE") * c.at("ITEMS_PER_THREAD"); };
     for (std::size_t i = 0; i < space.size(); ++i) {
       const Config c = space.config(i);
       if (c.at("VARIANT") != v) continue;
-      const auto key = std::make_pair(c.at("VEC"), c.at("PADDING"));
+      const auto key = std::make_tuple(c.at("VEC"), c.at("PADDING"), c.at("STAGES"));
       auto it = extremes.find(key);
       if (it == extremes.end()) {
         extremes.emplace(key, std::make_pair(c, c));
@@ -104,6 +107,28 @@ TEST_CASE("scan compiles for every workload, variant and corner in strict mode",
   check_all_compile(s, "scan.cu", jobs);
 }
 
+TEST_CASE("scan single_pass_async compiles for sm_75 without cp.async, every STAGES and workload", "[nvrtc][scan]") {
+  // sm_75 has no cp.async (ptxas rejects it there): the variant compiles only if its copies fall back to plain
+  // loads and stores. Each workload's smallest and largest tile of every STAGES value.
+  const TuningSpec s = specs::builtin_spec("scan");
+  auto a = kernels::make_scan_adapter(s);
+  std::vector<CompileJob> jobs;
+  std::set<std::vector<std::string>> seen;
+  for (const auto& w : s.workloads) {
+    std::set<Value> stages;
+    for (const auto& c : corner_configs(s, w)) {
+      if (c.at("VARIANT") != 9) continue;
+      stages.insert(c.at("STAGES"));
+      const std::vector<std::string> options = strict_options(*a, c, w);
+      if (seen.insert(options).second) jobs.push_back({w.key() + " " + c.str(&s.params), options, "sm_75"});
+    }
+    INFO(w.key());
+    CHECK(stages == std::set<Value>{1, 2, 3});  // float64's 16 KiB tiles: 3 x 8 KiB
+  }
+  CHECK(jobs.size() >= 9 * 3);
+  check_all_compile(s, "scan.cu", jobs);
+}
+
 TEST_CASE("scan compiles alone at its defaults", "[nvrtc][scan]") {
   check_compiles_at_defaults(specs::builtin_spec("scan"), "scan.cu");
 }
@@ -114,7 +139,7 @@ TEST_CASE("scan strict mode rejects a missing macro and invalid configurations",
   const Workload w = s.workloads.front();
   const std::vector<std::string> all = strict_options(*a, s.default_config(), w);
   check_missing_macros(s, "scan.cu", all,
-                       {"VARIANT", "BLOCK_SIZE", "ITEMS_PER_THREAD", "VEC", "PADDING", "DTYPE_ID", "OP_ID"});
+                       {"VARIANT", "BLOCK_SIZE", "ITEMS_PER_THREAD", "VEC", "PADDING", "STAGES", "DTYPE_ID", "OP_ID"});
 
   // Configurations outside the spec's constraints are caught by the kernel's own checks.
   auto with = [&](std::map<std::string, std::string> changes) {
@@ -135,4 +160,13 @@ TEST_CASE("scan strict mode rejects a missing macro and invalid configurations",
   const cuda::CompileResult op = cuda::compile(s.source_text, s.headers, "scan.cu", with({{"OP_ID", "1"}}), "sm_90");
   CHECK_FALSE(op.ok);
   CHECK_THAT(op.log, Catch::Contains("OP_ID"));
+  // STAGES is VARIANT 9's alone; VARIANT 9 needs 16-byte vectors.
+  const cuda::CompileResult stages =
+      cuda::compile(s.source_text, s.headers, "scan.cu", with({{"STAGES", "2"}}), "sm_90");
+  CHECK_FALSE(stages.ok);
+  CHECK_THAT(stages.log, Catch::Contains("STAGES > 1 needs VARIANT 9"));
+  const cuda::CompileResult narrow =
+      cuda::compile(s.source_text, s.headers, "scan.cu", with({{"VARIANT", "9"}, {"VEC", "2"}}), "sm_90");
+  CHECK_FALSE(narrow.ok);
+  CHECK_THAT(narrow.log, Catch::Contains("single_pass_async: VEC"));
 }

@@ -19,11 +19,11 @@ namespace {
 enum class Elem { int32 = 0, float32 = 1, float64 = 2 };
 enum class Op { sum = 0, max = 2 };
 
-// VARIANT 4-8 run scan_single_pass (4 tile in shared memory, 5 in registers, 6 warp-transposed, 7 persistent
-// blocks that prefetch, 8 persistent blocks); 0-3 are hierarchical.
+// VARIANT 4-9 run scan_single_pass (4 tile in shared memory, 5 in registers, 6 warp-transposed, 7 persistent
+// blocks that prefetch, 8 persistent blocks, 9 persistent blocks with asynchronous copies); 0-3 are hierarchical.
 constexpr int kSinglePass = 4;
-constexpr int kSinglePassPrefetch = 7;
-constexpr int kSinglePassPersistent = 8;
+constexpr int kSinglePassPrefetch = 7;  // 7 and every variant after it: persistent blocks
+constexpr int kSinglePassAsync = 9;
 // Depth allowance of the float tolerance beyond log2(n): the sequential part of a thread (ITEMS_PER_THREAD
 // is at most 32 in the shipped spec).
 constexpr double kSequentialDepth = 32;
@@ -81,7 +81,7 @@ class ScanAdapter : public KernelAdapter {
   LaunchPlan plan(const Config& c, const Workload& w, const ProblemKey& p, const DeviceInfo& d) const override {
     const Kind k = kind(w);
     const std::int64_t n = problem_n(p);
-    const TileShape shape = tile_shape("scan", c, kSinglePassPersistent, "0..8");
+    const TileShape shape = tile_shape("scan", c, kSinglePassAsync, "0..9");
     const std::int64_t variant = shape.variant, block = shape.block, tile = shape.tile;
     const std::size_t es = k.size;
     auto tiles_of = [&shape](std::int64_t m) { return shape.tiles_of(m); };
@@ -102,9 +102,9 @@ class ScanAdapter : public KernelAdapter {
         // in the stream, but the status lines are then in the L2 when the look-backs read them).
         plan.steps.push_back(LaunchStep::fill32("tile_state", 0, (8 + flag_bytes) / 4));
       }
-      // Persistent blocks (VARIANT 7, 8): as many as 2048 threads per SM allow (blocks that do not fit start
+      // Persistent blocks (VARIANT 7, 8, 9): as many as 2048 threads per SM allow (blocks that do not fit start
       // when the others are done, find no tile left and end); at most one per tile.
-      const bool persistent = variant == kSinglePassPrefetch || variant == kSinglePassPersistent;
+      const bool persistent = variant >= kSinglePassPrefetch;
       const std::int64_t blocks =
           persistent
               ? std::min(tiles_of(n), std::max<std::int64_t>(1, d.sm_count) * std::max<std::int64_t>(1, 2048 / block))
