@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "plan_emulation.hpp"
+#include "scan_support.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/host_util.hpp"
 #include "tuner/kernels/registry.hpp"
@@ -24,6 +25,8 @@
 using namespace autotune;
 using autotune::kernels::load_element;
 using autotune::kernels::store_element;
+using autotune_test::scan_config;
+using autotune_test::size_n;
 using autotune_test::View;
 
 namespace {
@@ -31,26 +34,6 @@ namespace {
 const char* const kWorkloads[] = {"float32/inclusive_sum", "float32/exclusive_sum", "float32/inclusive_max",
                                   "int32/inclusive_sum",   "int32/exclusive_sum",   "int32/inclusive_max",
                                   "int32/exclusive_max",   "float64/inclusive_sum", "float64/exclusive_sum"};
-
-ProblemKey size_n(std::int64_t n) {
-  ProblemKey p;
-  p.dims = {{"n", n}};
-  return p;
-}
-
-Config config(Value variant, Value block, Value items, Value vec = 1, Value padding = 0) {
-  return Config({{"VARIANT", variant},
-                 {"BLOCK_SIZE", block},
-                 {"ITEMS_PER_THREAD", items},
-                 {"VEC", vec},
-                 {"PADDING", padding},
-                 {"LOOKBACK_DELAY", 0},
-                 {"MIN_THREADS_PER_SM", 0},
-                 {"STREAMING", 0},
-                 {"L2_PREFETCH", 0},
-                 {"CLEAR_STATE", 0},
-                 {"STAGES", 1}});
-}
 
 std::shared_ptr<const KernelAdapter> adapter() { return kernels::make_scan_adapter(specs::builtin_spec("scan")); }
 
@@ -258,11 +241,11 @@ TEST_CASE("scan rejects specs and problems it cannot run", "[cpu][scan]") {
   auto a = adapter();
   const DeviceInfo d = sim::SyntheticBackend::fake_device();
   const Workload w = Workload::parse("float32/inclusive_sum");
-  CHECK_THROWS_AS(a->plan(config(3, 256, 4), w, size_n(0), d), UsageError);
+  CHECK_THROWS_AS(a->plan(scan_config(3, 256, 4), w, size_n(0), d), UsageError);
   CHECK_THROWS_AS(a->make_inputs(w, size_n(0), 1), UsageError);
   ProblemKey wrong;
   wrong.dims = {{"rows", 10}};
-  CHECK_THROWS_AS(a->plan(config(3, 256, 4), w, wrong, d), UsageError);
+  CHECK_THROWS_AS(a->plan(scan_config(3, 256, 4), w, wrong, d), UsageError);
   TuningSpec s = specs::builtin_spec("scan");
   s.params.erase(s.params.begin() + 3);  // VEC
   CHECK_THROWS_AS(kernels::make_scan_adapter(s), SpecError);
@@ -275,7 +258,7 @@ TEST_CASE("scan plans: one step for a single tile, levels for large n", "[cpu][s
 
   SECTION("n = 1 and n = tile: one scan_tiles launch") {
     for (std::int64_t n : {std::int64_t{1}, std::int64_t{1024}}) {
-      const LaunchPlan plan = a->plan(config(3, 256, 4), w, size_n(n), d);
+      const LaunchPlan plan = a->plan(scan_config(3, 256, 4), w, size_n(n), d);
       REQUIRE(plan.steps.size() == 1);
       CHECK(plan.steps[0].kernel == "scan_tiles");
       CHECK(plan.steps[0].grid[0] == 1u);
@@ -285,7 +268,7 @@ TEST_CASE("scan plans: one step for a single tile, levels for large n", "[cpu][s
     }
   }
   SECTION("tile + 1: two tiles, one level of tile totals") {
-    const LaunchPlan plan = a->plan(config(0, 256, 4), w, size_n(1025), d);
+    const LaunchPlan plan = a->plan(scan_config(0, 256, 4), w, size_n(1025), d);
     REQUIRE(plan.steps.size() == 3);
     CHECK(plan.steps[0].kernel == "scan_tiles");
     CHECK(plan.steps[0].grid[0] == 2u);
@@ -296,7 +279,7 @@ TEST_CASE("scan plans: one step for a single tile, levels for large n", "[cpu][s
   }
   SECTION("2^28 + 3 elements in tiles of 64: five levels") {
     // 2^28+3 -> 2^22+1 -> 65537 -> 1025 -> 17 -> 1 tiles
-    const LaunchPlan plan = a->plan(config(2, 64, 1), w, size_n((std::int64_t{1} << 28) + 3), d);
+    const LaunchPlan plan = a->plan(scan_config(2, 64, 1), w, size_n((std::int64_t{1} << 28) + 3), d);
     CHECK(kernel_steps(plan, "scan_tiles") == 5);
     CHECK(kernel_steps(plan, "scan_add") == 4);
     REQUIRE(plan.steps.size() == 9);
@@ -309,7 +292,7 @@ TEST_CASE("scan plans: one step for a single tile, levels for large n", "[cpu][s
   }
   SECTION("single pass: one kernel, its tile state kept between launches (no memset step)") {
     const std::int64_t n = 1000003;  // 489 tiles of 2048
-    const LaunchPlan p32 = a->plan(config(4, 256, 8), w, size_n(n), d);
+    const LaunchPlan p32 = a->plan(scan_config(4, 256, 8), w, size_n(n), d);
     REQUIRE(p32.steps.size() == 1);
     CHECK(p32.steps[0].kernel == "scan_single_pass");
     CHECK(p32.steps[0].grid[0] == 489u);
@@ -317,20 +300,20 @@ TEST_CASE("scan plans: one step for a single tile, levels for large n", "[cpu][s
     CHECK(p32.find("tile_state")->bytes == 8 + 8 * 489);
     CHECK(p32.find("tile_state")->role == BufferRole::state);
     // float64: 32-bit tags (1956 bytes, rounded up to 1960), then the two value arrays.
-    const LaunchPlan p64 = a->plan(config(4, 256, 8), Workload::parse("float64/inclusive_sum"), size_n(n), d);
+    const LaunchPlan p64 = a->plan(scan_config(4, 256, 8), Workload::parse("float64/inclusive_sum"), size_n(n), d);
     REQUIRE(p64.steps.size() == 1);
     CHECK(p64.find("tile_state")->bytes == 8 + 1960 + 16 * 489);
     CHECK(p64.find("tile_state")->role == BufferRole::state);
     // Prefetch: the same state, but persistent blocks: as many as 2048 threads per SM allow, at most one per tile.
-    const LaunchPlan pf = a->plan(config(7, 256, 8, 2, 1), w, size_n(n), d);
+    const LaunchPlan pf = a->plan(scan_config(7, 256, 8, 2, 1), w, size_n(n), d);
     REQUIRE(pf.steps.size() == 1);
     CHECK(pf.steps[0].kernel == "scan_single_pass");
     CHECK(pf.steps[0].grid[0] == 489u);  // fewer tiles than 132 SMs x 8 blocks
-    const LaunchPlan big = a->plan(config(7, 256, 8, 2, 1), w, size_n(std::int64_t{1} << 26), d);
+    const LaunchPlan big = a->plan(scan_config(7, 256, 8, 2, 1), w, size_n(std::int64_t{1} << 26), d);
     CHECK(big.steps[0].grid[0] == static_cast<unsigned>(d.sm_count * 8));
     CHECK(big.find("tile_state")->bytes == 8 + 8 * ((std::size_t{1} << 26) / 2048));
     // Asynchronous copies (VARIANT 9): persistent blocks as well; STAGES changes shared memory only.
-    Config async = config(9, 128, 8, 4, 1);
+    Config async = scan_config(9, 128, 8, 4, 1);
     async.set("STAGES", 3);
     const LaunchPlan pa = a->plan(async, w, size_n(std::int64_t{1} << 26), d);
     REQUIRE(pa.steps.size() == 1);
@@ -340,7 +323,7 @@ TEST_CASE("scan plans: one step for a single tile, levels for large n", "[cpu][s
     CHECK(pa.find("tile_state")->bytes == 8 + 8 * ((std::size_t{1} << 26) / 1024));
     CHECK(a->plan(async, w, size_n(5000), d).steps[0].grid[0] == 5u);  // at most one block per tile
     // CLEAR_STATE = 1: a memset of the launch word and the tags first (not the float64 value arrays).
-    Config clear = config(4, 256, 8);
+    Config clear = scan_config(4, 256, 8);
     clear.set("CLEAR_STATE", 1);
     const LaunchPlan c32 = a->plan(clear, w, size_n(n), d);
     REQUIRE(c32.steps.size() == 2);
@@ -354,11 +337,13 @@ TEST_CASE("scan plans: one step for a single tile, levels for large n", "[cpu][s
     CHECK(c64.steps[0].count == (8 + 1960) / 4);
   }
   SECTION("exclusive is an argument of the first level only") {
-    const LaunchPlan plan = a->plan(config(3, 64, 1), Workload::parse("int32/exclusive_sum"), size_n(64 * 64 + 1), d);
+    const LaunchPlan plan =
+        a->plan(scan_config(3, 64, 1), Workload::parse("int32/exclusive_sum"), size_n(64 * 64 + 1), d);
     REQUIRE(kernel_steps(plan, "scan_tiles") == 3);
     CHECK(plan.steps[0].args[4].i == 1);
     CHECK(plan.steps[1].args[4].i == 1);  // tile totals are always scanned exclusively
-    const LaunchPlan incl = a->plan(config(3, 64, 1), Workload::parse("int32/inclusive_sum"), size_n(64 * 64 + 1), d);
+    const LaunchPlan incl =
+        a->plan(scan_config(3, 64, 1), Workload::parse("int32/inclusive_sum"), size_n(64 * 64 + 1), d);
     CHECK(incl.steps[0].args[4].i == 0);
     CHECK(incl.steps[1].args[4].i == 1);
   }
@@ -366,11 +351,12 @@ TEST_CASE("scan plans: one step for a single tile, levels for large n", "[cpu][s
 
 TEST_CASE("scan plans executed by a CPU emulation of the kernels verify for every workload", "[cpu][scan]") {
   auto a = adapter();
-  std::vector<Config> configs = {config(0, 64, 1),        config(1, 128, 2, 2, 1),  config(2, 64, 2),
-                                 config(3, 64, 1),        config(3, 256, 12, 4, 1), config(4, 64, 1),
-                                 config(4, 256, 8, 2, 1), config(7, 128, 8, 4, 1),  config(8, 256, 8, 4, 1),
-                                 config(9, 128, 8, 4, 1)};
-  Config cleared = config(4, 256, 8, 2, 1);  // CLEAR_STATE: the same kernel after a memset step
+  std::vector<Config> configs = {scan_config(0, 64, 1),         scan_config(1, 128, 2, 2, 1),
+                                 scan_config(2, 64, 2),         scan_config(3, 64, 1),
+                                 scan_config(3, 256, 12, 4, 1), scan_config(4, 64, 1),
+                                 scan_config(4, 256, 8, 2, 1),  scan_config(7, 128, 8, 4, 1),
+                                 scan_config(8, 256, 8, 4, 1),  scan_config(9, 128, 8, 4, 1)};
+  Config cleared = scan_config(4, 256, 8, 2, 1);  // CLEAR_STATE: the same kernel after a memset step
   cleared.set("CLEAR_STATE", 1);
   configs.push_back(cleared);
   // 1, a partial tile, several levels for tiles of 64 (64^2 + 1 and 64^3 + 5 elements), odd sizes.

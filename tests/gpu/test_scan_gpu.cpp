@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gpu_support.hpp"
+#include "scan_support.hpp"
 #include "tuner/core/compile.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
@@ -23,28 +24,6 @@ using namespace autotune;
 using namespace autotune_test;
 
 namespace {
-
-ProblemKey size_n(std::int64_t n) {
-  ProblemKey p;
-  p.dims = {{"n", n}};
-  return p;
-}
-
-/// A configuration with every parameter of the scan spec (no look-back delay, L2 prefetch hint or state clearing).
-Config scan_config(Value variant, Value block, Value items, Value vec, Value padding, Value min_threads = 0,
-                   Value streaming = 0, Value stages = 1) {
-  return Config({{"VARIANT", variant},
-                 {"BLOCK_SIZE", block},
-                 {"ITEMS_PER_THREAD", items},
-                 {"VEC", vec},
-                 {"PADDING", padding},
-                 {"LOOKBACK_DELAY", 0},
-                 {"MIN_THREADS_PER_SM", min_threads},
-                 {"STREAMING", streaming},
-                 {"L2_PREFETCH", 0},
-                 {"CLEAR_STATE", 0},
-                 {"STAGES", stages}});
-}
 
 Value tile_of(const Config& c) { return c.at("BLOCK_SIZE") * c.at("ITEMS_PER_THREAD"); }
 

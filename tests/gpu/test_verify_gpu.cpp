@@ -5,6 +5,7 @@
 // the kernel wrote it, exactly where a wrong kernel would leave them.
 #include <catch2/catch.hpp>
 
+#include "scan_support.hpp"
 #include "test_support.hpp"
 
 #include <cstdint>
@@ -19,6 +20,7 @@
 #include "tuner/specs/specs.hpp"
 
 using namespace autotune;
+using autotune_test::size_n;
 
 namespace {
 
@@ -161,12 +163,6 @@ std::vector<Case> element_cases(std::size_t last_index, std::uint32_t element_by
                      "out[" + std::to_string(mid) + "]"});
   }
   return cases;
-}
-
-ProblemKey size_n(std::int64_t n) {
-  ProblemKey p;
-  p.dims = {{"n", n}};
-  return p;
 }
 
 }  // namespace
