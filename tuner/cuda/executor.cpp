@@ -394,37 +394,12 @@ struct Executor::State {
       flush = allocate(flush_bytes());
       check(d->memset_d32_async(flush.ptr, 0x3f800000u, flush.bytes / 4, stream), "cuMemsetD32Async");
     }
-    int warm = warmup;
-    if (warm > 0 && rule.race_above_ms > 0 && rule.race_probe_factor > 0) {  // the warm-up probe of racing
-      ensure_sample_events(1);
-      check(d->event_record(sample_events[0].first, stream), "cuEventRecord");
-      run_steps();
-      check(d->event_record(sample_events[0].second, stream), "cuEventRecord");
-      check(d->event_synchronize(sample_events[0].second), "cuEventSynchronize");
-      float probe = 0;
-      check(d->event_elapsed_time(&probe, sample_events[0].first, sample_events[0].second), "cuEventElapsedTime");
-      --warm;
-      if (rule.lost_probe(probe)) {
-        unload();
-        TimeRequest::Reply reply;
-        reply.samples_ms = {static_cast<double>(probe)};
-        reply.lost_probe = true;
-        return reply;
-      }
-    }
-    for (int i = 0; i < warm; ++i) run_steps();
-    Observer* obs = q.observe ? observer_of_device() : nullptr;
-    if (obs != nullptr) obs->start(std::chrono::microseconds(std::max(100, q.observe_interval_us)));
-    // The first min_samples samples are queued back to back with one synchronisation; after that one at a
-    // time, since each further sample depends on whether the rule is satisfied.
     std::vector<double>& ms = samples_ms;
     ms.clear();
-    const int full = std::max(1, std::min(rule.min_samples, rule.max_samples));
-    // Racing: the first race_after samples decide whether the rest are taken at all.
-    const int first = rule.race_above_ms > 0 ? std::max(1, std::min(full, rule.race_after)) : full;
-    auto queue_sample = [&](int i) {
+    // One timed run between the events of slot i, after an L2 flush when flush_l2; collect() reads slots [from, to).
+    auto queue_sample = [&](int i, bool flush_l2) {
       ensure_sample_events(static_cast<std::size_t>(i) + 1);
-      if (q.flush_l2 && flush.ptr != 0) flush_l2_cache(static_cast<unsigned>(i));
+      if (flush_l2 && flush.ptr != 0) flush_l2_cache(static_cast<unsigned>(i));
       check(d->event_record(sample_events[i].first, stream), "cuEventRecord");
       run_steps();
       check(d->event_record(sample_events[i].second, stream), "cuEventRecord");
@@ -437,14 +412,36 @@ struct Executor::State {
         ms.push_back(t);
       }
     };
-    for (int i = 0; i < first; ++i) queue_sample(i);
+    int warm = warmup;
+    if (warm > 0 && rule.race_above_ms > 0 && rule.race_probe_factor > 0) {  // the warm-up probe of racing
+      queue_sample(0, false);                                                // a warm-up run: no flush
+      collect(0, 1);
+      --warm;
+      if (rule.lost_probe(ms.back())) {
+        unload();
+        TimeRequest::Reply reply;
+        reply.samples_ms = ms;
+        reply.lost_probe = true;
+        return reply;
+      }
+      ms.clear();
+    }
+    for (int i = 0; i < warm; ++i) run_steps();
+    Observer* obs = q.observe ? observer_of_device() : nullptr;
+    if (obs != nullptr) obs->start(std::chrono::microseconds(std::max(100, q.observe_interval_us)));
+    // The first min_samples samples are queued back to back with one synchronisation; after that one at a
+    // time, since each further sample depends on whether the rule is satisfied.
+    const int full = std::max(1, std::min(rule.min_samples, rule.max_samples));
+    // Racing: the first race_after samples decide whether the rest are taken at all.
+    const int first = rule.race_above_ms > 0 ? std::max(1, std::min(full, rule.race_after)) : full;
+    for (int i = 0; i < first; ++i) queue_sample(i, q.flush_l2);
     collect(0, first);
     if (first < full && !rule.lost_race(ms)) {
-      for (int i = first; i < full; ++i) queue_sample(i);
+      for (int i = first; i < full; ++i) queue_sample(i, q.flush_l2);
       collect(first, full);
     }
     for (int i = static_cast<int>(ms.size()); !rule.done(ms); ++i) {
-      queue_sample(i);
+      queue_sample(i, q.flush_l2);
       collect(i, i + 1);
     }
     TimeRequest::Reply reply;
