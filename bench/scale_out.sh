@@ -58,7 +58,7 @@ run_case() {
   local db=$WORK/$name.db cmd=()
   [ "$ranks" -gt 0 ] && cmd=("${MPI[@]}" -np "$ranks")
   cmd+=("$AT" --db "$db" tune "$@" --stats-json "$OUT/scale_out_$name.json")
-  echo "== $name: ${cmd[*]}" >> "$LOG"
+  echo "== $name (started $(date +%s.%N)): ${cmd[*]}" >> "$LOG"
   local t0 t1
   t0=$(date +%s.%N)
   "${cmd[@]}" >> "$LOG" 2>&1

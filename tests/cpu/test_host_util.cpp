@@ -62,3 +62,21 @@ TEST_CASE("for_each_chunk draws the same values for a seed on every call and oth
   for (std::size_t x = 0; x < 6; ++x)
     for (std::size_t y = x + 1; y < 6; ++y) CHECK(a[x * kChunkElements] != a[y * kChunkElements]);
 }
+
+TEST_CASE("host_bytes gives exactly the bytes asked for, zero-filled and writable, below and above the huge-page size",
+          "[cpu][host_util]") {
+  const std::size_t huge_from = std::size_t{4} << 20;
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{4097}, huge_from - 1, huge_from, huge_from + 4097,
+                        3 * huge_from + 5}) {
+    INFO("bytes " << n);
+    std::vector<unsigned char> v = host_bytes(n);
+    REQUIRE(v.size() == n);
+    std::size_t nonzero = 0;
+    for (unsigned char b : v) nonzero += b != 0 ? 1 : 0;
+    CHECK(nonzero == 0);
+    for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<unsigned char>(i * 7 + 1);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) wrong += v[i] != static_cast<unsigned char>(i * 7 + 1) ? 1 : 0;
+    CHECK(wrong == 0);
+  }
+}

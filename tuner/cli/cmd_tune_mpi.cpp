@@ -156,8 +156,9 @@ int run_tune_mpi(const TuneArgs& ta, const std::string& db_path) {
   std::fprintf(stdout, "mpi: what each rank measured\n");
   for (const mpi::RankTally& t : cluster.tallies()) {
     const std::string& w = ranks[static_cast<std::size_t>(t.rank)].where;
-    std::fprintf(stdout, "  rank %d (%s): %zu configurations, %.2f s measuring%s%s\n", t.rank, w.c_str(), t.configs,
-                 t.eval_s, t.lost ? "; taken out: " : "", t.lost ? t.lost_why.c_str() : "");
+    std::fprintf(stdout, "  rank %d (%s): %zu configurations, %.2f s measuring, %.2f s preparing%s%s\n", t.rank,
+                 w.c_str(), t.configs, t.eval_s, t.prepare_s, t.lost ? "; taken out: " : "",
+                 t.lost ? t.lost_why.c_str() : "");
   }
   return code;
 }

@@ -7,6 +7,8 @@
 // AUTOTUNE_NVRTC_WORKER_FD set (spawn_helper in worker_process.cpp), which the static initializer at the end of this
 // file serves before main() runs. The initializer lives in the same translation unit as compile_in_worker(),
 // so every executable that can start a compile worker also links the code that serves it.
+#include <malloc.h>
+
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
@@ -197,10 +199,23 @@ CompileResult compile_in_worker(const std::string& source, const Headers& header
 
 namespace {
 
+// A compilation's memory stays with the worker for the next one. By default glibc returns large blocks (over 128 KB,
+// from mmap) and the top of the heap to the kernel when NVRTC frees them, and the next compilation touches fresh
+// pages again: 1,000-1,500 minor page faults per compilation of kernels_src/reduction on the development machine
+// (0-70 with the memory kept; bench/compile_scaling.sh reports them as "faults"), and on a freshly started virtual
+// machine each first touch of a page costs far more (docs/performance.md "Compile scaling"). The worker's peak
+// (about what one compilation needs) stays resident until the worker ends.
+void keep_freed_memory() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // blocks up to 32 MB come from the heap (the largest this setting allows)
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);   // the heap is not trimmed below 1 GB of free top
+  mallopt(M_TOP_PAD, 16 << 20);         // and grows in steps of 16 MB
+}
+
 // Runs before main() in a process started as a compile worker: serve until EOF, then exit without running
 // the host program. Only compile() (whose state is function-local statics), the framing and the C/C++
 // runtime are used, so static initialisation order of other translation units does not matter.
 int serve_compilations(int fd) {
+  keep_freed_memory();
   std::string request;
   while (detail::recv_frame(fd, request, 0) == detail::RecvResult::ok) {
     if (!detail::send_frame(fd, serve(request))) break;

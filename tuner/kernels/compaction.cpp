@@ -136,8 +136,8 @@ class CompactionAdapter : public KernelAdapter {
     const Kind k = kind(w);
     const auto [n64, pct] = problem(p);
     const auto n = static_cast<std::size_t>(n64);
-    std::vector<unsigned char> values(n * k.size);
-    std::vector<unsigned char> flags(k.select_if ? 0 : n);
+    std::vector<unsigned char> values = host_bytes(n * k.size);
+    std::vector<unsigned char> flags = host_bytes(k.select_if ? 0 : n);
     const auto selected = static_cast<unsigned __int128>(selected_count(n64, pct));
     // Chunk [begin, end) selects floor(S * end / n) - floor(S * begin / n) of its elements (the counts add up
     // to S exactly), at positions drawn uniformly within the chunk.
@@ -199,7 +199,7 @@ class CompactionAdapter : public KernelAdapter {
       at[c + 1] = m;
     });
     for (std::size_t c = 1; c < at.size(); ++c) at[c] += at[c - 1];
-    std::vector<unsigned char> selected(at.back() * k.size);
+    std::vector<unsigned char> selected = host_bytes(at.back() * k.size);
     parallel_chunks(n, [&](std::size_t c, std::size_t begin, std::size_t end) {
       unsigned char* dst = selected.data() + at[c] * k.size;
       for (std::size_t i = begin; i < end; ++i) {

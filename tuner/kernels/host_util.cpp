@@ -1,5 +1,8 @@
 #include "tuner/kernels/host_util.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -74,6 +77,21 @@ std::uint64_t splitmix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 }  // namespace
+
+std::vector<unsigned char> host_bytes(std::size_t bytes) {
+  constexpr std::size_t kHugeFrom = std::size_t{4} << 20;
+  std::vector<unsigned char> v;
+  if (bytes >= kHugeFrom) {
+    v.reserve(bytes);  // allocated, not yet touched
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
+    const std::uintptr_t first = (begin + page - 1) / page * page, last = (begin + bytes) / page * page;
+    // Advice only: where transparent huge pages are off (or the call fails), the buffer has ordinary pages.
+    if (last > first) (void)::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+  }
+  v.resize(bytes);
+  return v;
+}
 
 void for_each_chunk(std::size_t count, std::uint64_t seed,
                     const std::function<void(Random&, std::size_t, std::size_t)>& fn) {

@@ -253,7 +253,7 @@ class ReductionAdapter : public KernelAdapter {
   HostBuffers make_inputs(const Workload& w, const ProblemKey& p, std::uint64_t seed) const override {
     const Kind k = kind(w);
     const std::int64_t n = problem_n(p);
-    std::vector<unsigned char> bytes(static_cast<std::size_t>(n) * static_cast<std::size_t>(k.size));
+    std::vector<unsigned char> bytes = host_bytes(static_cast<std::size_t>(n) * static_cast<std::size_t>(k.size));
     const std::size_t scalars = static_cast<std::size_t>(n) * static_cast<std::size_t>(k.components);
     const bool sum = k.op == Op::sum;
     for_each_chunk(scalars, seed, [&](Random& rng, std::size_t begin, std::size_t end) {

@@ -142,7 +142,7 @@ class ScanAdapter : public KernelAdapter {
   HostBuffers make_inputs(const Workload& w, const ProblemKey& p, std::uint64_t seed) const override {
     const Kind k = kind(w);
     const auto n = static_cast<std::size_t>(problem_n(p));
-    std::vector<unsigned char> bytes(n * k.size);
+    std::vector<unsigned char> bytes = host_bytes(n * k.size);
     const bool sum = k.op == Op::sum;
     for_each_chunk(n, seed, [&](Random& rng, std::size_t begin, std::size_t end) {
       for (std::size_t i = begin; i < end; ++i) {
@@ -281,7 +281,7 @@ class ScanAdapter : public KernelAdapter {
   }
 
   static std::vector<unsigned char> int_reference(const std::vector<unsigned char>& in, std::size_t n, const Kind& k) {
-    std::vector<unsigned char> out(n * 4);
+    std::vector<unsigned char> out = host_bytes(n * 4);
     if (k.op == Op::sum) {
       std::uint32_t acc = 0;  // wraps modulo 2^32 like the kernel's unsigned arithmetic
       for (std::size_t i = 0; i < n; ++i) {
@@ -304,7 +304,7 @@ class ScanAdapter : public KernelAdapter {
 
   template <typename V>
   static std::vector<unsigned char> max_reference(const std::vector<unsigned char>& in, std::size_t n, bool exclusive) {
-    std::vector<unsigned char> out(n * sizeof(V));
+    std::vector<unsigned char> out = host_bytes(n * sizeof(V));
     V acc = -std::numeric_limits<V>::infinity();
     for (std::size_t i = 0; i < n; ++i) {
       const V x = load_element<V>(in, i);
@@ -326,7 +326,7 @@ class ScanAdapter : public KernelAdapter {
   HostBuffers float_sum_reference(const std::vector<unsigned char>& in, std::size_t n, const Kind& k) const {
     const double depth = std::ceil(std::log2(static_cast<double>(std::max<std::size_t>(n, 2)))) + kSequentialDepth;
     const double scale = spec_.tolerance * epsilon_of(k.elem) * depth;
-    std::vector<unsigned char> ref(n * sizeof(V)), tol(n * sizeof(V));
+    std::vector<unsigned char> ref = host_bytes(n * sizeof(V)), tol = host_bytes(n * sizeof(V));
     // Two passes over the chunks on all cores: the chunk totals, then each chunk's prefixes started from the
     // sum of the totals before it (in chunk order, so the result does not depend on the number of threads).
     std::vector<long double> totals((n + kChunkElements - 1) / kChunkElements), abs_totals(totals.size());

@@ -220,7 +220,7 @@ class TransposeAdapter : public KernelAdapter {
   HostBuffers make_inputs(const Workload& w, const ProblemKey& p, std::uint64_t seed) const override {
     const int es = element_size(w);
     const Dims dims = dims_of(p);
-    std::vector<unsigned char> in(dims.elements() * static_cast<std::size_t>(es));
+    std::vector<unsigned char> in = host_bytes(dims.elements() * static_cast<std::size_t>(es));
     if (es == 4) fill_float32(in, dims.elements(), seed);
     else fill_float64(in, dims.elements(), seed);
     HostBuffers out;
@@ -243,7 +243,7 @@ class TransposeAdapter : public KernelAdapter {
     if (mode_ == Mode::copy) {
       out = it->second;
     } else {
-      out.resize(bytes);
+      out = host_bytes(bytes);
       if (es == 4) transpose_bits<std::uint32_t>(it->second.data(), out.data(), dims.rows, dims.cols);
       else transpose_bits<std::uint64_t>(it->second.data(), out.data(), dims.rows, dims.cols);
     }

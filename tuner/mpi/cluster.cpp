@@ -230,6 +230,7 @@ class GroupBackend : public Backend {
   void prepare(const Workload& w, const ProblemKey& p, std::uint64_t seed) override {
     const std::string payload = nlohmann::json{{"workload", w.key()}, {"problem", p.key()}, {"seed", seed}}.dump();
     std::vector<int> asked;
+    const Clock::time_point t0 = Clock::now();
     for (int r : live()) {
       if (s_->send(r, kPrepare, payload)) asked.push_back(r);
       else {
@@ -245,7 +246,9 @@ class GroupBackend : public Backend {
         while (!in.empty()) {
           Message m = std::move(in.front());
           in.pop_front();
-          if (m.tag == kPrepared || m.tag == kFailure) answers[r] = nlohmann::json::parse(m.payload);
+          if (m.tag != kPrepared && m.tag != kFailure) continue;
+          answers[r] = nlohmann::json::parse(m.payload);
+          s_->tally[static_cast<std::size_t>(r)].prepare_s += std::chrono::duration<double>(Clock::now() - t0).count();
         }
       }
       bool waiting = false;

@@ -35,6 +35,7 @@ struct RankTally {
   int rank = 0;
   std::size_t configs = 0;  // configurations it measured and that were used
   double eval_s = 0;        // time its backend spent in evaluate()
+  double prepare_s = 0;     // from asking it to prepare (inputs, reference, uploads) to its answer, summed
   bool lost = false;
   std::string lost_why;
 };
