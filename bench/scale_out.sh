@@ -85,15 +85,15 @@ rows = [l.split() for l in open(sys.argv[1])]
 out = sys.argv[2]
 base = {}
 print("| case | ranks | compile threads per rank | configs | command s | session wall s | configs/s | x single | "
-      "best (median) | best configuration |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+      "GPU work s | set-up s | database s | idle GPU s | CPU ms per compilation | best (median) | best configuration |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 notes = []
 for name, ranks, jobs, rc, cmd_s in rows:
     group = name.split("_")[0]
     try:
         s = json.load(open(f"{out}/scale_out_{name}.json"))
     except Exception:
-        print(f"| {name} | {ranks} | {jobs} | failed (rc {rc}) | | | | | | |")
+        print(f"| {name} | {ranks} | {jobs} | failed (rc {rc}) | | | | | | | | | | | |")
         continue
     n = s["configs"] + s["reused"]
     rate = s["configs"] / s["wall_s"] if s["wall_s"] > 0 else 0
@@ -103,12 +103,16 @@ for name, ranks, jobs, rc, cmd_s in rows:
     best = s.get("best") or {}
     print(f"| {name} | {ranks if ranks != '0' else '- (no mpirun)'} | {s.get('compile_threads_used', '?')} of "
           f"{s.get('compile_jobs', jobs)} | {n} | {float(cmd_s):.2f} | "
-          f"{s['wall_s']:.2f} | {rate:.1f} | {x:.2f} | {best.get('median_ns', 0) / 1e3:.2f} us | "
+          f"{s['wall_s']:.2f} | {rate:.1f} | {x:.2f} | {s.get('verify_s', 0) + s.get('benchmark_s', 0):.2f} | "
+          f"{s.get('setup_s', 0):.2f} | {s.get('database_s', 0):.2f} | {s.get('idle_gpu_s', 0):.2f} | "
+          f"{s.get('compile_cpu_ms_mean', 0):.1f} | {best.get('median_ns', 0) / 1e3:.2f} us | "
           f"`{best.get('label', '-')}` |")
     if group == "sim" and ranks != "0" and group in base and n:
         notes.append(f"{name}: MPI overhead {(s['wall_s'] - base[group][1]) / n * 1e3:.3f} ms per configuration "
                      f"(session wall {s['wall_s']:.3f} s vs {base[group][1]:.3f} s in one process, {n} configurations)")
 print()
+print("GPU work (verification and benchmark runs) and idle GPU are summed over the ranks; set-up (the ranks prepare at "
+      "once; the log's 'mpi: what each rank measured' gives each rank's) and database are the session's.")
 for n in notes:
     print("- " + n)
 PY
