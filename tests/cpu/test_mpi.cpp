@@ -149,6 +149,12 @@ TEST_CASE("mpi: 4 ranks record exactly the trials of one process with the same s
   };
   CHECK(first_row(single.out) == first_row(multi.out));
   CHECK_FALSE(first_row(multi.out).empty());
+  // Rank 0's summary names what each rank measured and how long it took to prepare (inputs, reference, uploads).
+  std::size_t prepared = 0;
+  for (std::size_t at = multi.out.find(" s preparing"); at != std::string::npos;
+       at = multi.out.find(" s preparing", at + 1))
+    ++prepared;
+  CHECK(prepared == 4);
   // Every rank measured a share, and each trial says which rank took it.
   const auto by = measured_by(dir / "mpi.db");
   CHECK(by.size() == 4);
