@@ -65,7 +65,7 @@ TEST_CASE("for_each_chunk draws the same values for a seed on every call and oth
 
 TEST_CASE("host_bytes gives exactly the bytes asked for, zero-filled and writable, below and above the huge-page size",
           "[cpu][host_util]") {
-  const std::size_t huge_from = std::size_t{4} << 20;
+  const std::size_t huge_from = kHugePagesFrom;
   for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{4097}, huge_from - 1, huge_from, huge_from + 4097,
                         3 * huge_from + 5}) {
     INFO("bytes " << n);

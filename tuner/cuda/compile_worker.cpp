@@ -202,7 +202,8 @@ namespace {
 // A compilation's memory stays with the worker for the next one. By default glibc returns large blocks (over 128 KB,
 // from mmap) and the top of the heap to the kernel when NVRTC frees them, and the next compilation touches fresh
 // pages again: 1,000-1,500 minor page faults per compilation of kernels_src/reduction on the development machine
-// (0-70 with the memory kept; bench/compile_scaling.sh reports them as "faults"), and on a freshly started virtual
+// (0-362 with the memory kept, under 70 from the third compilation on; bench/compile_scaling.sh reports them as
+// "faults"), and on a freshly started virtual
 // machine each first touch of a page costs far more (docs/performance.md "Compile scaling"). The worker's peak
 // (about what one compilation needs) stays resident until the worker ends.
 void keep_freed_memory() {

@@ -79,9 +79,8 @@ std::uint64_t splitmix64(std::uint64_t x) {
 }  // namespace
 
 std::vector<unsigned char> host_bytes(std::size_t bytes) {
-  constexpr std::size_t kHugeFrom = std::size_t{4} << 20;
   std::vector<unsigned char> v;
-  if (bytes >= kHugeFrom) {
+  if (bytes >= kHugePagesFrom) {
     v.reserve(bytes);  // allocated, not yet touched
     const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
     const auto begin = reinterpret_cast<std::uintptr_t>(v.data());

@@ -85,8 +85,11 @@ void parallel_chunks(std::size_t count, const std::function<void(std::size_t, st
 void for_each_chunk(std::size_t count, std::uint64_t seed,
                     const std::function<void(Random&, std::size_t, std::size_t)>& fn);
 
-/// A zero-filled buffer of `bytes` bytes for inputs and references. From 4 MB on, its memory is marked for
-/// transparent huge pages (madvise MADV_HUGEPAGE, before the first touch) where the kernel offers them: a 1 GB
+/// Size from which host_bytes() asks for transparent huge pages.
+constexpr std::size_t kHugePagesFrom = std::size_t{4} << 20;
+
+/// A zero-filled buffer of `bytes` bytes for inputs and references. From kHugePagesFrom (4 MB) on, its memory is marked
+/// for transparent huge pages (madvise MADV_HUGEPAGE, before the first touch) where the kernel offers them: a 1 GB
 /// buffer then takes about 500 page faults instead of 262,144, which on a freshly started virtual machine are
 /// most of the time it takes to make the inputs and the reference of a 2^28-element problem (docs/performance.md
 /// "Scale-out"). Elsewhere the same buffer with ordinary pages.

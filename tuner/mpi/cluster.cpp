@@ -410,7 +410,7 @@ class GroupBackend : public Backend {
       // Rank 0's own server answers in this process, often before this thread waits (its notification then finds
       // no waiter): wait only when no reply was taken this round, and not while one is in an inbox already.
       // Without both, a rank whose replies all came in while work was handed out stood idle for the whole timeout
-      // (mpirun -np 1: 12.5 ms per configuration of a replay instead of 0.2).
+      // (mpirun -np 1: 12.5 ms per configuration of a replay, 0.1 ms with the fix).
       if (!progressed) {
         s_->cv.wait_for(lock, std::chrono::milliseconds(50), [&] {
           for (int r : group_)
