@@ -424,7 +424,15 @@ std::unique_ptr<Database> Database::open(const std::string& path, Mode mode) {
   return self;
 }
 
-Database::~Database() { sqlite3_close_v2(db_); }
+Database::~Database() {
+  stmts_.reset();  // finalized before the connection closes
+  sqlite3_close_v2(db_);
+}
+
+detail::StatementCache& Database::statements() const {
+  if (!stmts_) stmts_ = std::make_unique<detail::StatementCache>(db_);
+  return *stmts_;
+}
 
 int Database::schema_version() const {
   return static_cast<int>(query_int(db_, path_, "PRAGMA user_version"));
@@ -590,7 +598,7 @@ std::optional<std::int64_t> Database::find_session(const SessionRow& s) const {
 // ---- binaries ----
 
 std::optional<BinaryRow> Database::binary(const std::string& key) const {
-  Stmt q(db_, path_, "SELECT key, ok, log, image FROM binaries WHERE key = ?1");
+  Stmt q(statements(), db_, path_, "SELECT key, ok, log, image FROM binaries WHERE key = ?1");
   q.bind(1, key);
   if (!q.step()) return std::nullopt;
   BinaryRow b;
@@ -602,7 +610,7 @@ std::optional<BinaryRow> Database::binary(const std::string& key) const {
 }
 
 void Database::put_binary(const BinaryRow& b) {
-  Stmt q(db_, path_,
+  Stmt q(statements(), db_, path_,
          std::string("INSERT INTO binaries (key, ok, log, image, created_at) VALUES (?1, ?2, ?3, ?4, ") + kNowSql +
              ") ON CONFLICT (key) DO UPDATE SET ok = excluded.ok, log = excluded.log, image = excluded.image, "
              "created_at = excluded.created_at");

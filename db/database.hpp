@@ -18,6 +18,10 @@ struct sqlite3;
 
 namespace autotune::db {
 
+namespace detail {
+class StatementCache;
+}
+
 /// Newest schema version this build knows. A file with a newer version is refused (DbError).
 int current_schema_version();
 
@@ -212,9 +216,13 @@ class Database {
 
  private:
   Database() = default;
+  /// The prepared statements kept for this connection (made on first use: open() may swap the connection).
+  detail::StatementCache& statements() const;
+
   sqlite3* db_ = nullptr;
   std::string path_;
   bool read_only_ = false;
+  mutable std::unique_ptr<detail::StatementCache> stmts_;
 };
 
 }  // namespace autotune::db

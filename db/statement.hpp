@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "tuner/core/error.hpp"
@@ -54,14 +56,71 @@ constexpr int kBusyRetries = 2;
   }
 }
 
+/// Prepared statements of one connection, kept for its lifetime, for the statements a session runs per trial
+/// (insert, lookup; binaries): preparing one again for each use cost about as much as running it. A statement
+/// that is in use when asked for again (a query inside another's loop, another thread on the same connection)
+/// is prepared afresh for that use.
+class StatementCache {
+ public:
+  explicit StatementCache(sqlite3* db) : db_(db) {}
+  ~StatementCache() {
+    for (auto& [sql, e] : map_) sqlite3_finalize(e.stmt);
+  }
+  StatementCache(const StatementCache&) = delete;
+  StatementCache& operator=(const StatementCache&) = delete;
+
+  /// The statement of sql, marked in use; nullptr when it is in use already (the caller prepares its own).
+  sqlite3_stmt* take(const std::string& sql, const std::string& path) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(sql);
+    if (it == map_.end()) {
+      sqlite3_stmt* s = nullptr;
+      const int rc =
+          sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &s, nullptr);
+      if (rc != SQLITE_OK) fail(db_, path, "preparing a statement", rc);
+      it = map_.emplace(sql, Entry{s, false}).first;
+    }
+    if (it->second.in_use) return nullptr;
+    it->second.in_use = true;
+    return it->second.stmt;
+  }
+  /// After use: reset, bindings cleared, free for the next take().
+  void give_back(sqlite3_stmt* s) {
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [sql, e] : map_)
+      if (e.stmt == s) e.in_use = false;
+  }
+
+ private:
+  struct Entry {
+    sqlite3_stmt* stmt;
+    bool in_use;
+  };
+  sqlite3* db_;
+  std::mutex mu_;
+  std::unordered_map<std::string, Entry> map_;
+};
+
 /// A prepared statement (RAII). Parameters are 1-based, columns 0-based.
 class Stmt {
  public:
-  Stmt(sqlite3* db, const std::string& path, const std::string& sql) : db_(db), path_(path) {
-    const int rc = sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &s_, nullptr);
-    if (rc != SQLITE_OK) fail(db_, path_, "preparing a statement", rc);
+  Stmt(sqlite3* db, const std::string& path, const std::string& sql) : db_(db), path_(path) { prepare(sql); }
+  /// From the connection's cache (or prepared afresh when the cached one is in use).
+  Stmt(StatementCache& cache, sqlite3* db, const std::string& path, const std::string& sql) : db_(db), path_(path) {
+    s_ = cache.take(sql, path);
+    if (s_)
+      cache_ = &cache;
+    else
+      prepare(sql);
   }
-  ~Stmt() { sqlite3_finalize(s_); }
+  ~Stmt() {
+    if (cache_)
+      cache_->give_back(s_);
+    else
+      sqlite3_finalize(s_);
+  }
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
 
@@ -146,9 +205,15 @@ class Stmt {
     return "'" + s + "'";
   }
 
+  void prepare(const std::string& sql) {
+    const int rc = sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &s_, nullptr);
+    if (rc != SQLITE_OK) fail(db_, path_, "preparing a statement", rc);
+  }
+
   sqlite3* db_;
   const std::string& path_;
   sqlite3_stmt* s_ = nullptr;
+  StatementCache* cache_ = nullptr;  // where s_ goes back to; null: s_ is this object's own
   bool rows_ = false;
 };
 

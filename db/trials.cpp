@@ -97,7 +97,7 @@ bool Database::insert_trial(TrialRow& t) {
   {
     // ON CONFLICT DO NOTHING on the uniqueness key only: unlike INSERT OR IGNORE it does not hide
     // NOT NULL or foreign-key violations.
-    Stmt q(db_, path_,
+    Stmt q(statements(), db_, path_,
            std::string("INSERT INTO trials (session_id, device_id, kernel, source_hash, workload, problem, "
                        "problem_elements, config_json, config_hash, status, median_ns, min_ns, spread, samples, "
                        "compile_ms, verify_ms, log, protocol, gbps, created_at, measured_by, sm_clock_mhz, "
@@ -125,7 +125,7 @@ bool Database::insert_trial(TrialRow& t) {
   }
   if (inserted) {
     t.id = sqlite3_last_insert_rowid(db_);
-    Stmt q(db_, path_, "SELECT created_at FROM trials WHERE id = ?1");
+    Stmt q(statements(), db_, path_, "SELECT created_at FROM trials WHERE id = ?1");
     q.bind(1, t.id);
     if (q.step()) t.created_at = q.text(0);
     return true;
@@ -143,7 +143,7 @@ bool Database::insert_trial(TrialRow& t) {
 std::optional<TrialRow> Database::find_trial(const std::string& kernel, const std::string& source_hash,
                                              std::int64_t device_id, const std::string& workload,
                                              const std::string& problem, const std::string& config_hash) const {
-  Stmt q(db_, path_,
+  Stmt q(statements(), db_, path_,
          std::string("SELECT ") + kTrialColumns +
              " FROM trials WHERE kernel = ?1 AND source_hash = ?2 AND device_id = ?3 AND workload = ?4 "
              "AND problem = ?5 AND config_hash = ?6");

@@ -34,6 +34,7 @@ class SpyBackend : public Backend {
     return std::vector<Measurement>(configs.size());
   }
   void prefetch(const std::vector<Config>&) override { ++calls["prefetch"]; }
+  void expect(const Workload&, const ProblemKey&, const std::vector<Config>&) override { ++calls["expect"]; }
   BackendStats stats() const override {
     ++calls["stats"];
     BackendStats s;
@@ -65,12 +66,14 @@ TEST_CASE("ForwardingBackend hands every Backend method to the inner backend", "
   CHECK(base.copy_bandwidth_gbps() == 123.0);
   CHECK(base.evaluate({Config{}, Config{}}).size() == 2);
   base.prefetch({Config{}});
+  base.expect(Workload{"float32", "sum"}, ProblemKey::parse("n=8"), {Config{}});
   CHECK(base.stats().verified == 17);
   CHECK(base.verification() == "spy-verification");
   CHECK(base.observer_note() == "spy-note");
   // Every virtual of Backend, each called once above.
-  const std::vector<std::string> methods = {"device", "kind", "compiler_version", "prepare", "copy_bandwidth_gbps",
-                                            "evaluate", "prefetch", "stats", "verification", "observer_note"};
+  const std::vector<std::string> methods = {
+      "device", "kind",  "compiler_version", "prepare",      "copy_bandwidth_gbps", "evaluate", "prefetch",
+      "expect", "stats", "verification",     "observer_note"};
   for (const std::string& m : methods) {
     INFO(m);
     CHECK(b.spy.calls[m] == 1);

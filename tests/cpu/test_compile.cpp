@@ -85,7 +85,17 @@ sim::CompileStage stage(int jobs, BinaryCache* cache = nullptr, double compile_m
 /// Records the prefetch hints and evaluated batches the session hands to the backend.
 class RecordingBackend : public sim::SyntheticBackend {
  public:
-  std::vector<std::vector<Config>> hints, batches;
+  std::vector<std::vector<Config>> hints, batches, expected;
+  std::vector<std::string> calls;  // "expect" and "prepare", in order
+  void expect(const Workload& w, const ProblemKey& p, const std::vector<Config>& configs) override {
+    calls.push_back("expect");
+    expected.push_back(configs);
+    SyntheticBackend::expect(w, p, configs);
+  }
+  void prepare(const Workload& w, const ProblemKey& p, std::uint64_t seed) override {
+    calls.push_back("prepare");
+    SyntheticBackend::prepare(w, p, seed);
+  }
   void prefetch(const std::vector<Config>& configs) override {
     hints.push_back(configs);
     SyntheticBackend::prefetch(configs);
@@ -244,6 +254,7 @@ TEST_CASE("a prefetched result is not compiled again and the consumer does not w
   CompilePipeline pipe(2, nullptr);
   std::atomic<int> runs{0};
   std::vector<CompilePipeline::Item> items;
+  items.reserve(6);
   for (int i = 0; i < 6; ++i) items.push_back({"p" + std::to_string(i), instant("p", &runs, 1000)});
   pipe.prefetch(items);
   for (int spin = 0; spin < 2000 && pipe.stats().compiled < 6; ++spin)
@@ -297,6 +308,32 @@ TEST_CASE("sessions compile ahead across batches through prefetch", "[cpu][compi
   CHECK(r.timing.compiled == f.valid());
   CHECK(r.timing.unused_compiles == 0);
   CHECK(r.timing.compile_jobs == 4);
+}
+
+TEST_CASE("sessions name the first batch before the set-up, so that it compiles while the inputs are made",
+          "[cpu][compile][session]") {
+  Fixture f;
+  RecordingBackend be;
+  session::Options opt;
+  opt.batch = 8;
+  session::run(f.spec, be, *f.db, f.w, f.p, opt);
+  REQUIRE(be.calls.size() == 2);
+  CHECK(be.calls[0] == "expect");
+  CHECK(be.calls[1] == "prepare");
+  REQUIRE(be.expected.size() == 1);
+  REQUIRE_FALSE(be.batches.empty());
+  CHECK(be.expected[0] == be.batches[0]);
+  // Resumed: what the database answers is not named (nothing to compile); a budget caps the list.
+  RecordingBackend again;
+  session::run(f.spec, again, *f.db, f.w, f.p, opt);
+  REQUIRE(again.expected.size() == 1);
+  CHECK(again.expected[0].empty());
+  Fixture g;
+  RecordingBackend capped;
+  opt.budget = 3;
+  session::run(g.spec, capped, *g.db, g.w, g.p, opt);
+  REQUIRE(capped.expected.size() == 1);
+  CHECK(capped.expected[0].size() == 3);
 }
 
 TEST_CASE("pipeline threads are put to work while the consumer waits and never past jobs", "[cpu][compile]") {

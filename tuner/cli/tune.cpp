@@ -419,7 +419,9 @@ LocalBackend make_local_backend(const TuneArgs& ta, const TuningSpec& spec,
   to.energy_ms = ta.energy_ms >= 0 ? ta.energy_ms : (needs_power(objective_from_string(ta.objective)) ? 100.0 : 0.0);
   if (!ta.binary_cache.empty()) lb.cache_db = db::Database::open(ta.binary_cache);
   else if (!cache_into) lb.cache_db = db::Database::open(":memory:");
-  lb.cache = std::make_unique<DbBinaryCache>(lb.cache_db ? *lb.cache_db : *cache_into);
+  // A connection of the cache's own (cache_into is one too): the binaries are written in the background.
+  lb.cache =
+      std::make_unique<DbBinaryCache>(lb.cache_db ? *lb.cache_db : *cache_into, DbBinaryCache::Writes::in_background);
   lb.backend = std::make_unique<cuda::CudaBackend>(adapter, to, lb.cache.get());
   return lb;
 }

@@ -32,7 +32,8 @@ struct LocalBackend {
 void require_gpu(const TuneArgs& ta);
 
 /// --simulate: a replay of --from (default db_path); else the CUDA backend on GPU `gpu` with its binary cache
-/// in --binary-cache, else in `cache_into`, else in memory. EnvironmentError without a GPU.
+/// in --binary-cache, else in `cache_into` (a connection of the cache's own: it is written in the background),
+/// else in memory. EnvironmentError without a GPU.
 LocalBackend make_local_backend(const TuneArgs& ta, const TuningSpec& spec,
                                 const std::shared_ptr<const KernelAdapter>& adapter, const std::string& db_path,
                                 int gpu, db::Database* cache_into);

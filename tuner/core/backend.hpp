@@ -52,6 +52,14 @@ class Backend {
   /// compiling them so that its GPU does not wait for the compiler at the next batch; results never change.
   /// Default: ignored.
   virtual void prefetch(const std::vector<Config>& configs) { (void)configs; }
+  /// A hint before prepare(w, p, ...): the first configurations that will be evaluated for that problem. A
+  /// backend with a compile stage starts compiling them while prepare() makes the inputs and the reference, so
+  /// that the first measurement does not wait for the compiler; results never change. Default: ignored.
+  virtual void expect(const Workload& w, const ProblemKey& p, const std::vector<Config>& configs) {
+    (void)w;
+    (void)p;
+    (void)configs;
+  }
   /// Where the backend's time went since it was made (all zero for backends that do not measure it).
   virtual BackendStats stats() const { return {}; }
   /// How the prepared problem's outputs are verified, for the session's output (e.g. "device", or "host"
@@ -76,6 +84,9 @@ class ForwardingBackend : public Backend {
   double copy_bandwidth_gbps() override { return inner_->copy_bandwidth_gbps(); }
   std::vector<Measurement> evaluate(const std::vector<Config>& configs) override { return inner_->evaluate(configs); }
   void prefetch(const std::vector<Config>& configs) override { inner_->prefetch(configs); }
+  void expect(const Workload& w, const ProblemKey& p, const std::vector<Config>& configs) override {
+    inner_->expect(w, p, configs);
+  }
   BackendStats stats() const override { return inner_->stats(); }
   std::string verification() const override { return inner_->verification(); }
   std::string observer_note() const override { return inner_->observer_note(); }

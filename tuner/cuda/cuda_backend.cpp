@@ -152,6 +152,7 @@ struct CudaBackend::Impl {
   double best_run_seconds = 0;  // fastest verification run of a configuration that verified (0: none yet)
   // The best fully sampled median of the prepared problem and its spread, for racing (0: none yet).
   double race_best_ms = 0, race_best_spread = 0;
+  std::string expected_for;  // "workload problem" of the last expect() not yet prepared
 
   CompilePipeline pipeline;
   BackendStats counters;  // verify and benchmark parts; the compile part comes from the pipeline
@@ -323,7 +324,10 @@ struct CudaBackend::Impl {
 
   void prepare(const Workload& w, const ProblemKey& p, std::uint64_t s) {
     adapter->validate_inputs(w, p);  // files the inputs come from: a SpecError before anything else
-    pipeline.cancel();  // compile options depend on the workload: what was queued is of no use now
+    // Compile options depend on the workload: what was queued for another one is of no use now. What expect()
+    // queued for this problem compiles on while the inputs are made.
+    if (expected_for != w.key() + " " + p.key()) pipeline.cancel();
+    expected_for.clear();
     prepared = false;
     expected.clear();
     checks.clear();
@@ -562,6 +566,20 @@ struct CudaBackend::Impl {
     return item;
   }
 
+  /// Before prepare(w, p): the compile threads start on the first configurations (the options need only the
+  /// workload), so the first binaries are ready when the set-up ends.
+  void expect(const Workload& w, const ProblemKey& p, const std::vector<Config>& configs) {
+    pipeline.cancel();
+    prepared = false;
+    workload = w;
+    problem = p;
+    expected_for = w.key() + " " + p.key();
+    std::vector<CompilePipeline::Item> items;
+    items.reserve(configs.size());
+    for (const Config& c : configs) items.push_back(compile_item(c));
+    pipeline.prefetch(std::move(items));
+  }
+
   void prefetch(const std::vector<Config>& configs) {
     if (!prepared) return;
     std::vector<CompilePipeline::Item> items;
@@ -717,6 +735,10 @@ std::vector<Measurement> CudaBackend::evaluate(const std::vector<Config>& config
 }
 
 void CudaBackend::prefetch(const std::vector<Config>& configs) { impl_->prefetch(configs); }
+
+void CudaBackend::expect(const Workload& w, const ProblemKey& p, const std::vector<Config>& configs) {
+  impl_->expect(w, p, configs);
+}
 
 BackendStats CudaBackend::stats() const { return impl_->stats(); }
 

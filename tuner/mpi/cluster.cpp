@@ -227,6 +227,23 @@ class GroupBackend : public Backend {
     return out;
   }
 
+  /// Each rank compiles its share of the first configurations while it prepares (the owners stay for prefetch).
+  void expect(const Workload& w, const ProblemKey& p, const std::vector<Config>& configs) override {
+    const std::vector<int> ranks = live();
+    owner_.clear();
+    expected_for_ = w.key() + " " + p.key();
+    if (ranks.empty()) return;
+    std::map<int, std::vector<Config>> share;
+    for (const Config& c : configs) {
+      const int r = ranks[(next_owner_++) % ranks.size()];
+      owner_[c.hash()] = r;
+      share[r].push_back(c);
+    }
+    for (int r : ranks)
+      s_->send(r, kExpect,
+               nlohmann::json{{"workload", w.key()}, {"problem", p.key()}, {"configs", to_json(share[r])}}.dump());
+  }
+
   void prepare(const Workload& w, const ProblemKey& p, std::uint64_t seed) override {
     const std::string payload = nlohmann::json{{"workload", w.key()}, {"problem", p.key()}, {"seed", seed}}.dump();
     std::vector<int> asked;
@@ -280,19 +297,23 @@ class GroupBackend : public Backend {
       throw EnvironmentError("no rank measuring " + device_.name + " could prepare " + p.key() +
                              (env_error.empty() ? "" : ": " + env_error));
     }
-    owner_.clear();
+    if (expected_for_ != w.key() + " " + p.key()) owner_.clear();  // else: what expect() handed out
+    expected_for_.clear();
   }
 
+  /// Each configuration goes to one rank to compile ahead: the rank it went to before while that rank lives (a
+  /// configuration named again, e.g. the next batch named first as upcoming and then as the batch, or first by
+  /// expect(), is not compiled on two ranks), else the next rank in turn.
   void prefetch(const std::vector<Config>& configs) override {
     const std::vector<int> ranks = live();
     if (ranks.empty()) return;
     std::map<int, std::vector<Config>> share;
-    for (std::size_t i = 0; i < configs.size(); ++i) {
-      const int r = ranks[(next_owner_ + i) % ranks.size()];
-      owner_[configs[i].hash()] = r;
-      share[r].push_back(configs[i]);
+    for (const Config& c : configs) {
+      auto it = owner_.find(c.hash());
+      if (it == owner_.end() || std::find(ranks.begin(), ranks.end(), it->second) == ranks.end())
+        it = owner_.insert_or_assign(c.hash(), ranks[(next_owner_++) % ranks.size()]).first;
+      share[it->second].push_back(c);
     }
-    next_owner_ += configs.size();
     for (const auto& [r, list] : share) s_->send(r, kPrefetch, nlohmann::json{{"configs", to_json(list)}}.dump());
   }
 
@@ -451,6 +472,7 @@ class GroupBackend : public Backend {
   DeviceInfo device_;
   std::string kind_, compiler_, verification_;
   double copy_gbps_ = 0;
+  std::string expected_for_;                    // "workload problem" of the last expect() not yet prepared
   std::unordered_map<std::string, int> owner_;  // config hash -> rank it was prefetched on
   std::size_t next_owner_ = 0;
   std::uint64_t task_id_ = 0;

@@ -22,6 +22,7 @@ enum Tag : int {
   kHeartbeat = 7,  // both ways, every heartbeat interval: "still here"
   kStop = 8,       // 0 -> rank: serve no more
   kFailure = 9,    // rank -> 0: {error}: this rank's backend cannot go on (it stops serving)
+  kExpect = 10,    // 0 -> rank: {workload, problem, configs}: before kPrepare, compile these while preparing
 };
 
 nlohmann::json to_json(const Measurement& m);

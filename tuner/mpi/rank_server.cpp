@@ -46,6 +46,10 @@ std::optional<Message> RankServer::handle(const Message& request) {
       case kPrefetch:
         backend_->prefetch(configs_from_json(j.at("configs")));
         return std::nullopt;
+      case kExpect:
+        backend_->expect(Workload::parse(j.at("workload")), ProblemKey::parse(j.at("problem")),
+                         configs_from_json(j.at("configs")));
+        return std::nullopt;
       case kTask: {
         const auto t0 = std::chrono::steady_clock::now();
         std::vector<Measurement> ms = backend_->evaluate(configs_from_json(j.at("configs")));

@@ -158,7 +158,15 @@ void Session::start() {
   {
     ScopedTimer timer(db_ms_);
     res_.device_id = db_.upsert_device(dev_);
+    db::record_source_identity(db_, spec_);
+    sources_ = db::accepted_sources(db_, spec_);
   }
+  // The first batch compiles while the backend makes the inputs and the reference.
+  std::size_t first = opt_.batch ? opt_.batch : 1;
+  if (opt_.budget) first = std::min(first, opt_.budget);
+  backend_.expect(w_, p_, upcoming_configs(*strategy_, first, space_, known_, {}, [&](const Config& c) {
+                    return find_recorded(c).has_value();
+                  }));
   {
     ScopedTimer timer(setup_ms_);
     backend_.prepare(w_, p_, opt_.seed);
@@ -215,8 +223,6 @@ void Session::open_row() {
     ScopedTimer timer(db_ms_);
     if (res_.copy_gbps > 0) db_.set_copy_bandwidth(res_.device_id, res_.copy_gbps);
     res_.session_id = db_.begin_session(srow);
-    db::record_source_identity(db_, spec_);
-    sources_ = db::accepted_sources(db_, spec_);
   }
   source_hash_ = srow.source_hash;
 }
