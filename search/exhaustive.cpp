@@ -13,6 +13,7 @@ class BruteForce final : public StrategyBase {
       : StrategyBase("brute_force", space, seed) {
     if (covering) order_ = covering_order(space, rng_).order;
   }
+  bool fixed_order() const override { return true; }
 
  protected:
   bool independent_steps() const override { return true; }

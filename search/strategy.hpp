@@ -71,6 +71,10 @@ class Strategy {
     (void)n;
     return {};
   }
+  /// Whether the proposals are a fixed sequence: neither the results observed nor how many are asked for at once
+  /// change which configurations come in which order (brute force). The session may then ask for larger batches
+  /// (one per device measuring in parallel) without changing what is measured. Default: false.
+  virtual bool fixed_order() const { return false; }
   /// Configs believed to be good before any measurement (e.g. the best configs of a similar problem on the same
   /// device), as space indices, best first. Call once, right after construction and before the first propose().
   /// Indices outside the space and repeats are ignored. Every strategy built by make_strategy() proposes the

@@ -35,6 +35,7 @@ class SpyBackend : public Backend {
   }
   void prefetch(const std::vector<Config>&) override { ++calls["prefetch"]; }
   void expect(const Workload&, const ProblemKey&, const std::vector<Config>&) override { ++calls["expect"]; }
+  std::size_t parallel_devices() const override { return ++calls["parallel_devices"], 3; }
   BackendStats stats() const override {
     ++calls["stats"];
     BackendStats s;
@@ -67,13 +68,14 @@ TEST_CASE("ForwardingBackend hands every Backend method to the inner backend", "
   CHECK(base.evaluate({Config{}, Config{}}).size() == 2);
   base.prefetch({Config{}});
   base.expect(Workload{"float32", "sum"}, ProblemKey::parse("n=8"), {Config{}});
+  CHECK(base.parallel_devices() == 3);
   CHECK(base.stats().verified == 17);
   CHECK(base.verification() == "spy-verification");
   CHECK(base.observer_note() == "spy-note");
   // Every virtual of Backend, each called once above.
   const std::vector<std::string> methods = {
-      "device", "kind",  "compiler_version", "prepare",      "copy_bandwidth_gbps", "evaluate", "prefetch",
-      "expect", "stats", "verification",     "observer_note"};
+      "device",   "kind",   "compiler_version", "prepare", "copy_bandwidth_gbps", "evaluate",
+      "prefetch", "expect", "parallel_devices", "stats",   "verification",        "observer_note"};
   for (const std::string& m : methods) {
     INFO(m);
     CHECK(b.spy.calls[m] == 1);

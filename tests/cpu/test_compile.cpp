@@ -87,6 +87,8 @@ class RecordingBackend : public sim::SyntheticBackend {
  public:
   std::vector<std::vector<Config>> hints, batches, expected;
   std::vector<std::string> calls;  // "expect" and "prepare", in order
+  std::size_t devices = 1;
+  std::size_t parallel_devices() const override { return devices; }
   void expect(const Workload& w, const ProblemKey& p, const std::vector<Config>& configs) override {
     calls.push_back("expect");
     expected.push_back(configs);
@@ -334,6 +336,40 @@ TEST_CASE("sessions name the first batch before the set-up, so that it compiles 
   session::run(g.spec, capped, *g.db, g.w, g.p, opt);
   REQUIRE(capped.expected.size() == 1);
   CHECK(capped.expected[0].size() == 3);
+}
+
+TEST_CASE("with several devices a fixed order goes out in a batch per device, other strategies as asked",
+          "[cpu][compile][session]") {
+  Fixture f;
+  RecordingBackend two;
+  two.devices = 2;
+  session::Options opt;
+  opt.batch = 8;
+  const session::Result r = session::run(f.spec, two, *f.db, f.w, f.p, opt);  // brute force
+  REQUIRE(two.batches.size() >= 2);
+  CHECK(two.batches.front().size() == 16);
+  REQUIRE(two.expected.size() == 1);
+  CHECK(two.expected.front().size() == 16);
+  CHECK(two.hints.front().size() == 32);  // this batch and the next
+  // The same trials as one device with batches of 8.
+  Fixture g;
+  RecordingBackend one;
+  session::run(g.spec, one, *g.db, g.w, g.p, opt);
+  CHECK(one.batches.front().size() == 8);
+  std::vector<Config> a, b;
+  for (const auto& batch : two.batches) a.insert(a.end(), batch.begin(), batch.end());
+  for (const auto& batch : one.batches) b.insert(b.end(), batch.begin(), batch.end());
+  CHECK(a == b);
+  CHECK(r.evaluated == f.valid());
+  // A strategy whose proposals depend on the batch keeps the batch asked for.
+  Fixture h;
+  RecordingBackend random;
+  random.devices = 2;
+  opt.strategy = "random_sample";
+  opt.budget = 20;
+  session::run(h.spec, random, *h.db, h.w, h.p, opt);
+  REQUIRE_FALSE(random.batches.empty());
+  CHECK(random.batches.front().size() == 8);
 }
 
 TEST_CASE("pipeline threads are put to work while the consumer waits and never past jobs", "[cpu][compile]") {

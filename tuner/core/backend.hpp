@@ -60,6 +60,8 @@ class Backend {
     (void)p;
     (void)configs;
   }
+  /// How many devices measure at once (MPI: the live ranks of the group); 1 for a backend of one GPU.
+  virtual std::size_t parallel_devices() const { return 1; }
   /// Where the backend's time went since it was made (all zero for backends that do not measure it).
   virtual BackendStats stats() const { return {}; }
   /// How the prepared problem's outputs are verified, for the session's output (e.g. "device", or "host"
@@ -87,6 +89,7 @@ class ForwardingBackend : public Backend {
   void expect(const Workload& w, const ProblemKey& p, const std::vector<Config>& configs) override {
     inner_->expect(w, p, configs);
   }
+  std::size_t parallel_devices() const override { return inner_->parallel_devices(); }
   BackendStats stats() const override { return inner_->stats(); }
   std::string verification() const override { return inner_->verification(); }
   std::string observer_note() const override { return inner_->observer_note(); }

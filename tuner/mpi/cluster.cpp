@@ -444,6 +444,8 @@ class GroupBackend : public Backend {
     return out;
   }
 
+  std::size_t parallel_devices() const override { return std::max<std::size_t>(1, live().size()); }
+
   BackendStats stats() const override {
     std::lock_guard<std::mutex> lock(s_->mu);
     BackendStats sum;

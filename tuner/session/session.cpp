@@ -34,6 +34,7 @@ class ListStrategy : public search::Strategy {
     return out;
   }
   void observe(const std::vector<search::Observation>&) override {}
+  bool fixed_order() const override { return true; }
   std::vector<std::size_t> upcoming(std::size_t n) const override {
     const std::size_t end = std::min(order_.size(), next_ + n);
     return {order_.begin() + static_cast<std::ptrdiff_t>(next_), order_.begin() + static_cast<std::ptrdiff_t>(end)};
@@ -142,6 +143,7 @@ class Session {
   std::string source_hash_;
   std::vector<std::string> sources_;  // this source first, then the texts with the same code (db/sources.hpp)
   Progress prog_;
+  std::size_t batch_ = 1;  // configurations per round: Options::batch, times the devices for a fixed order
   std::unordered_map<std::size_t, double> known_;  // index -> objective cost answered in this session
   double best_cost_ = std::numeric_limits<double>::infinity();
   std::size_t stalled_rounds_ = 0;
@@ -154,6 +156,11 @@ void Session::start() {
     throw UsageError("the constraints of " + spec_.name + " leave no valid configuration for " + p_.key() + ", " +
                      w_.key() + " on " + dev_.name);
   make_strategy();
+  // A fixed order measures the same configurations whatever the batch: each device measuring in parallel gets a
+  // batch's worth per round, so that the devices wait for each other and for the session's step between rounds
+  // half as often with two of them.
+  batch_ = std::max<std::size_t>(1, opt_.batch) *
+           (strategy_->fixed_order() ? std::max<std::size_t>(1, backend_.parallel_devices()) : 1);
   stats_before_ = backend_.stats();
   {
     ScopedTimer timer(db_ms_);
@@ -162,7 +169,7 @@ void Session::start() {
     sources_ = db::accepted_sources(db_, spec_);
   }
   // The first batch compiles while the backend makes the inputs and the reference.
-  std::size_t first = opt_.batch ? opt_.batch : 1;
+  std::size_t first = batch_;
   if (opt_.budget) first = std::min(first, opt_.budget);
   backend_.expect(w_, p_, upcoming_configs(*strategy_, first, space_, known_, {}, [&](const Config& c) {
                     return find_recorded(c).has_value();
@@ -231,7 +238,7 @@ bool Session::round() {
   if (opt_.budget && res_.evaluated >= opt_.budget) return false;
   if (opt_.time_limit_s > 0 && elapsed_s() >= opt_.time_limit_s) return false;
 
-  std::size_t want = opt_.batch ? opt_.batch : 1;
+  std::size_t want = batch_;
   if (opt_.budget) want = std::min(want, opt_.budget - res_.evaluated);
   std::vector<std::size_t> proposed = strategy_->propose(want);
   if (proposed.empty()) return false;
@@ -285,7 +292,7 @@ Session::Batch Session::sort_proposals(const std::vector<std::size_t>& proposed)
 
 /// This batch, then what the strategy expects next: the backend compiles ahead of its GPU.
 void Session::prefetch(const Batch& b) {
-  std::size_t ahead = opt_.batch ? opt_.batch : 1;
+  std::size_t ahead = batch_;
   if (opt_.budget) ahead = std::min(ahead, opt_.budget - res_.evaluated - b.fresh.size());
   std::vector<Config> hint = b.fresh_configs;
   for (Config& c : upcoming_configs(*strategy_, ahead, space_, known_, b.fresh,
