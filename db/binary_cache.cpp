@@ -1,6 +1,5 @@
 #include "db/binary_cache.hpp"
 
-#include <algorithm>
 #include <iostream>
 #include <vector>
 
@@ -35,15 +34,19 @@ void DbBinaryCache::throw_failure_locked() {
   std::rethrow_exception(f);
 }
 
+std::optional<CompileResult> DbBinaryCache::queued_locked(const std::string& key) const {
+  auto it = pending_.find(key);
+  if (it == pending_.end()) return std::nullopt;
+  CompileResult r = it->second.result;
+  r.cached = true;
+  return r;
+}
+
 std::optional<CompileResult> DbBinaryCache::get(const std::string& key) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     throw_failure_locked();
-    if (auto it = pending_.find(key); it != pending_.end()) {
-      CompileResult r = it->second;
-      r.cached = true;
-      return r;
-    }
+    if (std::optional<CompileResult> r = queued_locked(key)) return r;
   }
   std::optional<BinaryRow> b;
   {
@@ -53,12 +56,7 @@ std::optional<CompileResult> DbBinaryCache::get(const std::string& key) {
   if (!b) {
     // Written meanwhile? The writer takes a key off the queue only after its transaction committed.
     std::lock_guard<std::mutex> lock(mu_);
-    if (auto it = pending_.find(key); it != pending_.end()) {
-      CompileResult r = it->second;
-      r.cached = true;
-      return r;
-    }
-    return std::nullopt;
+    return queued_locked(key);
   }
   CompileResult r;
   r.ok = b->ok;
@@ -79,7 +77,7 @@ void DbBinaryCache::put(const std::string& key, const CompileResult& r) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     throw_failure_locked();
-    if (pending_.insert_or_assign(key, r).second) order_.push_back(key);
+    if (pending_.insert_or_assign(key, Pending{r, ++puts_}).second) order_.push_back(key);
   }
   work_cv_.notify_one();
 }
@@ -102,7 +100,7 @@ void DbBinaryCache::run() {
     if (order_.empty()) return;  // stopping, nothing left
     // Everything queued so far, in one transaction; the entries stay in pending_ (get() answers from there)
     // until they are committed.
-    std::vector<std::pair<std::string, CompileResult>> round;
+    std::vector<std::pair<std::string, Pending>> round;
     for (const std::string& key : order_) round.emplace_back(key, pending_.at(key));
     writing_ = round.size();
     lock.unlock();
@@ -110,20 +108,25 @@ void DbBinaryCache::run() {
     try {
       std::lock_guard<std::mutex> db_lock(db_mu_);
       db_.transaction([&] {
-        for (const auto& [key, r] : round) db_.put_binary({key, r.ok, r.log, r.cubin});
+        for (const auto& [key, p] : round) db_.put_binary({key, p.result.ok, p.result.log, p.result.cubin});
       });
     } catch (...) {
       failed = std::current_exception();
     }
     lock.lock();
-    for (const auto& [key, r] : round) {
-      // Put again meanwhile (a newer result for the key): that one stays queued.
+    // The round was the front of order_ (put() appends only keys not queued yet). A key put again meanwhile (a
+    // newer result) stays queued, at the front; the rest leave the queue.
+    std::deque<std::string> still;
+    for (const auto& [key, p] : round) {
       auto it = pending_.find(key);
-      if (it != pending_.end() && it->second.cubin == r.cubin && it->second.log == r.log && it->second.ok == r.ok) {
+      if (it == pending_.end()) continue;
+      if (it->second.put == p.put)
         pending_.erase(it);
-        order_.erase(std::find(order_.begin(), order_.end(), key));
-      }
+      else
+        still.push_back(key);
     }
+    order_.erase(order_.begin(), order_.begin() + static_cast<std::ptrdiff_t>(round.size()));
+    order_.insert(order_.begin(), still.begin(), still.end());
     writing_ = 0;
     if (failed) {
       failure_ = failed;

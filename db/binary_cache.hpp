@@ -3,6 +3,7 @@
 #pragma once
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <exception>
 #include <mutex>
@@ -42,8 +43,15 @@ class DbBinaryCache : public BinaryCache {
   std::size_t stored() const;
 
  private:
+  struct Pending {
+    CompileResult result;
+    std::uint64_t put = 0;  // which put() queued it: a key put again while its round is written stays queued
+  };
+
   void run();
   void throw_failure_locked();
+  /// The queued result of key, marked cached (mu_ held); nullopt when none is queued.
+  std::optional<CompileResult> queued_locked(const std::string& key) const;
 
   Database& db_;
   mutable std::mutex mu_;                                   // the queue and counters
@@ -51,7 +59,8 @@ class DbBinaryCache : public BinaryCache {
   std::condition_variable work_cv_;                         // something queued, or stopping
   std::condition_variable done_cv_;                         // a round was written
   std::deque<std::string> order_;                           // keys in the order queued
-  std::unordered_map<std::string, CompileResult> pending_;  // queued, not yet written
+  std::unordered_map<std::string, Pending> pending_;        // queued, not yet written
+  std::uint64_t puts_ = 0;                                  // put() calls so far
   std::size_t writing_ = 0;                                 // binaries in the round being written
   std::size_t stored_ = 0;
   std::exception_ptr failure_;

@@ -69,8 +69,14 @@ class StatementCache {
   StatementCache(const StatementCache&) = delete;
   StatementCache& operator=(const StatementCache&) = delete;
 
-  /// The statement of sql, marked in use; nullptr when it is in use already (the caller prepares its own).
-  sqlite3_stmt* take(const std::string& sql, const std::string& path) {
+  struct Entry {
+    sqlite3_stmt* stmt;
+    bool in_use;
+  };
+
+  /// The entry of sql's statement, marked in use; nullptr when it is in use already (the caller prepares its own).
+  /// The entry stays where it is for the cache's lifetime (a node of the map).
+  Entry* take(const std::string& sql, const std::string& path) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = map_.find(sql);
     if (it == map_.end()) {
@@ -82,22 +88,17 @@ class StatementCache {
     }
     if (it->second.in_use) return nullptr;
     it->second.in_use = true;
-    return it->second.stmt;
+    return &it->second;
   }
   /// After use: reset, bindings cleared, free for the next take().
-  void give_back(sqlite3_stmt* s) {
-    sqlite3_reset(s);
-    sqlite3_clear_bindings(s);
+  void give_back(Entry* e) {
+    sqlite3_reset(e->stmt);
+    sqlite3_clear_bindings(e->stmt);
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [sql, e] : map_)
-      if (e.stmt == s) e.in_use = false;
+    e->in_use = false;
   }
 
  private:
-  struct Entry {
-    sqlite3_stmt* stmt;
-    bool in_use;
-  };
   sqlite3* db_;
   std::mutex mu_;
   std::unordered_map<std::string, Entry> map_;
@@ -109,15 +110,17 @@ class Stmt {
   Stmt(sqlite3* db, const std::string& path, const std::string& sql) : db_(db), path_(path) { prepare(sql); }
   /// From the connection's cache (or prepared afresh when the cached one is in use).
   Stmt(StatementCache& cache, sqlite3* db, const std::string& path, const std::string& sql) : db_(db), path_(path) {
-    s_ = cache.take(sql, path);
-    if (s_)
+    entry_ = cache.take(sql, path);
+    if (entry_) {
       cache_ = &cache;
-    else
+      s_ = entry_->stmt;
+    } else {
       prepare(sql);
+    }
   }
   ~Stmt() {
     if (cache_)
-      cache_->give_back(s_);
+      cache_->give_back(entry_);
     else
       sqlite3_finalize(s_);
   }
@@ -213,7 +216,8 @@ class Stmt {
   sqlite3* db_;
   const std::string& path_;
   sqlite3_stmt* s_ = nullptr;
-  StatementCache* cache_ = nullptr;  // where s_ goes back to; null: s_ is this object's own
+  StatementCache* cache_ = nullptr;         // where s_ goes back to; null: s_ is this object's own
+  StatementCache::Entry* entry_ = nullptr;  // s_'s entry there
   bool rows_ = false;
 };
 

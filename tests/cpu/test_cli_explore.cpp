@@ -16,6 +16,7 @@
 
 namespace {
 
+using autotune_test::remove_db;
 using autotune_test::Run;
 using autotune_test::run_cli;
 using autotune_test::slurp;
@@ -29,7 +30,7 @@ std::string tmp(const std::string& name) {
 TEST_CASE("cli explore: simulation from the H200 recording prints the table, the verdict and the chart", "[cpu][cli][explore]") {
   const std::string rec = autotune_test::data_dir() + "/recorded_h200.db";
   const std::string db = tmp("explore.db"), svg = tmp("explore.svg");
-  std::remove(db.c_str());
+  remove_db(db);
   Run r = run_cli("--db " + db + " explore reduction --n 67108864 --dtype float32 --op sum --simulate --from " + rec +
               " --plot " + svg);
   INFO(r.out);
@@ -71,7 +72,7 @@ TEST_CASE("cli explore: simulation from the H200 recording prints the table, the
   INFO(page.error);
   CHECK(page.ok);
   CHECK(page.by_id("best-table") != nullptr);
-  std::remove(db.c_str());
+  remove_db(db);
   std::remove(svg.c_str());
   std::remove(html.c_str());
 }
@@ -95,5 +96,5 @@ TEST_CASE("cli explore/report: errors are one clear line", "[cpu][cli][explore]"
   Run no_html = run_cli("--db " + rec + " report reduction");
   CHECK(no_html.code != 0);
   CHECK_THAT(no_html.out, Catch::Contains("--html"));
-  std::remove(db.c_str());
+  remove_db(db);
 }

@@ -3,7 +3,6 @@
 // process by default (executor.hpp explains why) or in-process. Outputs are compared on the GPU by comparison
 // kernels against expected values kept there (TimingOptions::verify), or copied back and compared on the CPU.
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -12,7 +11,6 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "tuner/core/compile.hpp"
@@ -24,6 +22,7 @@
 #include "tuner/cuda/device_kernels.hpp"
 #include "tuner/cuda/driver.hpp"
 #include "tuner/cuda/executor_client.hpp"
+#include "tuner/cuda/host_copy.hpp"
 #include "tuner/cuda/launcher.hpp"
 #include "tuner/cuda/plan_binding.hpp"
 #include "tuner/cuda/runtime.hpp"
@@ -49,36 +48,15 @@ double seconds_since(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
+/// What expect() was for: the workload and the problem, as one key.
+std::string expected_key(const Workload& w, const ProblemKey& p) { return w.key() + " " + p.key(); }
+
 std::string basename_of(const std::string& path) {
   auto slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 std::size_t aligned64(std::size_t bytes) { return (bytes + 63) / 64 * 64; }
-
-/// memcpy on up to 16 threads (the first touch of fresh shared pages dominates a large copy).
-void parallel_copy(unsigned char* dst, const unsigned char* src, std::size_t bytes) {
-  constexpr std::size_t kPiece = std::size_t{16} << 20;
-  const std::size_t pieces = (bytes + kPiece - 1) / kPiece;
-  const std::size_t threads =
-      std::min<std::size_t>(pieces, std::min(16u, std::max(1u, std::thread::hardware_concurrency())));
-  if (threads <= 1) {
-    if (bytes != 0) std::memcpy(dst, src, bytes);
-    return;
-  }
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t p = next++; p < pieces; p = next++)
-      std::memcpy(dst + p * kPiece, src + p * kPiece, std::min(kPiece, bytes - p * kPiece));
-  };
-  std::vector<std::thread> pool;
-  try {
-    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  } catch (...) {  // fewer threads: the ones started and this one copy everything
-  }
-  work();
-  for (auto& t : pool) t.join();
-}
 
 /// Fills status and log of m from a failed request; false if it succeeded.
 bool failed(const CallStatus& r, Measurement& m) {
@@ -152,7 +130,7 @@ struct CudaBackend::Impl {
   double best_run_seconds = 0;  // fastest verification run of a configuration that verified (0: none yet)
   // The best fully sampled median of the prepared problem and its spread, for racing (0: none yet).
   double race_best_ms = 0, race_best_spread = 0;
-  std::string expected_for;  // "workload problem" of the last expect() not yet prepared
+  std::string expected_for;  // expected_key() of the last expect() not yet prepared
 
   CompilePipeline pipeline;
   BackendStats counters;  // verify and benchmark parts; the compile part comes from the pipeline
@@ -237,7 +215,7 @@ struct CudaBackend::Impl {
     }
     region.reserve(end);
     unsigned char* base = region.map(region.fd(), end);
-    for (const auto& [in, offset] : placed) parallel_copy(base + offset, in->second.data(), in->second.size());
+    for (const auto& [in, offset] : placed) detail::parallel_copy(base + offset, in->second.data(), in->second.size());
     inputs_end = end;
     for (const auto& [in, offset] : placed) {
       detail::UploadRequest q;
@@ -273,7 +251,7 @@ struct CudaBackend::Impl {
       const std::vector<unsigned char>& data = expected.at(name);
       const std::size_t end = inputs_end + aligned64(data.size());
       region.reserve(end);
-      parallel_copy(region.map(region.fd(), end) + inputs_end, data.data(), data.size());
+      detail::parallel_copy(region.map(region.fd(), end) + inputs_end, data.data(), data.size());
       detail::UploadRequest q;
       q.name = name;
       q.expected = true;
@@ -326,7 +304,7 @@ struct CudaBackend::Impl {
     adapter->validate_inputs(w, p);  // files the inputs come from: a SpecError before anything else
     // Compile options depend on the workload: what was queued for another one is of no use now. What expect()
     // queued for this problem compiles on while the inputs are made.
-    if (expected_for != w.key() + " " + p.key()) pipeline.cancel();
+    if (expected_for != expected_key(w, p)) pipeline.cancel();
     expected_for.clear();
     prepared = false;
     expected.clear();
@@ -573,7 +551,7 @@ struct CudaBackend::Impl {
     prepared = false;
     workload = w;
     problem = p;
-    expected_for = w.key() + " " + p.key();
+    expected_for = expected_key(w, p);
     std::vector<CompilePipeline::Item> items;
     items.reserve(configs.size());
     for (const Config& c : configs) items.push_back(compile_item(c));

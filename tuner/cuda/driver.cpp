@@ -94,6 +94,10 @@ std::string load(Driver& d) {
             resolve(get_proc, &d.occupancy_max_active_blocks, "cuOccupancyMaxActiveBlocksPerMultiprocessor", &why) &&
             resolve(get_proc, &d.func_get_attribute, "cuFuncGetAttribute", &why) &&
             resolve(get_proc, &d.module_get_global, "cuModuleGetGlobal", &why);
+  // The executor's uploads through pinned staging buffers.
+  ok = ok && resolve(get_proc, &d.memcpy_htod_async, "cuMemcpyHtoDAsync", &why) &&
+       resolve(get_proc, &d.mem_alloc_host, "cuMemAllocHost", &why) &&
+       resolve(get_proc, &d.mem_free_host, "cuMemFreeHost", &why);
   if (!ok) return why;
   std::string optional;  // newer entry points: left null on drivers that lack them
   if (!resolve(get_proc, &d.module_get_function_count, "cuModuleGetFunctionCount", &optional, 12040) ||

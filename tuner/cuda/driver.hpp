@@ -51,6 +51,9 @@ struct Driver {
   PFN_cuMemAlloc_v3020 mem_alloc = nullptr;
   PFN_cuMemFree_v3020 mem_free = nullptr;
   PFN_cuMemcpyHtoD_v3020 memcpy_htod = nullptr;
+  PFN_cuMemcpyHtoDAsync_v3020 memcpy_htod_async = nullptr;  // from pinned staging buffers (executor uploads)
+  PFN_cuMemAllocHost_v3020 mem_alloc_host = nullptr;
+  PFN_cuMemFreeHost_v2000 mem_free_host = nullptr;
   PFN_cuMemcpyDtoH_v3020 memcpy_dtoh = nullptr;
   PFN_cuMemcpyDtoDAsync_v3020 memcpy_dtod_async = nullptr;
   PFN_cuMemsetD8_v3020 memset_d8 = nullptr;

@@ -175,6 +175,9 @@ namespace {
 
 std::string model_key(const DeviceInfo& d) { return d.normalised_name() + "/" + std::to_string(d.cc); }
 
+/// What expect() was for: the workload and the problem, as one key.
+std::string expected_key(const Workload& w, const ProblemKey& p) { return w.key() + " " + p.key(); }
+
 void add(BackendStats& a, const BackendStats& b) {
   a.compile.compiled += b.compile.compiled;
   a.compile.taken += b.compile.taken;
@@ -231,14 +234,9 @@ class GroupBackend : public Backend {
   void expect(const Workload& w, const ProblemKey& p, const std::vector<Config>& configs) override {
     const std::vector<int> ranks = live();
     owner_.clear();
-    expected_for_ = w.key() + " " + p.key();
+    expected_for_ = expected_key(w, p);
     if (ranks.empty()) return;
-    std::map<int, std::vector<Config>> share;
-    for (const Config& c : configs) {
-      const int r = ranks[(next_owner_++) % ranks.size()];
-      owner_[c.hash()] = r;
-      share[r].push_back(c);
-    }
+    std::map<int, std::vector<Config>> share = share_out(configs, ranks);
     for (int r : ranks)
       s_->send(r, kExpect,
                nlohmann::json{{"workload", w.key()}, {"problem", p.key()}, {"configs", to_json(share[r])}}.dump());
@@ -297,24 +295,15 @@ class GroupBackend : public Backend {
       throw EnvironmentError("no rank measuring " + device_.name + " could prepare " + p.key() +
                              (env_error.empty() ? "" : ": " + env_error));
     }
-    if (expected_for_ != w.key() + " " + p.key()) owner_.clear();  // else: what expect() handed out
+    if (expected_for_ != expected_key(w, p)) owner_.clear();  // else: what expect() handed out
     expected_for_.clear();
   }
 
-  /// Each configuration goes to one rank to compile ahead: the rank it went to before while that rank lives (a
-  /// configuration named again, e.g. the next batch named first as upcoming and then as the batch, or first by
-  /// expect(), is not compiled on two ranks), else the next rank in turn.
   void prefetch(const std::vector<Config>& configs) override {
     const std::vector<int> ranks = live();
     if (ranks.empty()) return;
-    std::map<int, std::vector<Config>> share;
-    for (const Config& c : configs) {
-      auto it = owner_.find(c.hash());
-      if (it == owner_.end() || std::find(ranks.begin(), ranks.end(), it->second) == ranks.end())
-        it = owner_.insert_or_assign(c.hash(), ranks[(next_owner_++) % ranks.size()]).first;
-      share[it->second].push_back(c);
-    }
-    for (const auto& [r, list] : share) s_->send(r, kPrefetch, nlohmann::json{{"configs", to_json(list)}}.dump());
+    for (const auto& [r, list] : share_out(configs, ranks))
+      s_->send(r, kPrefetch, nlohmann::json{{"configs", to_json(list)}}.dump());
   }
 
   std::vector<Measurement> evaluate(const std::vector<Config>& configs) override {
@@ -464,6 +453,19 @@ class GroupBackend : public Backend {
     std::lock_guard<std::mutex> lock(s_->mu);
     return live_locked();
   }
+  /// Each configuration to one of the live ranks, to compile ahead: the rank it went to before while that rank
+  /// lives (a configuration named again, e.g. the next batch named first as upcoming and then as the batch, or
+  /// first by expect(), is not compiled on two ranks), else the next rank in turn.
+  std::map<int, std::vector<Config>> share_out(const std::vector<Config>& configs, const std::vector<int>& ranks) {
+    std::map<int, std::vector<Config>> share;
+    for (const Config& c : configs) {
+      auto it = owner_.find(c.hash());
+      if (it == owner_.end() || std::find(ranks.begin(), ranks.end(), it->second) == ranks.end())
+        it = owner_.insert_or_assign(c.hash(), ranks[(next_owner_++) % ranks.size()]).first;
+      share[it->second].push_back(c);
+    }
+    return share;
+  }
   EnvironmentError lost_everything() const {
     return EnvironmentError("every rank measuring " + device_.name +
                             " was lost; the trials measured so far are recorded: rerun the same command to resume");
@@ -474,7 +476,7 @@ class GroupBackend : public Backend {
   DeviceInfo device_;
   std::string kind_, compiler_, verification_;
   double copy_gbps_ = 0;
-  std::string expected_for_;                    // "workload problem" of the last expect() not yet prepared
+  std::string expected_for_;                    // expected_key() of the last expect() not yet prepared
   std::unordered_map<std::string, int> owner_;  // config hash -> rank it was prefetched on
   std::size_t next_owner_ = 0;
   std::uint64_t task_id_ = 0;

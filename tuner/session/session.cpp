@@ -119,6 +119,10 @@ class Session {
     ScopedTimer timer(db_ms_);
     return db_.find_trial(spec_.name, sources_, res_.device_id, w_.key(), p_.key(), c.hash());
   }
+  /// What upcoming_configs() leaves out: the configurations the database knows already.
+  std::function<bool(const Config&)> recorded_test() {
+    return [this](const Config& c) { return find_recorded(c).has_value(); };
+  }
   Batch sort_proposals(const std::vector<std::size_t>& proposed);
   void prefetch(const Batch& b);
   void record(const Batch& b, const std::vector<Measurement>& ms);
@@ -171,9 +175,7 @@ void Session::start() {
   // The first batch compiles while the backend makes the inputs and the reference.
   std::size_t first = batch_;
   if (opt_.budget) first = std::min(first, opt_.budget);
-  backend_.expect(w_, p_, upcoming_configs(*strategy_, first, space_, known_, {}, [&](const Config& c) {
-                    return find_recorded(c).has_value();
-                  }));
+  backend_.expect(w_, p_, upcoming_configs(*strategy_, first, space_, known_, {}, recorded_test()));
   {
     ScopedTimer timer(setup_ms_);
     backend_.prepare(w_, p_, opt_.seed);
@@ -295,8 +297,7 @@ void Session::prefetch(const Batch& b) {
   std::size_t ahead = batch_;
   if (opt_.budget) ahead = std::min(ahead, opt_.budget - res_.evaluated - b.fresh.size());
   std::vector<Config> hint = b.fresh_configs;
-  for (Config& c : upcoming_configs(*strategy_, ahead, space_, known_, b.fresh,
-                                    [&](const Config& c) { return find_recorded(c).has_value(); }))
+  for (Config& c : upcoming_configs(*strategy_, ahead, space_, known_, b.fresh, recorded_test()))
     hint.push_back(std::move(c));
   backend_.prefetch(hint);
 }
