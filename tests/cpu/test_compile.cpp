@@ -372,6 +372,42 @@ TEST_CASE("with several devices a fixed order goes out in a batch per device, ot
   CHECK(random.batches.front().size() == 8);
 }
 
+TEST_CASE("a fixed order's rounds grow to about a second of measuring, each named to the backend before it starts",
+          "[cpu][compile][session]") {
+  Fixture f;
+  RecordingBackend be;
+  sim::CompileStage st = stage(2);
+  st.run_ms = 20;  // a round of 2 takes about 40 ms: a second would hold 50, past the cap of 8 x 2
+  be.enable_compile_stage(st);
+  session::Options opt;
+  opt.batch = 2;
+  const session::Result r = session::run(f.spec, be, *f.db, f.w, f.p, opt);  // brute force
+  CHECK(r.evaluated == f.valid());
+  REQUIRE(be.batches.size() >= 4);
+  CHECK(be.batches[0].size() == 2);
+  CHECK(be.batches[1].size() == 2);  // named as upcoming before the first round was measured
+  CHECK(be.batches[2].size() == 16);
+  for (const auto& batch : be.batches) CHECK(batch.size() <= 16);
+  // Every hint names its batch and then exactly the next one, so the compile threads work on what comes.
+  REQUIRE(be.hints.size() == be.batches.size());
+  for (std::size_t k = 0; k + 1 < be.batches.size(); ++k) {
+    const auto& hint = be.hints[k];
+    REQUIRE(hint.size() == be.batches[k].size() + be.batches[k + 1].size());
+    CHECK(std::vector<Config>(hint.begin() + static_cast<std::ptrdiff_t>(be.batches[k].size()), hint.end()) ==
+          be.batches[k + 1]);
+  }
+  // Under a time limit the rounds stay near a twentieth of it (1 s: 50 ms, about 10 configurations of 5 ms).
+  Fixture g;
+  RecordingBackend limited;
+  st.run_ms = 5;
+  limited.enable_compile_stage(st);
+  opt.time_limit_s = 1.0;
+  session::run(g.spec, limited, *g.db, g.w, g.p, opt);
+  REQUIRE(limited.batches.size() >= 3);
+  CHECK(limited.batches[2].size() >= 3);
+  CHECK(limited.batches[2].size() <= 12);
+}
+
 TEST_CASE("pipeline threads are put to work while the consumer waits and never past jobs", "[cpu][compile]") {
   auto items_of = [](int n, int sleep_us) {
     std::vector<CompilePipeline::Item> items;

@@ -31,8 +31,8 @@ std::int64_t scaled_int(Random& rng, std::int64_t lo, std::int64_t hi) {
 std::int64_t uniform_nonzero_int(Random& rng, std::int64_t lo, std::int64_t hi) {
   if (lo > 0 || hi < 0) return scaled_int(rng, lo, hi);
   // Draw from [lo, hi - 1] and shift the non-negative part up by one: 0 is skipped, others stay uniform.
-  std::int64_t v = scaled_int(rng, lo, hi - 1);
-  return v >= 0 ? v + 1 : v;
+  const std::int64_t v = scaled_int(rng, lo, hi - 1);
+  return v + static_cast<std::int64_t>(v >= 0);  // no branch: the sign is random, a branch would mispredict
 }
 
 void parallel_chunks(std::size_t count, const std::function<void(std::size_t, std::size_t, std::size_t)>& fn) {
@@ -130,7 +130,9 @@ std::string element_text(const std::vector<unsigned char>& bytes, std::size_t i,
 
 double signed_input_value(Random& rng, bool sum, int bits) {
   const std::uint64_t r = rng.bits();
-  const double sign = (r & 1) ? -1.0 : 1.0;
+  // The sign without a branch: it is random, so a branch mispredicts half the time (on the development machine
+  // 16 ns per element with it, 10 ns without; the inputs of a 2^28 problem are made on every tune).
+  const double sign = 1.0 - 2.0 * static_cast<double>(r & 1);
   if (sum) return sign * static_cast<double>(32 + (r >> 59)) / 64.0;
   return sign * static_cast<double>((r >> (64 - bits)) + 1) * std::ldexp(1.0, -bits);
 }

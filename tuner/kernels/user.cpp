@@ -297,7 +297,8 @@ class UserAdapter : public KernelAdapter {
             const std::uint64_t r = rng.bits();
             if (floating)
               store(out, a.dtype, es, 0,
-                    (0.5 + static_cast<double>(r >> 11) * (1.0 / 9007199254740992.0)) * ((r & 1) ? -1 : 1));
+                    (0.5 + static_cast<double>(r >> 11) * (1.0 / 9007199254740992.0)) *
+                        (1.0 - 2.0 * static_cast<double>(r & 1)));  // sign without a branch
             else
               store(out, a.dtype, es, static_cast<std::int64_t>(1 + r % static_cast<std::uint64_t>(int_hi)), 0);
           }

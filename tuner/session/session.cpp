@@ -18,6 +18,13 @@ namespace autotune::session {
 
 namespace {
 
+// A fixed order measures the same configurations whatever its rounds are, so its rounds grow to about this much
+// measuring per device (at most kMaxRoundGrowth times the base batch; under a time limit, a twentieth of it at
+// most): between rounds no device measures while the session records the round and proposes the next, and with
+// configurations of a few ms those pauses added up (76 rounds of 32 for the 2436 reduction configurations).
+constexpr double kRoundSeconds = 1.0;
+constexpr std::size_t kMaxRoundGrowth = 8;
+
 /// Bandwidth of a measurement, GB/s (0 = unknown).
 double gbps_of(const Measurement& m, double bytes_moved) {
   return m.ok() && m.median_ns > 0 && bytes_moved > 0 ? bytes_moved / m.median_ns : 0.0;
@@ -124,6 +131,7 @@ class Session {
     return [this](const Config& c) { return find_recorded(c).has_value(); };
   }
   Batch sort_proposals(const std::vector<std::size_t>& proposed);
+  void size_rounds(double seconds, std::size_t measured);
   void prefetch(const Batch& b);
   void record(const Batch& b, const std::vector<Measurement>& ms);
   void learn(Batch& b, const std::vector<Measurement>& ms);
@@ -147,7 +155,9 @@ class Session {
   std::string source_hash_;
   std::vector<std::string> sources_;  // this source first, then the texts with the same code (db/sources.hpp)
   Progress prog_;
-  std::size_t batch_ = 1;  // configurations per round: Options::batch, times the devices for a fixed order
+  std::size_t base_batch_ = 1;  // configurations per round: Options::batch, times the devices for a fixed order
+  std::size_t batch_ = 1;       // this round's: base_batch_, or more for a fixed order (kRoundSeconds)
+  std::size_t next_batch_ = 1;  // the next round's, named to the backend (prefetch) before this one is measured
   std::unordered_map<std::size_t, double> known_;  // index -> objective cost answered in this session
   double best_cost_ = std::numeric_limits<double>::infinity();
   std::size_t stalled_rounds_ = 0;
@@ -163,8 +173,9 @@ void Session::start() {
   // A fixed order measures the same configurations whatever the batch: each device measuring in parallel gets a
   // batch's worth per round, so that the devices wait for each other and for the session's step between rounds
   // half as often with two of them.
-  batch_ = std::max<std::size_t>(1, opt_.batch) *
-           (strategy_->fixed_order() ? std::max<std::size_t>(1, backend_.parallel_devices()) : 1);
+  base_batch_ = std::max<std::size_t>(1, opt_.batch) *
+                (strategy_->fixed_order() ? std::max<std::size_t>(1, backend_.parallel_devices()) : 1);
+  batch_ = next_batch_ = base_batch_;
   stats_before_ = backend_.stats();
   {
     ScopedTimer timer(db_ms_);
@@ -249,8 +260,10 @@ bool Session::round() {
   if (!b.fresh.empty()) {
     stalled_rounds_ = 0;
     prefetch(b);
+    const clock::time_point measured_from = clock::now();
     std::vector<Measurement> ms = backend_.evaluate(b.fresh_configs);
     if (ms.size() != b.fresh.size()) throw Error("backend returned a wrong number of measurements");
+    size_rounds(std::chrono::duration<double>(clock::now() - measured_from).count(), b.fresh.size());
     ScopedTimer timer(db_ms_);
     record(b, ms);
     learn(b, ms);
@@ -260,6 +273,23 @@ bool Session::round() {
   strategy_->observe(b.answers);
   report_progress();
   return true;
+}
+
+/// After a round that measured `measured` configurations in `seconds`: the round after the next one (the next one
+/// was named to the backend already). Only a fixed order's rounds change (kRoundSeconds); other strategies keep
+/// the batch asked for, so that their proposals stay those of the batch.
+void Session::size_rounds(double seconds, std::size_t measured) {
+  batch_ = next_batch_;
+  if (!strategy_->fixed_order() || measured == 0 || !(seconds > 0)) return;
+  const std::size_t devices = std::max<std::size_t>(1, backend_.parallel_devices());
+  const std::size_t per_device = (measured + devices - 1) / devices;  // configurations each device measured
+  double target = kRoundSeconds;
+  if (opt_.time_limit_s > 0) target = std::min(target, opt_.time_limit_s / 20);
+  const double fits = target / (seconds / static_cast<double>(per_device));
+  const std::size_t base = base_batch_ / devices;
+  const auto want = static_cast<std::size_t>(
+      std::clamp(fits, static_cast<double>(base), static_cast<double>(base * kMaxRoundGrowth)));
+  next_batch_ = want * devices;
 }
 
 /// Answers what this session or the database knows; the rest (within the budget, once each) is fresh.
@@ -294,7 +324,7 @@ Session::Batch Session::sort_proposals(const std::vector<std::size_t>& proposed)
 
 /// This batch, then what the strategy expects next: the backend compiles ahead of its GPU.
 void Session::prefetch(const Batch& b) {
-  std::size_t ahead = batch_;
+  std::size_t ahead = next_batch_;
   if (opt_.budget) ahead = std::min(ahead, opt_.budget - res_.evaluated - b.fresh.size());
   std::vector<Config> hint = b.fresh_configs;
   for (Config& c : upcoming_configs(*strategy_, ahead, space_, known_, b.fresh, recorded_test()))
