@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tuner/core/compile.hpp"
@@ -131,6 +132,7 @@ struct CudaBackend::Impl {
   // The best fully sampled median of the prepared problem and its spread, for racing (0: none yet).
   double race_best_ms = 0, race_best_spread = 0;
   std::string expected_for;  // expected_key() of the last expect() not yet prepared
+  std::unordered_map<std::string, std::string> keys_by_options;  // compile_item(): binary key by the options
 
   CompilePipeline pipeline;
   BackendStats counters;  // verify and benchmark parts; the compile part comes from the pipeline
@@ -531,11 +533,24 @@ struct CudaBackend::Impl {
            ";l2=" + (flush_bytes() != 0 ? "flush-read" : "warm");
   }
 
-  /// The compile task of a configuration and its binary-cache key.
-  CompilePipeline::Item compile_item(const Config& c) const {
+  /// The compile task of a configuration and its binary-cache key. The key hashes the whole source and its
+  /// headers (tens of KB) and a configuration is named up to three times (upcoming, its batch, evaluated), so
+  /// keys are kept by their options (which include the workload's macros).
+  CompilePipeline::Item compile_item(const Config& c) {
     std::vector<std::string> options = options_for(c);
+    std::string joined;
+    for (const std::string& o : options) {
+      joined += o;
+      joined += '\0';
+    }
+    auto known = keys_by_options.find(joined);
+    if (known == keys_by_options.end())
+      known = keys_by_options
+                  .emplace(std::move(joined),
+                           binary_key(adapter->spec().source_text, adapter->spec().headers, options, arch))
+                  .first;
     CompilePipeline::Item item;
-    item.key = binary_key(adapter->spec().source_text, adapter->spec().headers, options, arch);
+    item.key = known->second;
     item.task = [spec = &adapter->spec(), name = program_name(), options = std::move(options), a = arch,
                  processes = opt.compile_processes] {
       return processes ? compile_in_worker(spec->source_text, spec->headers, name, options, a)
