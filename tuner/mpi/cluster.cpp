@@ -41,15 +41,16 @@ struct Cluster::State {
 
   State(Comm& c, std::unique_ptr<RankServer> l, const ClusterOptions& o) : comm(c), opt(o), local(std::move(l)) {}
 
-  /// Sends a request to a rank (rank 0: its own server's queue); false when the rank cannot be reached.
-  bool send(int rank, int tag, const std::string& payload) {
+  /// Sends a request to a rank (rank 0: its own server's queue); false when the rank cannot be reached. Posted
+  /// (tasks): not waiting for the transfer to complete (Comm::post); a rank that is gone falls silent.
+  bool send(int rank, int tag, const std::string& payload, bool posted = false) {
     if (rank == 0) {
       std::lock_guard<std::mutex> lock(mu);
       local_requests.push_back({0, tag, payload});
       local_cv.notify_one();
       return true;
     }
-    return comm.send(rank, tag, payload, opt.rank_timeout_s);
+    return posted ? comm.post(rank, tag, payload) : comm.send(rank, tag, payload, opt.rank_timeout_s);
   }
 
   bool lost_any() const {
@@ -421,7 +422,7 @@ class GroupBackend : public Backend {
           ++busy;
           const std::string payload = nlohmann::json{{"id", id}, {"configs", to_json({configs[*i]})}}.dump();
           lock.unlock();
-          const bool sent = s_->send(r, kTask, payload);
+          const bool sent = s_->send(r, kTask, payload, true);
           lock.lock();
           if (!sent) s_->take_out(r, "cannot be reached");
           if (!s_->alive[static_cast<std::size_t>(r)]) break;

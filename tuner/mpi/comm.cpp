@@ -59,10 +59,11 @@ Comm::Comm(int* argc, char*** argv) {
 Comm::~Comm() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& p : stuck_) {
-      int done = 0;
-      MPI_Test(&p->request, &done, MPI_STATUS_IGNORE);
-    }
+    for (auto* list : {&stuck_, &posted_})
+      for (auto& p : *list) {
+        int done = 0;
+        MPI_Test(&p->request, &done, MPI_STATUS_IGNORE);
+      }
   }
   if (finalize_) MPI_Finalize();
 }
@@ -86,7 +87,31 @@ bool Comm::send(int dest, int tag, const std::string& payload, double timeout_s)
   return false;
 }
 
+bool Comm::post(int dest, int tag, const std::string& payload) {
+  reap_posted();
+  auto p = std::make_unique<Pending>();
+  p->payload = payload;
+  if (MPI_Isend(p->payload.data(), static_cast<int>(p->payload.size()), MPI_BYTE, dest, tag, MPI_COMM_WORLD,
+                &p->request) != MPI_SUCCESS)
+    return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  posted_.push_back(std::move(p));  // MPI reads the buffer until the send completes
+  return true;
+}
+
+void Comm::reap_posted() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = posted_.begin(); it != posted_.end();) {
+    int done = 0;
+    if (MPI_Test(&(*it)->request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done)
+      it = posted_.erase(it);
+    else
+      ++it;
+  }
+}
+
 std::optional<Message> Comm::poll(int source) {
+  reap_posted();
   // Matched probe: the message found is the one received, even if another thread polls too.
   int flag = 0;
   MPI_Message handle;

@@ -119,7 +119,11 @@ int serve(Comm& comm, const std::function<std::unique_ptr<Backend>()>& make_back
     }
     if (m->tag == kHeartbeat) continue;
     if (std::optional<Message> r = server->handle(*m)) {
-      comm.send(0, r->tag, r->payload, opt.coordinator_timeout_s);
+      // A result goes out without waiting for the transfer: the next task is usually here already.
+      if (r->tag == kResult)
+        comm.post(0, r->tag, r->payload);
+      else
+        comm.send(0, r->tag, r->payload, opt.coordinator_timeout_s);
       heard = std::chrono::steady_clock::now();
     }
   }
