@@ -46,8 +46,8 @@ std::vector<db::TrialRow> ranked_trials(const db::Database& db, const TuningSpec
       std::printf("note: imported trials (their kernel source is unknown, not necessarily the current one)\n");
   }
   if (rows.empty())
-    throw UsageError("no trials of " + spec.name + " " + w.key() + " " + p.key() + " on " + dev.info.name +
-                     " recorded in " + db_path + " (another size? --n / --problem; another workload? --dtype / --op)");
+    throw UsageError("no trials of " + spec.name + " " + case_key(w, p) + " on " + dev.info.name + " recorded in " +
+                     db_path + " (another size? --n / --problem; another workload? --dtype / --op)");
   return rows;
 }
 

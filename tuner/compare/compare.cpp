@@ -147,7 +147,7 @@ Recording load_recording(const db::Database& from, const TuningSpec& spec, const
   f.workload = w.key();
   f.problem = p.key();
   std::vector<db::TrialRow> rows = from.trials(f);
-  const std::string what = spec.name + " " + w.key() + " " + p.key() + " on " + r.device.info.name;
+  const std::string what = spec.name + " " + case_key(w, p) + " on " + r.device.info.name;
   if (rows.empty()) throw UsageError("no recorded trials of " + what + " in " + from.path());
 
   std::map<std::string, std::size_t> hashes;

@@ -112,4 +112,8 @@ struct ProblemKey {
   bool operator<(const ProblemKey& o) const { return dims != o.dims ? dims < o.dims : data < o.data; }
 };
 
+/// "float32/sum n=67108864": one tuning case (workload and problem) as the backends key what they were asked to
+/// expect, and as messages name it.
+inline std::string case_key(const Workload& w, const ProblemKey& p) { return w.key() + " " + p.key(); }
+
 }  // namespace autotune

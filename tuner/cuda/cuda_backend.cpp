@@ -50,7 +50,6 @@ double seconds_since(std::chrono::steady_clock::time_point since) {
 }
 
 /// What expect() was for: the workload and the problem, as one key.
-std::string expected_key(const Workload& w, const ProblemKey& p) { return w.key() + " " + p.key(); }
 
 std::string basename_of(const std::string& path) {
   auto slash = path.find_last_of('/');
@@ -131,7 +130,7 @@ struct CudaBackend::Impl {
   double best_run_seconds = 0;  // fastest verification run of a configuration that verified (0: none yet)
   // The best fully sampled median of the prepared problem and its spread, for racing (0: none yet).
   double race_best_ms = 0, race_best_spread = 0;
-  std::string expected_for;  // expected_key() of the last expect() not yet prepared
+  std::string expected_for;                                      // case_key() of the last expect() not yet prepared
   std::unordered_map<std::string, std::string> keys_by_options;  // compile_item(): binary key by the options
 
   CompilePipeline pipeline;
@@ -306,7 +305,7 @@ struct CudaBackend::Impl {
     adapter->validate_inputs(w, p);  // files the inputs come from: a SpecError before anything else
     // Compile options depend on the workload: what was queued for another one is of no use now. What expect()
     // queued for this problem compiles on while the inputs are made.
-    if (expected_for != expected_key(w, p)) pipeline.cancel();
+    if (expected_for != case_key(w, p)) pipeline.cancel();
     expected_for.clear();
     prepared = false;
     expected.clear();
@@ -566,7 +565,7 @@ struct CudaBackend::Impl {
     prepared = false;
     workload = w;
     problem = p;
-    expected_for = expected_key(w, p);
+    expected_for = case_key(w, p);
     std::vector<CompilePipeline::Item> items;
     items.reserve(configs.size());
     for (const Config& c : configs) items.push_back(compile_item(c));

@@ -181,7 +181,6 @@ std::string model_key(const DeviceInfo& d) { return d.normalised_name() + "/" + 
 constexpr std::size_t kRebalanceBelow = 8;
 
 /// What expect() was for: the workload and the problem, as one key.
-std::string expected_key(const Workload& w, const ProblemKey& p) { return w.key() + " " + p.key(); }
 
 void add(BackendStats& a, const BackendStats& b) {
   a.compile.compiled += b.compile.compiled;
@@ -239,7 +238,7 @@ class GroupBackend : public Backend {
   void expect(const Workload& w, const ProblemKey& p, const std::vector<Config>& configs) override {
     const std::vector<int> ranks = live();
     owner_.clear();
-    expected_for_ = expected_key(w, p);
+    expected_for_ = case_key(w, p);
     if (ranks.empty()) return;
     std::map<int, std::vector<Config>> share = share_out(configs, ranks);
     named_.clear();
@@ -303,7 +302,7 @@ class GroupBackend : public Backend {
       throw EnvironmentError("no rank measuring " + device_.name + " could prepare " + p.key() +
                              (env_error.empty() ? "" : ": " + env_error));
     }
-    if (expected_for_ != expected_key(w, p)) owner_.clear();  // else: what expect() handed out
+    if (expected_for_ != case_key(w, p)) owner_.clear();  // else: what expect() handed out
     expected_for_.clear();
   }
 
@@ -519,7 +518,7 @@ class GroupBackend : public Backend {
   DeviceInfo device_;
   std::string kind_, compiler_, verification_;
   double copy_gbps_ = 0;
-  std::string expected_for_;                    // expected_key() of the last expect() not yet prepared
+  std::string expected_for_;                    // case_key() of the last expect() not yet prepared
   std::unordered_map<std::string, int> owner_;  // config hash -> rank it was prefetched on
   std::map<int, std::vector<Config>> named_;    // per rank, what the last expect() or prefetch() named to it
   std::size_t next_owner_ = 0;

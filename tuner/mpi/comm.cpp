@@ -68,12 +68,18 @@ Comm::~Comm() {
   if (finalize_) MPI_Finalize();
 }
 
-bool Comm::send(int dest, int tag, const std::string& payload, double timeout_s) {
+std::unique_ptr<Comm::Pending> Comm::start_send(int dest, int tag, const std::string& payload) {
   auto p = std::make_unique<Pending>();
-  p->payload = payload;
+  p->payload = payload;  // MPI reads this copy until the send completes
   if (MPI_Isend(p->payload.data(), static_cast<int>(p->payload.size()), MPI_BYTE, dest, tag, MPI_COMM_WORLD,
                 &p->request) != MPI_SUCCESS)
-    return false;
+    return nullptr;
+  return p;
+}
+
+bool Comm::send(int dest, int tag, const std::string& payload, double timeout_s) {
+  auto p = start_send(dest, tag, payload);
+  if (!p) return false;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   for (;;) {
     int done = 0;
@@ -89,11 +95,8 @@ bool Comm::send(int dest, int tag, const std::string& payload, double timeout_s)
 
 bool Comm::post(int dest, int tag, const std::string& payload) {
   reap_posted();
-  auto p = std::make_unique<Pending>();
-  p->payload = payload;
-  if (MPI_Isend(p->payload.data(), static_cast<int>(p->payload.size()), MPI_BYTE, dest, tag, MPI_COMM_WORLD,
-                &p->request) != MPI_SUCCESS)
-    return false;
+  auto p = start_send(dest, tag, payload);
+  if (!p) return false;
   std::lock_guard<std::mutex> lock(mu_);
   posted_.push_back(std::move(p));  // MPI reads the buffer until the send completes
   return true;

@@ -64,6 +64,8 @@ class Comm {
   std::deque<std::unique_ptr<Pending>> stuck_;   // sends that did not complete in time
   std::deque<std::unique_ptr<Pending>> posted_;  // post()ed sends not yet seen complete
   void reap_posted();                            // tests posted_, drops the complete ones
+  /// A copy of payload with its MPI_Isend started; nullptr when MPI refused the send.
+  std::unique_ptr<Pending> start_send(int dest, int tag, const std::string& payload);
 };
 
 }  // namespace autotune::mpi

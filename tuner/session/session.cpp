@@ -131,7 +131,7 @@ class Session {
     return [this](const Config& c) { return find_recorded(c).has_value(); };
   }
   Batch sort_proposals(const std::vector<std::size_t>& proposed);
-  void size_rounds(double seconds, std::size_t measured);
+  std::size_t round_size(double seconds, std::size_t measured) const;
   void prefetch(const Batch& b);
   void record(const Batch& b, const std::vector<Measurement>& ms);
   void learn(Batch& b, const std::vector<Measurement>& ms);
@@ -263,7 +263,9 @@ bool Session::round() {
     const clock::time_point measured_from = clock::now();
     std::vector<Measurement> ms = backend_.evaluate(b.fresh_configs);
     if (ms.size() != b.fresh.size()) throw Error("backend returned a wrong number of measurements");
-    size_rounds(std::chrono::duration<double>(clock::now() - measured_from).count(), b.fresh.size());
+    const double seconds = std::chrono::duration<double>(clock::now() - measured_from).count();
+    batch_ = next_batch_;  // the round named to the backend before this one was measured
+    next_batch_ = round_size(seconds, b.fresh.size());
     ScopedTimer timer(db_ms_);
     record(b, ms);
     learn(b, ms);
@@ -278,9 +280,8 @@ bool Session::round() {
 /// After a round that measured `measured` configurations in `seconds`: the round after the next one (the next one
 /// was named to the backend already). Only a fixed order's rounds change (kRoundSeconds); other strategies keep
 /// the batch asked for, so that their proposals stay those of the batch.
-void Session::size_rounds(double seconds, std::size_t measured) {
-  batch_ = next_batch_;
-  if (!strategy_->fixed_order() || measured == 0 || !(seconds > 0)) return;
+std::size_t Session::round_size(double seconds, std::size_t measured) const {
+  if (!strategy_->fixed_order() || measured == 0 || !(seconds > 0)) return next_batch_;
   const std::size_t devices = std::max<std::size_t>(1, backend_.parallel_devices());
   const std::size_t per_device = (measured + devices - 1) / devices;  // configurations each device measured
   double target = kRoundSeconds;
@@ -289,7 +290,7 @@ void Session::size_rounds(double seconds, std::size_t measured) {
   const std::size_t base = base_batch_ / devices;
   const auto want = static_cast<std::size_t>(
       std::clamp(fits, static_cast<double>(base), static_cast<double>(base * kMaxRoundGrowth)));
-  next_batch_ = want * devices;
+  return want * devices;
 }
 
 /// Answers what this session or the database knows; the rest (within the budget, once each) is fresh.

@@ -27,7 +27,7 @@ void ReplayBackend::prepare(const Workload& w, const ProblemKey& p, std::uint64_
   f.problem = p.key();
   recorded_.clear();
   for (const auto& t : from_.trials(f)) recorded_[t.config_hash] = t.m;
-  what_ = kernel_ + " " + w.key() + " " + p.key() + " on " + device_.info.name;
+  what_ = kernel_ + " " + case_key(w, p) + " on " + device_.info.name;
   if (recorded_.empty()) {
     db::TrialFilter any;
     any.kernel = kernel_;
