@@ -25,6 +25,10 @@
 //    in shared memory, the cp.async copies of their tiles started up to STAGES - 1 tiles ahead, so that they are
 //    in flight while the block looks back and stores the current one (kernel header scan/scan_async.cuh; plain
 //    loads below sm_80).
+//  * single pass with bulk copies (VARIANT 10): one tile per block as VARIANT 4, but one thread has the SM's copy
+//    engine bring the whole tile into shared memory (cp.async.bulk, sm_90; threads load it below that), and each
+//    warp scans its part row by row with shuffles and stores each row straight from registers (kernel header
+//    scan/scan_bulk.cuh).
 //  * single pass, warp-transposed (VARIANT 6): the same kernel and look-back; each warp loads its own
 //    32 * ITEMS_PER_THREAD elements with coalesced VEC-wide loads into its part of shared memory, transposes
 //    them to consecutive elements per thread (warp-synchronous, no block barrier), scans in registers and with
@@ -118,7 +122,8 @@ struct ScanPolicy {
   static constexpr int variant = VARIANT;       // 0 kogge_stone, 1 kogge_stone_double_buffer, 2 brent_kung,
                                                 // 3 three_phase, 4 single_pass, 5 single_pass_registers,
                                                 // 6 single_pass_warp, 7 single_pass_prefetch,
-                                                // 8 single_pass_persistent, 9 single_pass_async
+                                                // 8 single_pass_persistent, 9 single_pass_async,
+                                                // 10 single_pass_bulk
   static constexpr int block = BLOCK_SIZE;      // threads per block
   static constexpr int items = ITEMS_PER_THREAD;
   static constexpr int vec = VEC;               // elements per global load/store instruction
@@ -165,7 +170,7 @@ constexpr unsigned kFullMask = 0xffffffffu;
 __host__ __device__ constexpr bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
 static_assert(ScanPolicy::op == 0 || ScanPolicy::op == 2, "OP_ID must be 0 (sum) or 2 (max)");
-static_assert(ScanPolicy::variant >= 0 && ScanPolicy::variant <= 9, "VARIANT must be 0..9");
+static_assert(ScanPolicy::variant >= 0 && ScanPolicy::variant <= 10, "VARIANT must be 0..10");
 static_assert(kBlock % kWarp == 0 && kBlock >= 64 && kBlock <= 1024, "BLOCK_SIZE: a multiple of 32 in [64, 1024]");
 static_assert(kItems >= 1 && kItems <= 64, "ITEMS_PER_THREAD must be in [1, 64]");
 static_assert(kVec == 1 || kVec == 2 || kVec == 4, "VEC must be 1, 2 or 4");
@@ -486,27 +491,28 @@ __device__ __forceinline__ value_t* brent_kung(value_t* s) {
   return s;
 }
 
+/// Inclusive scan of one value per lane across the calling warp (shuffles; every lane of the warp calls it).
+__device__ __forceinline__ value_t warp_inclusive(value_t v) {
+  const int lane = threadIdx.x & (kWarp - 1);
+#pragma unroll
+  for (int o = 1; o < kWarp; o <<= 1) {
+    const value_t y = __shfl_up_sync(kFullMask, v, o);
+    if (lane >= o) v = combine(y, v);
+  }
+  return v;
+}
+
 /// Exclusive scan of one value per thread (warp shuffles, then the warp totals by warp 0).
 /// Thread 0 gets the identity; *total gets the combination of all values. Contains two barriers.
 __device__ __forceinline__ value_t block_exclusive(value_t x, value_t* warp_tot, value_t* total) {
   const int tid = threadIdx.x;
   const int lane = tid & (kWarp - 1);
   const int w = tid / kWarp;
-  value_t inc = x;
-#pragma unroll
-  for (int o = 1; o < kWarp; o <<= 1) {
-    const value_t y = __shfl_up_sync(kFullMask, inc, o);
-    if (lane >= o) inc = combine(y, inc);
-  }
+  const value_t inc = warp_inclusive(x);
   if (lane == kWarp - 1) warp_tot[w] = inc;
   __syncthreads();
   if (w == 0) {
-    value_t t = lane < kWarps ? warp_tot[lane] : identity();
-#pragma unroll
-    for (int o = 1; o < kWarp; o <<= 1) {
-      const value_t y = __shfl_up_sync(kFullMask, t, o);
-      if (lane >= o) t = combine(y, t);
-    }
+    const value_t t = warp_inclusive(lane < kWarps ? warp_tot[lane] : identity());
     if (lane < kWarps) warp_tot[lane] = t;
   }
   __syncthreads();
@@ -651,9 +657,23 @@ __device__ value_t look_back(const TileStatus& st, long long tile, value_t aggre
                                                           [](value_t a, value_t b) { return combine(a, b); });
 }
 
+/// Run by the 32 threads of warp 0 once every warp's total is in warp_tot: the warps' exclusive prefixes into
+/// warp_excl, the tile total, and the look-back with it; lane 0 leaves the tile's exclusive prefix in s_prefix.
+__device__ __forceinline__ void warp_prefixes_look_back(const TileStatus& st, long long tile, const value_t* warp_tot,
+                                                        value_t* warp_excl, value_t& s_prefix) {
+  const int lane = threadIdx.x;
+  const value_t t = warp_inclusive(lane < kWarps ? warp_tot[lane] : identity());
+  const value_t e = __shfl_up_sync(kFullMask, t, 1);
+  if (lane < kWarps) warp_excl[lane] = lane == 0 ? identity() : e;
+  const value_t total = __shfl_sync(kFullMask, t, kWarps - 1);
+  const value_t prefix = look_back(st, tile, total);
+  if (lane == 0) s_prefix = prefix;
+}
+
 }  // namespace scan_detail
 
 #include "scan/scan_async.cuh"  // VARIANT 9; reads no macro
+#include "scan/scan_bulk.cuh"   // VARIANT 10; reads no macro
 
 // ---- entry points -------------------------------------------------------------------------------------
 
@@ -709,7 +729,7 @@ scan_add(scan_value_t* __restrict__ data, long long n, const scan_value_t* __res
 
 /// Single-pass chained scan with decoupled look-back. state: see "tile status" above (zero before the
 /// first launch; each launch leaves it ready for the next). Grid: ceil(n / (BLOCK_SIZE * ITEMS_PER_THREAD))
-/// blocks (VARIANT 7, 8, 9: at most that many persistent blocks).
+/// blocks (VARIANT 7, 8, 9: at most that many persistent blocks; VARIANT 10: one per tile, as 4).
 extern "C" __global__ void __launch_bounds__(ScanPolicy::block, ScanPolicy::min_blocks)
 scan_single_pass(const scan_value_t* __restrict__ in, scan_value_t* __restrict__ out, long long n,
                  int exclusive, unsigned char* __restrict__ state) {
@@ -718,8 +738,12 @@ scan_single_pass(const scan_value_t* __restrict__ in, scan_value_t* __restrict__
   __shared__ unsigned s_tile, s_gen;
   __shared__ value_t s_prefix;
   const long long tiles = (n + kTile - 1) / kTile;
+  if constexpr (ScanPolicy::variant == 10) {  // takes its own ticket (see scan/scan_bulk.cuh)
+    bulk_tiles::scan_tile(in, out, n, exclusive != 0, state, tiles, warp_tot, s_prefix);
+    return;
+  }
   // Tickets of a launch: one per block; persistent blocks (VARIANT 7, 8, 9) take tickets until one is >= tiles.
-  constexpr bool kPersistent = ScanPolicy::variant >= 7;
+  constexpr bool kPersistent = ScanPolicy::variant >= 7 && ScanPolicy::variant <= 9;
   const unsigned last_ticket = static_cast<unsigned>(kPersistent ? tiles + gridDim.x - 1 : gridDim.x - 1);
   if (threadIdx.x == 0) {
     unsigned gen;
@@ -758,28 +782,11 @@ scan_single_pass(const scan_value_t* __restrict__ in, scan_value_t* __restrict__
     load_warp(in, base, n, ws, r);
 #pragma unroll
     for (int k = 1; k < kItems; ++k) r[k] = combine(r[k - 1], r[k]);
-    value_t inc = r[kItems - 1];  // inclusive scan of the lanes' totals within the warp
-#pragma unroll
-    for (int o = 1; o < kWarp; o <<= 1) {
-      const value_t y = __shfl_up_sync(kFullMask, inc, o);
-      if (lane >= o) inc = combine(y, inc);
-    }
+    const value_t inc = warp_inclusive(r[kItems - 1]);  // inclusive scan of the lanes' totals within the warp
     value_t lane_excl = __shfl_up_sync(kFullMask, inc, 1);
     if (lane == kWarp - 1) warp_tot[w] = inc;
     __syncthreads();
-    if (w == 0) {  // warp prefixes and the tile total, then the look-back with it
-      value_t t = lane < kWarps ? warp_tot[lane] : identity();
-#pragma unroll
-      for (int o = 1; o < kWarp; o <<= 1) {
-        const value_t y = __shfl_up_sync(kFullMask, t, o);
-        if (lane >= o) t = combine(y, t);
-      }
-      const value_t e = __shfl_up_sync(kFullMask, t, 1);
-      if (lane < kWarps) warp_excl[lane] = lane == 0 ? identity() : e;
-      const value_t total = __shfl_sync(kFullMask, t, kWarps - 1);
-      const value_t prefix = look_back(st, tile, total);
-      if (lane == 0) s_prefix = prefix;
-    }
+    if (w == 0) warp_prefixes_look_back(st, tile, warp_tot, warp_excl, s_prefix);
     __syncthreads();
     value_t p = combine(s_prefix, warp_excl[w]);
     if (lane > 0) p = combine(p, lane_excl);

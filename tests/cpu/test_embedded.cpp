@@ -19,7 +19,7 @@ std::string header_paths(std::string_view source) {
 
 TEST_CASE("headers_for: the kernel headers a source includes by name", "[cpu][kernels]") {
   CHECK(header_paths(*embedded::find("scan/scan.cu")) ==
-        "common/cache_hints.cuh common/lookback.cuh scan/scan_async.cuh");
+        "common/cache_hints.cuh common/lookback.cuh scan/scan_async.cuh scan/scan_bulk.cuh");
   CHECK(header_paths(*embedded::find("compaction/compaction.cu")) == "common/cache_hints.cuh common/lookback.cuh");
   CHECK(header_paths(*embedded::find("reduction/reduction.cu")).empty());
   CHECK(header_paths("#include \"common/lookback.cuh\"\n").size() > 0);

@@ -1,6 +1,7 @@
 // The scan family on a real GPU through CudaBackend: every variant and every workload verified against the
 // CPU reference on odd sizes (1, 1000, 2^20 + 3, 3 * 2^20 + 7), single_pass_async (VARIANT 9) with every STAGES
-// value on 1, 7, 2^20 + 7, one element past a tile and 2^24 + 7, the whole valid space for two workloads, every
+// value on 1, 7, 2^20 + 7, one element past a tile and 2^24 + 7, single_pass_bulk (VARIANT 10) on the same sizes
+// and one whole tile, the whole valid space for two workloads, every
 // variant at 2^28 + 5 elements, and a timing table at the default size.
 #include <catch2/catch.hpp>
 
@@ -34,7 +35,7 @@ std::vector<Config> variant_corners(const TuningSpec& s, const ParameterSpace& s
   auto add = [&](const Config& c) {
     if (space.is_valid(c) && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
   };
-  for (Value v = 0; v <= 9; ++v) {
+  for (Value v = 0; v <= 10; ++v) {
     Config def = s.default_config();
     def.set("VARIANT", v);
     add(def);
@@ -57,15 +58,16 @@ std::vector<Config> variant_corners(const TuningSpec& s, const ParameterSpace& s
   return out;
 }
 
-/// VARIANT 9 (single_pass_async) for each STAGES value: the smallest and the largest tile, and the tile of 256
-/// threads x 8 items with the tightest register cap and the evict-first hints where valid.
-std::vector<Config> async_configs(const ParameterSpace& space) {
+/// A variant (VARIANT 9, single_pass_async, or 10, single_pass_bulk) for each of its STAGES values: the smallest
+/// and the largest tile, and the tile of 256 threads x 8 items with the tightest register cap and the evict-first
+/// hints where valid.
+std::vector<Config> variant_configs(const ParameterSpace& space, Value variant) {
   std::vector<Config> out;
-  for (Value stages = 1; stages <= 3; ++stages) {
+  for (Value stages = 1; stages <= (variant == 9 ? 3 : 1); ++stages) {
     std::optional<Config> smallest, largest, capped;
     for (std::size_t i = 0; i < space.size(); ++i) {
       const Config c = space.config(i);
-      if (c.at("VARIANT") != 9 || c.at("STAGES") != stages) continue;
+      if (c.at("VARIANT") != variant || c.at("STAGES") != stages) continue;
       if (!smallest || tile_of(c) < tile_of(*smallest)) smallest = c;
       if (!largest || tile_of(c) > tile_of(*largest)) largest = c;
       if (c.at("BLOCK_SIZE") == 256 && c.at("ITEMS_PER_THREAD") == 8 &&
@@ -103,7 +105,7 @@ TEST_CASE("scan single_pass_async verifies every STAGES value on odd sizes and o
   require_gpu();
   Verifier verifier("scan");
   for (const Workload& w : verifier.spec.workloads) {
-    const std::vector<Config> configs = async_configs(verifier.space(size_n(1), w));
+    const std::vector<Config> configs = variant_configs(verifier.space(size_n(1), w), 9);
     REQUIRE(configs.size() >= 3);
     for (std::int64_t n :
          {std::int64_t{1}, std::int64_t{7}, (std::int64_t{1} << 20) + 7, (std::int64_t{1} << 24) + 7}) {
@@ -112,6 +114,27 @@ TEST_CASE("scan single_pass_async verifies every STAGES value on odd sizes and o
     }
     for (const Config& c : configs) {
       INFO(w.key() << " tile + 1");
+      verifier.check(w, size_n(tile_of(c) + 1), 7, {c});
+    }
+  }
+}
+
+TEST_CASE("scan single_pass_bulk verifies on odd sizes and on one tile and one element more", "[gpu][scan]") {
+  // 2^24 + 7: thousands of blocks whose bulk copies and look-backs overlap; one tile: the bulk path alone; tile + 1:
+  // a full tile by bulk copies, then a partial one of one element loaded by the threads.
+  require_gpu();
+  Verifier verifier("scan");
+  for (const Workload& w : verifier.spec.workloads) {
+    const std::vector<Config> configs = variant_configs(verifier.space(size_n(1), w), 10);
+    REQUIRE(configs.size() >= 2);
+    for (std::int64_t n :
+         {std::int64_t{1}, std::int64_t{7}, (std::int64_t{1} << 20) + 7, (std::int64_t{1} << 24) + 7}) {
+      INFO(w.key() << " n=" << n);
+      verifier.check(w, size_n(n), 20261127, configs);
+    }
+    for (const Config& c : configs) {
+      INFO(w.key() << " one tile, and tile + 1");
+      verifier.check(w, size_n(tile_of(c)), 11, {c});
       verifier.check(w, size_n(tile_of(c) + 1), 7, {c});
     }
   }
@@ -136,11 +159,12 @@ TEST_CASE("every scan variant handles 2^28 + 5 elements", "[gpu][scan][large]") 
     const Workload w = Workload::parse(wk);
     const ParameterSpace space = verifier.space(p, w);
     std::vector<Config> configs;
-    for (Value v = 0; v <= 9; ++v) {
+    for (Value v = 0; v <= 10; ++v) {
       Config c = s.default_config();
       c.set("VARIANT", v);
-      if (v >= 8) c.set("VEC", 4);                           // VARIANT 8, 9: VEC 4 only
+      if (v >= 8) c.set("VEC", 4);                           // VARIANT 8, 9, 10: VEC 4 only
       if (v == 9) c.set("STAGES", 3);                        // two tiles in flight
+      if (v == 10) c.set("PADDING", 0);                      // rows of 16-byte vectors: no padding
       if (!space.is_valid(c)) c.set("ITEMS_PER_THREAD", 4);  // Kogge-Stone: at most 4 items
       if (!space.is_valid(c)) c.set("PADDING", 0);           // registers: no shared tile to pad
       REQUIRE(space.is_valid(c));
@@ -178,7 +202,7 @@ TEST_CASE("scan timings are sane against the copy bandwidth", "[gpu][scan][timin
       "scan", {"float32/inclusive_sum", "int32/exclusive_sum"}, 1,
       [](const Workload&, const ProblemKey&, const ParameterSpace& space) {
         std::vector<Config> configs;
-        for (Value v = 0; v <= 9; ++v)
+        for (Value v = 0; v <= 10; ++v)
           for (const auto& [block, items, vec, padding] : {std::tuple<Value, Value, Value, Value>{256, 8, 2, 1},
                                                            {128, 4, 2, 0},
                                                            {256, 4, 4, 1},

@@ -1,7 +1,8 @@
 // The scan kernel compiles with NVRTC to CUBIN for sm_80 and sm_90 in strict mode: every variant at its
 // default and at corner configurations (smallest and largest tile, every VEC, PADDING and STAGES) for every
-// workload of the shipped spec; single_pass_async (VARIANT 9) also for sm_75, through its fallback without
-// cp.async; missing macros and invalid configurations fail. No GPU needed.
+// workload of the shipped spec; single_pass_async (VARIANT 9) and single_pass_bulk (VARIANT 10) also for sm_75,
+// through their fallbacks without cp.async and bulk copies; missing macros and invalid configurations fail. No GPU
+// needed.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -46,9 +47,9 @@ std::vector<Config> corner_configs(const TuningSpec& s, const Workload& w) {
           Config c = def;
           c.set("BLOCK_SIZE", block);
           c.set("ITEMS_PER_THREAD", items);
-          c.set("PADDING", v == 5 ? 0 : 1);
+          c.set("PADDING", v == 5 || v == 10 ? 0 : 1);
           c.set("MIN_THREADS_PER_SM", mt);
-          if (v >= 8) c.set("VEC", w.dtype == "float64" ? 2 : 4);  // VARIANT 8, 9: 16-byte vectors only
+          if (v >= 8) c.set("VEC", w.dtype == "float64" ? 2 : 4);  // VARIANT 8, 9, 10: 16-byte vectors only
           if (!space.is_valid(c)) continue;
           add(c);
           ++capped;
@@ -107,9 +108,10 @@ TEST_CASE("scan compiles for every workload, variant and corner in strict mode",
   check_all_compile(s, "scan.cu", jobs);
 }
 
-TEST_CASE("scan single_pass_async compiles for sm_75 without cp.async, every STAGES and workload", "[nvrtc][scan]") {
-  // sm_75 has no cp.async (ptxas rejects it there): the variant compiles only if its copies fall back to plain
-  // loads and stores. Each workload's smallest and largest tile of every STAGES value.
+TEST_CASE("scan single_pass_async and single_pass_bulk compile for sm_75 without their copies, every workload",
+          "[nvrtc][scan]") {
+  // sm_75 has no cp.async and no bulk copies (ptxas rejects them there): the variants compile only if their copies
+  // fall back to plain loads and stores. Each workload's smallest and largest tile of every STAGES value.
   const TuningSpec s = specs::builtin_spec("scan");
   auto a = kernels::make_scan_adapter(s);
   std::vector<CompileJob> jobs;
@@ -117,15 +119,15 @@ TEST_CASE("scan single_pass_async compiles for sm_75 without cp.async, every STA
   for (const auto& w : s.workloads) {
     std::set<Value> stages;
     for (const auto& c : corner_configs(s, w)) {
-      if (c.at("VARIANT") != 9) continue;
-      stages.insert(c.at("STAGES"));
+      if (c.at("VARIANT") != 9 && c.at("VARIANT") != 10) continue;
+      if (c.at("VARIANT") == 9) stages.insert(c.at("STAGES"));
       const std::vector<std::string> options = strict_options(*a, c, w);
       if (seen.insert(options).second) jobs.push_back({w.key() + " " + c.str(&s.params), options, "sm_75"});
     }
     INFO(w.key());
     CHECK(stages == std::set<Value>{1, 2, 3});  // float64's 16 KiB tiles: 3 x 8 KiB
   }
-  CHECK(jobs.size() >= 9 * 3);
+  CHECK(jobs.size() >= 9 * 4);
   check_all_compile(s, "scan.cu", jobs);
 }
 
@@ -169,4 +171,13 @@ TEST_CASE("scan strict mode rejects a missing macro and invalid configurations",
       cuda::compile(s.source_text, s.headers, "scan.cu", with({{"VARIANT", "9"}, {"VEC", "2"}}), "sm_90");
   CHECK_FALSE(narrow.ok);
   CHECK_THAT(narrow.log, Catch::Contains("single_pass_async: VEC"));
+  // VARIANT 10 reads rows of 16-byte vectors without padding.
+  const cuda::CompileResult bulk_padded = cuda::compile(
+      s.source_text, s.headers, "scan.cu", with({{"VARIANT", "10"}, {"VEC", "4"}, {"PADDING", "1"}}), "sm_90");
+  CHECK_FALSE(bulk_padded.ok);
+  CHECK_THAT(bulk_padded.log, Catch::Contains("single_pass_bulk: PADDING"));
+  const cuda::CompileResult bulk_narrow = cuda::compile(
+      s.source_text, s.headers, "scan.cu", with({{"VARIANT", "10"}, {"VEC", "2"}, {"PADDING", "0"}}), "sm_90");
+  CHECK_FALSE(bulk_narrow.ok);
+  CHECK_THAT(bulk_narrow.log, Catch::Contains("single_pass_bulk: VEC"));
 }

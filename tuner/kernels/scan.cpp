@@ -22,11 +22,13 @@ namespace {
 enum class Elem { int32 = 0, float32 = 1, float64 = 2 };
 enum class Op { sum = 0, max = 2 };
 
-// VARIANT 4-9 run scan_single_pass (4 tile in shared memory, 5 in registers, 6 warp-transposed, 7 persistent
-// blocks that prefetch, 8 persistent blocks, 9 persistent blocks with asynchronous copies); 0-3 are hierarchical.
+// VARIANT 4-10 run scan_single_pass (4 tile in shared memory, 5 in registers, 6 warp-transposed, 7 persistent
+// blocks that prefetch, 8 persistent blocks, 9 persistent blocks with asynchronous copies, 10 bulk copies, one
+// tile per block); 0-3 are hierarchical.
 constexpr int kSinglePass = 4;
-constexpr int kSinglePassPrefetch = 7;  // 7 and every variant after it: persistent blocks
+constexpr int kSinglePassPrefetch = 7;  // 7, 8 and 9: persistent blocks
 constexpr int kSinglePassAsync = 9;
+constexpr int kSinglePassBulk = 10;  // the last variant
 // Depth allowance of the float tolerance beyond log2(n): the sequential part of a thread (ITEMS_PER_THREAD
 // is at most 32 in the shipped spec).
 constexpr double kSequentialDepth = 32;
@@ -100,7 +102,7 @@ class ScanAdapter : public KernelAdapter {
   LaunchPlan plan(const Config& c, const Workload& w, const ProblemKey& p, const DeviceInfo& d) const override {
     const Kind k = kind(w);
     const std::int64_t n = problem_n(p);
-    const TileShape shape = tile_shape("scan", c, kSinglePassAsync, "0..9");
+    const TileShape shape = tile_shape("scan", c, kSinglePassBulk, "0..10");
     const std::int64_t variant = shape.variant, block = shape.block, tile = shape.tile;
     const std::size_t es = k.size;
     auto tiles_of = [&shape](std::int64_t m) { return shape.tiles_of(m); };
@@ -123,7 +125,7 @@ class ScanAdapter : public KernelAdapter {
       }
       // Persistent blocks (VARIANT 7, 8, 9): as many as 2048 threads per SM allow (blocks that do not fit start
       // when the others are done, find no tile left and end); at most one per tile.
-      const bool persistent = variant >= kSinglePassPrefetch;
+      const bool persistent = variant >= kSinglePassPrefetch && variant <= kSinglePassAsync;
       const std::int64_t blocks =
           persistent
               ? std::min(tiles_of(n), std::max<std::int64_t>(1, d.sm_count) * std::max<std::int64_t>(1, 2048 / block))

@@ -1,0 +1,196 @@
+// Single-pass scan with bulk tile copies (VARIANT 10, single_pass_bulk) of scan.cu; see docs/scan.md.
+// A kernel header of the scan family, embedded at build time and handed to NVRTC as the named header
+// "scan/scan_bulk.cuh": scan.cu includes it after its namespace scan_detail (value_t, combine, identity,
+// warp_inclusive, TileStatus, warp_prefixes_look_back), which this header extends. It reads no macro: its parameters are ScanPolicy's
+// (BLOCK_SIZE, ITEMS_PER_THREAD, STREAMING) from the policy block of scan.cu.
+//
+// One tile per block, as VARIANT 4 (a ticket per block, the common look-back), but the block takes its ticket itself
+// (scan_single_pass hands over before its own prologue), so that thread 0 starts the copies right after the ticket's
+// round trip. What differs is how the tile travels:
+//  * in: one thread asks the SM's copy engine for the whole tile (sm_90 bulk copies, cp.async.bulk, one per
+//    warp's part, completing on one mbarrier). No thread holds loaded data in registers, so a block needs few
+//    registers and as many tiles can be in flight on an SM as its shared memory holds.
+//  * the scan: warp w owns the tile's elements [w * 32 * ITEMS, (w + 1) * 32 * ITEMS), read as rows of 32
+//    16-byte vectors (lane l the l-th vector of a row: conflict-free, no padding). A lane first combines its
+//    vectors of all rows (the warp's total by shuffles, the block's exclusive warp prefixes and the look-back as
+//    in VARIANT 6); then, row by row, each lane scans its vector, the warp scans the lane totals by shuffles, and
+//    the lane stores its 16 bytes of output straight to global memory (a row is 512 contiguous bytes:
+//    coalesced). STREAMING: the stores with the evict-first hint.
+// Below sm_90 (no bulk copies) and for the partial last tile, the threads load the tile into shared memory
+// themselves (16-byte vectors; the partial tile element by element, the identity beyond n).
+#pragma once
+
+namespace scan_detail {
+namespace bulk_tiles {
+
+constexpr bool kOn = ScanPolicy::variant == 10;
+constexpr int kLane = 16 / static_cast<int>(sizeof(value_t));  // elements of one lane's 16-byte vector
+constexpr int kRowElems = kWarp * kLane;                      // elements of a warp row (512 bytes)
+constexpr int kRows = kItems / kLane;                          // rows of a warp's part
+constexpr int kWarpElems = kWarp * kItems;                     // elements of a warp's part
+
+static_assert(!kOn || (kItems % kLane == 0 && kItems >= kLane),
+              "single_pass_bulk: ITEMS_PER_THREAD must fill whole 16-byte vectors");
+static_assert(!kOn || kVec == kLane, "single_pass_bulk: VEC * sizeof(T) must be 16");
+static_assert(!kOn || ScanPolicy::padding == 0, "single_pass_bulk: PADDING must be 0 (rows need no padding)");
+static_assert(!kOn || ScanPolicy::lookback_delay == 0, "single_pass_bulk: LOOKBACK_DELAY must be 0");
+
+struct alignas(16) Vec16 {
+  value_t v[kLane];
+};
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+constexpr bool kBulk = true;
+#else
+constexpr bool kBulk = false;
+#endif
+
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+/// Thread 0, sm_90: the barrier counts one arrival (its own, with the bytes to expect), then starts one bulk
+/// copy per warp part of the full tile at element base into s.
+__device__ __forceinline__ void start_bulk(const value_t* __restrict__ in, long long base, value_t* s,
+                                           unsigned long long* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const unsigned b = smem_addr(bar);
+  constexpr unsigned kBytes = kTile * sizeof(value_t);
+  constexpr unsigned kPart = kWarpElems * sizeof(value_t);
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(kBytes) : "memory");
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w)
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                     smem_addr(s + w * kWarpElems)),
+                 "l"(in + base + static_cast<long long>(w) * kWarpElems), "r"(kPart), "r"(b)
+                 : "memory");
+#endif
+}
+
+/// sm_90: waits until the barrier's first phase is complete (every byte of the tile has arrived).
+__device__ __forceinline__ void wait_bulk(unsigned long long* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const unsigned b = smem_addr(bar);
+  unsigned done = 0;
+  while (!done) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n\t"
+        "selp.u32 %0, 1, 0, p;\n\t}"
+        : "=r"(done)
+        : "r"(b)
+        : "memory");
+  }
+#endif
+}
+
+/// The threads load the tile at element base into s themselves: a full tile as striped 16-byte vectors, a
+/// partial one element by element (the identity beyond n). The caller waits at a barrier afterwards.
+__device__ __forceinline__ void load_by_threads(const value_t* __restrict__ in, long long base, long long n,
+                                                value_t* s) {
+  const int tid = threadIdx.x;
+  if (base + kTile <= n) {
+    const Vec16* src = reinterpret_cast<const Vec16*>(in + base);
+    Vec16* dst = reinterpret_cast<Vec16*>(s);
+#pragma unroll
+    for (int j = 0; j < kTile / kLane / kBlock; ++j) dst[j * kBlock + tid] = src[j * kBlock + tid];
+  } else {
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const int i = k * kBlock + tid;
+      s[i] = base + i < n ? in[base + i] : identity();
+    }
+  }
+}
+
+/// The whole of a block: its ticket (one per block, as VARIANT 4), the tile by bulk copies into shared memory,
+/// row-wise warp scans, stores from registers. tiles: ceil(n / kTile), the grid.
+__device__ __forceinline__ void scan_tile(const value_t* __restrict__ in, value_t* __restrict__ out, long long n,
+                                          bool exclusive, unsigned char* __restrict__ state, long long tiles,
+                                          value_t* warp_tot, value_t& s_prefix) {
+  __shared__ alignas(128) value_t s[kOn ? kTile : 1];
+  __shared__ value_t warp_excl[kWarp];
+  __shared__ unsigned long long bar;
+  __shared__ unsigned s_tile, s_gen;
+  const int tid = threadIdx.x, lane = tid & (kWarp - 1), w = tid / kWarp;
+  if (tid == 0) {
+    // Thread 0 starts the copies as soon as it has the ticket, before the block's first barrier: the ticket's
+    // round trip and the copies are the start of the path to this tile's aggregate, which its successors wait for.
+    if (kBulk) {
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&bar)) : "memory");
+      // The initialised barrier must be visible to the copy engine before a copy completes on it.
+      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    unsigned gen;
+    const unsigned t = lookback::take_ticket(state, static_cast<unsigned>(gridDim.x - 1), gen);
+    if (kBulk && static_cast<long long>(t) * kTile + kTile <= n) start_bulk(in, static_cast<long long>(t) * kTile, s, &bar);
+    TileStatus{state, tiles, 0}.prefetch<value_t>(t);
+    s_tile = t;
+    s_gen = gen;
+  }
+  __syncthreads();  // the ticket is known, and the barrier initialised before anyone waits on it
+  const long long tile = s_tile;
+  const long long base = tile * kTile;
+  const bool full = base + kTile <= n;
+  const TileStatus st{state, tiles, lookback::generation_tag(s_gen)};
+  if (kBulk && full) {
+    wait_bulk(&bar);
+  } else {
+    load_by_threads(in, base, n, s);
+    __syncthreads();
+  }
+
+  // 1. This warp's total: each lane combines its vectors of every row, then the warp by shuffles.
+  const Vec16* part = reinterpret_cast<const Vec16*>(s + w * kWarpElems);
+  value_t t = identity();
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    const Vec16 x = part[r * kWarp + lane];
+#pragma unroll
+    for (int j = 0; j < kLane; ++j) t = combine(t, x.v[j]);
+  }
+#pragma unroll
+  for (int o = kWarp / 2; o > 0; o >>= 1) t = combine(t, __shfl_xor_sync(kFullMask, t, o));
+  if (lane == 0) warp_tot[w] = t;
+  __syncthreads();
+
+  // 2. Warp 0: the warps' exclusive prefixes and the tile total, then the look-back with it.
+  if (w == 0) warp_prefixes_look_back(st, tile, warp_tot, warp_excl, s_prefix);
+  __syncthreads();
+  if (kBulk && tid == 0)  // every thread has passed wait_bulk (or never waited): the barrier's memory may go
+    asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(smem_addr(&bar)) : "memory");
+
+  // 3. Row by row: each lane scans its vector, the warp the lane totals; the row goes out from registers.
+  value_t carry = combine(s_prefix, warp_excl[w]);  // everything before this row
+  const long long part_base = base + static_cast<long long>(w) * kWarpElems;
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    Vec16 x = part[r * kWarp + lane];
+#pragma unroll
+    for (int j = 1; j < kLane; ++j) x.v[j] = combine(x.v[j - 1], x.v[j]);
+    const value_t inc = warp_inclusive(x.v[kLane - 1]);
+    const value_t before = __shfl_up_sync(kFullMask, inc, 1);  // the lanes before this one
+    const value_t p = lane == 0 ? carry : combine(carry, before);
+    Vec16 y;
+    if (exclusive) {
+      y.v[0] = p;
+#pragma unroll
+      for (int j = 1; j < kLane; ++j) y.v[j] = combine(p, x.v[j - 1]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < kLane; ++j) y.v[j] = combine(p, x.v[j]);
+    }
+    carry = combine(carry, __shfl_sync(kFullMask, inc, kWarp - 1));
+    const long long at = part_base + static_cast<long long>(r) * kRowElems + lane * kLane;
+    if (full) {
+      hints::store<ScanPolicy::streaming>(reinterpret_cast<Vec16*>(out + at), y);
+    } else {
+#pragma unroll
+      for (int j = 0; j < kLane; ++j)
+        if (at + j < n) out[at + j] = y.v[j];
+    }
+  }
+}
+
+}  // namespace bulk_tiles
+}  // namespace scan_detail
