@@ -49,8 +49,6 @@ double seconds_since(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
-/// What expect() was for: the workload and the problem, as one key.
-
 std::string basename_of(const std::string& path) {
   auto slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);

@@ -180,8 +180,6 @@ std::string model_key(const DeviceInfo& d) { return d.normalised_name() + "/" + 
 /// (GroupBackend::evaluate): at 5-6 ms per configuration that is about 40 ms, two compilations' time.
 constexpr std::size_t kRebalanceBelow = 8;
 
-/// What expect() was for: the workload and the problem, as one key.
-
 void add(BackendStats& a, const BackendStats& b) {
   a.compile.compiled += b.compile.compiled;
   a.compile.taken += b.compile.taken;
