@@ -16,6 +16,9 @@
 //    consecutive elements, loads their flags as 32-bit words and their values with 16-byte loads (always:
 //    no load depends on a flag), counts its selection, and the block ranks the threads with one exclusive
 //    scan of the counts. ITEMS_PER_THREAD must be a multiple of 4.
+//  * single_pass_bulk (VARIANT 3): the same ticket and look-back, with the tile brought into shared memory by the
+//    SM's copy engine (sm_90 bulk copies; the threads below that), counted from its flags and compacted by warps
+//    in rows of 16-byte vectors: compaction/compaction_bulk.cuh. ITEMS_PER_THREAD must be a multiple of 4.
 //
 // Workload macros (set by the host adapter): DTYPE_ID 0 int32, 1 float32, 2 float64 (the numbering of the
 // reduction and scan families); SELECT_IF 0 = flagged (flags array, one byte per element), 1 = x > threshold.
@@ -83,14 +86,14 @@
 #endif
 
 struct CompactPolicy {
-  static constexpr int variant = VARIANT;        // 0 three_phase, 1 single_pass, 2 single_pass_blocked
+  static constexpr int variant = VARIANT;        // 0 three_phase, 1 single_pass, 2 single_pass_blocked, 3 single_pass_bulk
   static constexpr int block = BLOCK_SIZE;       // threads per block
   static constexpr int items = ITEMS_PER_THREAD; // elements per thread; tile = block * items
   static constexpr bool stage_output = STAGE_OUTPUT != 0;  // write a tile's selection through shared memory
   static constexpr int lookback_delay = LOOKBACK_DELAY;     // ns of the first back-off of a look-back spin (0: none)
   // MIN_THREADS_PER_SM > 0: __launch_bounds__ asks the compiler for registers that let this many threads be
   // resident on an SM (1024: at most 64 per thread, 1536: 40, 2048: 32), so that more bytes can be in flight; 0: no cap.
-  static constexpr bool streaming = STREAMING != 0;  // VARIANT 2, full tiles: evict-first (.cs) loads and stores
+  static constexpr bool streaming = STREAMING != 0;  // VARIANT 2, full tiles: evict-first (.cs) loads and stores; 3: stores
   static constexpr int min_threads = MIN_THREADS_PER_SM;
   // CLEAR_STATE: read by the host plan only (1: a memset clears the tile state before each launch); the kernel
   // is the same either way.
@@ -122,7 +125,7 @@ constexpr int kWarps = kBlock / kWarp;
 constexpr int kCounts = kItems * kWarps;  // one selection count per (item round, warp)
 constexpr unsigned kFullMask = 0xffffffffu;
 
-static_assert(CompactPolicy::variant >= 0 && CompactPolicy::variant <= 2, "VARIANT must be 0, 1 or 2");
+static_assert(CompactPolicy::variant >= 0 && CompactPolicy::variant <= 3, "VARIANT must be 0, 1, 2 or 3");
 static_assert(CompactPolicy::variant != 2 || kItems % 4 == 0, "single_pass_blocked: ITEMS_PER_THREAD % 4 == 0");
 static_assert(kBlock % kWarp == 0 && kBlock >= 32 && kBlock <= 1024, "BLOCK_SIZE: a multiple of 32 in [32, 1024]");
 static_assert(kItems >= 1 && kItems <= 64, "ITEMS_PER_THREAD must be in [1, 64]");
@@ -170,6 +173,17 @@ __device__ __forceinline__ unsigned block_sum(unsigned v, unsigned* scratch) {
   return scratch[kWarps];
 }
 
+/// Inclusive sum over the warp: lane l gets the sum of v over lanes 0..l. All 32 lanes take part.
+__device__ __forceinline__ unsigned warp_inclusive_sum(unsigned v) {
+  const int lane = threadIdx.x & (kWarp - 1);
+#pragma unroll
+  for (int o = 1; o < kWarp; o <<= 1) {
+    const unsigned y = __shfl_up_sync(kFullMask, v, o);
+    if (lane >= o) v += y;
+  }
+  return v;
+}
+
 /// Rank of every selected element among the selected elements of the tile (stable: in element order), from
 /// warp ballots; counts needs kCounts + 1 entries. Returns the number of selected elements of the tile.
 /// Contains two barriers.
@@ -189,12 +203,7 @@ __device__ __forceinline__ unsigned block_rank(const bool (&sel)[kItems], unsign
     for (int c0 = 0; c0 < kCounts; c0 += kWarp) {
       const int e = c0 + lane;
       const unsigned v = e < kCounts ? counts[e] : 0u;
-      unsigned inc = v;
-#pragma unroll
-      for (int o = 1; o < kWarp; o <<= 1) {
-        const unsigned y = __shfl_up_sync(kFullMask, inc, o);
-        if (lane >= o) inc += y;
-      }
+      const unsigned inc = warp_inclusive_sum(v);
       if (e < kCounts) counts[e] = carry + inc - v;
       carry += __shfl_sync(kFullMask, inc, kWarp - 1);
     }
@@ -323,21 +332,11 @@ __device__ __forceinline__ void load_blocked(const value_t* __restrict__ in, con
 __device__ __forceinline__ unsigned block_exclusive_count(unsigned c, unsigned* warp_tot, unsigned* total) {
   const int lane = threadIdx.x & (kWarp - 1);
   const int w = threadIdx.x / kWarp;
-  unsigned inc = c;
-#pragma unroll
-  for (int o = 1; o < kWarp; o <<= 1) {
-    const unsigned y = __shfl_up_sync(kFullMask, inc, o);
-    if (lane >= o) inc += y;
-  }
+  const unsigned inc = warp_inclusive_sum(c);
   if (lane == kWarp - 1) warp_tot[w] = inc;
   __syncthreads();
   if (w == 0) {
-    unsigned t = lane < kWarps ? warp_tot[lane] : 0u;
-#pragma unroll
-    for (int o = 1; o < kWarp; o <<= 1) {
-      const unsigned y = __shfl_up_sync(kFullMask, t, o);
-      if (lane >= o) t += y;
-    }
+    const unsigned t = warp_inclusive_sum(lane < kWarps ? warp_tot[lane] : 0u);
     if (lane < kWarps) warp_tot[lane] = t;
   }
   __syncthreads();
@@ -379,6 +378,8 @@ __device__ unsigned look_back(unsigned long long* words, long long tile, unsigne
 }
 
 }  // namespace compact_detail
+
+#include "compaction/compaction_bulk.cuh"  // VARIANT 3; reads no macro
 
 // ---- entry points -------------------------------------------------------------------------------------
 
@@ -467,8 +468,12 @@ compact_single_pass(const compact_value_t* __restrict__ in, const unsigned char*
                     compact_value_t threshold, long long n, compact_value_t* __restrict__ out,
                     unsigned* __restrict__ count, unsigned char* __restrict__ state) {
   using namespace compact_detail;
+  if constexpr (CompactPolicy::variant == 3) {
+    bulk_tiles::compact_tile(in, flags, threshold, n, out, count, state);
+    return;
+  }
   __shared__ unsigned counts[kCounts + 1];
-  __shared__ value_t stage[CompactPolicy::stage_output ? kTile : 1];
+  __shared__ value_t stage[CompactPolicy::stage_output && CompactPolicy::variant != 3 ? kTile : 1];
   __shared__ unsigned s_tile, s_gen;
   __shared__ unsigned s_offset;
   const long long tiles = (n + kTile - 1) / kTile;

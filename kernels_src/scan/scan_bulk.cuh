@@ -7,8 +7,8 @@
 // One tile per block, as VARIANT 4 (a ticket per block, the common look-back), but the block takes its ticket itself
 // (scan_single_pass hands over before its own prologue), so that thread 0 starts the copies right after the ticket's
 // round trip. What differs is how the tile travels:
-//  * in: one thread asks the SM's copy engine for the whole tile (sm_90 bulk copies, cp.async.bulk, one per
-//    warp's part, completing on one mbarrier). No thread holds loaded data in registers, so a block needs few
+//  * in: one thread asks the SM's copy engine for the whole tile (sm_90 bulk copies of common/bulk_copy.cuh, one
+//    per warp's part, completing on one mbarrier). No thread holds loaded data in registers, so a block needs few
 //    registers and as many tiles can be in flight on an SM as its shared memory holds.
 //  * the scan: warp w owns the tile's elements [w * 32 * ITEMS, (w + 1) * 32 * ITEMS), read as rows of 32
 //    16-byte vectors (lane l the l-th vector of a row: conflict-free, no padding). A lane first combines its
@@ -19,6 +19,8 @@
 // Below sm_90 (no bulk copies) and for the partial last tile, the threads load the tile into shared memory
 // themselves (16-byte vectors; the partial tile element by element, the identity beyond n).
 #pragma once
+
+#include "common/bulk_copy.cuh"  // reads no macro
 
 namespace scan_detail {
 namespace bulk_tiles {
@@ -39,49 +41,17 @@ struct alignas(16) Vec16 {
   value_t v[kLane];
 };
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-constexpr bool kBulk = true;
-#else
-constexpr bool kBulk = false;
-#endif
-
-__device__ __forceinline__ unsigned smem_addr(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
+constexpr bool kBulk = bulk_copy::kAvailable;
 
 /// Thread 0, sm_90: the barrier counts one arrival (its own, with the bytes to expect), then starts one bulk
 /// copy per warp part of the full tile at element base into s.
 __device__ __forceinline__ void start_bulk(const value_t* __restrict__ in, long long base, value_t* s,
                                            unsigned long long* bar) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  const unsigned b = smem_addr(bar);
-  constexpr unsigned kBytes = kTile * sizeof(value_t);
-  constexpr unsigned kPart = kWarpElems * sizeof(value_t);
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(kBytes) : "memory");
+  bulk_copy::expect(bar, kTile * sizeof(value_t));
 #pragma unroll
   for (int w = 0; w < kWarps; ++w)
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                     smem_addr(s + w * kWarpElems)),
-                 "l"(in + base + static_cast<long long>(w) * kWarpElems), "r"(kPart), "r"(b)
-                 : "memory");
-#endif
-}
-
-/// sm_90: waits until the barrier's first phase is complete (every byte of the tile has arrived).
-__device__ __forceinline__ void wait_bulk(unsigned long long* bar) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  const unsigned b = smem_addr(bar);
-  unsigned done = 0;
-  while (!done) {
-    asm volatile(
-        "{\n\t.reg .pred p;\n\t"
-        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n\t"
-        "selp.u32 %0, 1, 0, p;\n\t}"
-        : "=r"(done)
-        : "r"(b)
-        : "memory");
-  }
-#endif
+    bulk_copy::copy(s + w * kWarpElems, in + base + static_cast<long long>(w) * kWarpElems,
+                    kWarpElems * sizeof(value_t), bar);
 }
 
 /// The threads load the tile at element base into s themselves: a full tile as striped 16-byte vectors, a
@@ -116,11 +86,7 @@ __device__ __forceinline__ void scan_tile(const value_t* __restrict__ in, value_
   if (tid == 0) {
     // Thread 0 starts the copies as soon as it has the ticket, before the block's first barrier: the ticket's
     // round trip and the copies are the start of the path to this tile's aggregate, which its successors wait for.
-    if (kBulk) {
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&bar)) : "memory");
-      // The initialised barrier must be visible to the copy engine before a copy completes on it.
-      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    }
+    if (kBulk) bulk_copy::init(&bar);
     unsigned gen;
     const unsigned t = lookback::take_ticket(state, static_cast<unsigned>(gridDim.x - 1), gen);
     if (kBulk && static_cast<long long>(t) * kTile + kTile <= n) start_bulk(in, static_cast<long long>(t) * kTile, s, &bar);
@@ -134,7 +100,7 @@ __device__ __forceinline__ void scan_tile(const value_t* __restrict__ in, value_
   const bool full = base + kTile <= n;
   const TileStatus st{state, tiles, lookback::generation_tag(s_gen)};
   if (kBulk && full) {
-    wait_bulk(&bar);
+    bulk_copy::wait(&bar);
   } else {
     load_by_threads(in, base, n, s);
     __syncthreads();
@@ -157,8 +123,8 @@ __device__ __forceinline__ void scan_tile(const value_t* __restrict__ in, value_
   // 2. Warp 0: the warps' exclusive prefixes and the tile total, then the look-back with it.
   if (w == 0) warp_prefixes_look_back(st, tile, warp_tot, warp_excl, s_prefix);
   __syncthreads();
-  if (kBulk && tid == 0)  // every thread has passed wait_bulk (or never waited): the barrier's memory may go
-    asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(smem_addr(&bar)) : "memory");
+  if (kBulk && tid == 0)  // every thread has passed its wait (or never waited): the barrier's memory may go
+    bulk_copy::inval(&bar);
 
   // 3. Row by row: each lane scans its vector, the warp the lane totals; the row goes out from registers.
   value_t carry = combine(s_prefix, warp_excl[w]);  // everything before this row

@@ -198,7 +198,12 @@ TEST_CASE("compaction spec is embedded and its spaces have a few hundred configu
     // less the same 3 staged tiles over 48 KiB (39).
     // CLEAR_STATE 1: the single-pass variants with MIN_THREADS_PER_SM 1536 or 2048: the same 39 for single_pass,
     // twice that for single_pass_blocked (STREAMING 0 and 1).
-    CHECK(space.size() == 125 + 2 * 125 + 2 * 61 + 2 * 55 + 39 + 3 * 39);
+    // single_pass_bulk (LOOKBACK_DELAY 0 only; its tile and flags, 5 bytes per element, within 48 KiB in both output
+    // modes: 1024 x 12, 1024 x 16 and 768 x 16 never fit): 29 (block, items) pairs x 2 output modes (58); with a cap,
+    // the 30 (pair, items) of single_pass_blocked less the 5 over 48 KiB, x 2 modes (50); STREAMING 1: 36; CLEAR_STATE
+    // 1: 72 (STREAMING 0 and 1). Its tiles of 24 and 32 items (the other variants stop at 16): 9 (block, items) pairs
+    // within 48 KiB x 2 modes (18); with a cap, 7 x 2 (14); STREAMING 1: 10; CLEAR_STATE 1: 20.
+    CHECK(space.size() == 125 + 2 * 125 + 2 * 61 + 2 * 55 + 39 + 3 * 39 + 58 + 50 + 36 + 72 + 18 + 14 + 10 + 20);
     CHECK(space.default_index() >= 0);
   }
 }

@@ -19,8 +19,9 @@ std::string header_paths(std::string_view source) {
 
 TEST_CASE("headers_for: the kernel headers a source includes by name", "[cpu][kernels]") {
   CHECK(header_paths(*embedded::find("scan/scan.cu")) ==
-        "common/cache_hints.cuh common/lookback.cuh scan/scan_async.cuh scan/scan_bulk.cuh");
-  CHECK(header_paths(*embedded::find("compaction/compaction.cu")) == "common/cache_hints.cuh common/lookback.cuh");
+        "common/bulk_copy.cuh common/cache_hints.cuh common/lookback.cuh scan/scan_async.cuh scan/scan_bulk.cuh");
+  CHECK(header_paths(*embedded::find("compaction/compaction.cu")) ==
+        "common/bulk_copy.cuh common/cache_hints.cuh common/lookback.cuh compaction/compaction_bulk.cuh");
   CHECK(header_paths(*embedded::find("reduction/reduction.cu")).empty());
   CHECK(header_paths("#include \"common/lookback.cuh\"\n").size() > 0);
   // Named, not mentioned: the path outside quotes (a comment) or a longer name is no include.

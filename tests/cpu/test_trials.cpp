@@ -167,35 +167,24 @@ TEST_CASE("database: the shipped H100 recording (recorded with schema 1) opens w
   CHECK(db->schema_version() == current_schema_version());
   const auto rows = db->trials({});
   REQUIRE_FALSE(rows.empty());
-  std::size_t recorded = 0, revalidated = 0, carried_observed = 0, rerecorded = 0;
+  std::size_t recorded = 0, rerecorded_scan = 0, rerecorded_compaction = 0;
   for (const auto& t : rows) {
-    // The re-measurements of `autotune revalidate` (docs/database.md) were observed by NVML; the recording was not,
-    // except the scan cells, recorded again (brute force, NVML observing) when the scan space grew (last by
-    // VARIANT 10).
+    // The recording was not observed by NVML, except the scan and compaction cells, recorded again (brute force,
+    // NVML observing) when their spaces grew (scan last by VARIANT 10, compaction by VARIANT 3); the revalidations
+    // of earlier compaction sources went with them.
     const auto s = db->session(t.session_id);
-    if (s && s->strategy == "brute_force" && t.kernel == "scan") {
-      ++rerecorded;
+    REQUIRE(s);
+    CHECK(s->strategy == "brute_force");
+    CHECK(t.carried_from.empty());
+    if (t.kernel == "scan" || t.kernel == "compaction") {
+      ++(t.kernel == "scan" ? rerecorded_scan : rerecorded_compaction);
       CHECK(t.m.observed.observed());
-      continue;
-    }
-    if (s && s->strategy == "revalidate" && t.carried_from.empty()) {
-      ++revalidated;
-      CHECK(t.m.observed.observed());
-      continue;
-    }
-    if (t.m.observed.observed()) {  // a re-measurement of the earlier revalidation, carried forward by the later one
-      ++carried_observed;
-      CHECK_FALSE(t.carried_from.empty());
       continue;
     }
     ++recorded;
-    CHECK_FALSE(t.m.observed.throttled());
+    CHECK_FALSE(t.m.observed.observed());
   }
-  CHECK(recorded > 6000);                      // reduction, transpose and compaction
-  CHECK(rerecorded == std::size_t{2} * 2138);  // scan at two sizes, every configuration
-  // Two revalidations of compaction (two sizes each, the best 10 of each cell): the later one's re-measurements
-  // (configurations recorded twice under one printed form, an older row without a later parameter, were measured
-  // once: 12 rows), and the earlier one's 20, carried forward with their cells.
-  CHECK(revalidated == 12);
-  CHECK(carried_observed == 20);
+  CHECK(recorded == std::size_t{2} * (2436 + 90));        // reduction and transpose at two sizes each
+  CHECK(rerecorded_scan == std::size_t{2} * 2138);        // scan at two sizes, every configuration
+  CHECK(rerecorded_compaction == std::size_t{2} * 1041);  // compaction at two sizes, every configuration
 }

@@ -4,11 +4,13 @@
 #pragma once
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <initializer_list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,6 +44,28 @@ inline std::vector<autotune::Config> all_configs(const autotune::ParameterSpace&
   std::vector<autotune::Config> out;
   for (std::size_t i = 0; i < space.size(); ++i) out.push_back(space.config(i));
   return out;
+}
+
+/// Of the configurations of `space` that `pick` accepts: the smallest and the largest tile (BLOCK_SIZE x
+/// ITEMS_PER_THREAD), and the tile of 256 threads x 8 items with the tightest register cap and the evict-first hint
+/// where valid (the largest MIN_THREADS_PER_SM + STREAMING), each appended to `out` unless there already. Requires
+/// that `pick` accepts at least one.
+template <class Pick>
+void append_tile_edges(std::vector<autotune::Config>& out, const autotune::ParameterSpace& space, Pick pick) {
+  auto tile = [](const autotune::Config& c) { return c.at("BLOCK_SIZE") * c.at("ITEMS_PER_THREAD"); };
+  auto tightness = [](const autotune::Config& c) { return c.at("MIN_THREADS_PER_SM") + c.at("STREAMING"); };
+  std::optional<autotune::Config> smallest, largest, capped;
+  for (std::size_t i = 0; i < space.size(); ++i) {
+    const autotune::Config c = space.config(i);
+    if (!pick(c)) continue;
+    if (!smallest || tile(c) < tile(*smallest)) smallest = c;
+    if (!largest || tile(c) > tile(*largest)) largest = c;
+    if (c.at("BLOCK_SIZE") == 256 && c.at("ITEMS_PER_THREAD") == 8 && (!capped || tightness(c) > tightness(*capped)))
+      capped = c;
+  }
+  REQUIRE(smallest);
+  for (const auto& c : {*smallest, *largest, capped.value_or(*smallest)})
+    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
 }
 
 /// Checks that there is one result per configuration and that each is ok; a failure names `label` (the

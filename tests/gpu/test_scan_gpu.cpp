@@ -63,22 +63,9 @@ std::vector<Config> variant_corners(const TuningSpec& s, const ParameterSpace& s
 /// hints where valid.
 std::vector<Config> variant_configs(const ParameterSpace& space, Value variant) {
   std::vector<Config> out;
-  for (Value stages = 1; stages <= (variant == 9 ? 3 : 1); ++stages) {
-    std::optional<Config> smallest, largest, capped;
-    for (std::size_t i = 0; i < space.size(); ++i) {
-      const Config c = space.config(i);
-      if (c.at("VARIANT") != variant || c.at("STAGES") != stages) continue;
-      if (!smallest || tile_of(c) < tile_of(*smallest)) smallest = c;
-      if (!largest || tile_of(c) > tile_of(*largest)) largest = c;
-      if (c.at("BLOCK_SIZE") == 256 && c.at("ITEMS_PER_THREAD") == 8 &&
-          (!capped ||
-           c.at("MIN_THREADS_PER_SM") + c.at("STREAMING") > capped->at("MIN_THREADS_PER_SM") + capped->at("STREAMING")))
-        capped = c;
-    }
-    REQUIRE(smallest);
-    for (const auto& c : {*smallest, *largest, capped.value_or(*smallest)})
-      if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
-  }
+  for (Value stages = 1; stages <= (variant == 9 ? 3 : 1); ++stages)
+    append_tile_edges(out, space,
+                      [&](const Config& c) { return c.at("VARIANT") == variant && c.at("STAGES") == stages; });
   return out;
 }
 

@@ -1,6 +1,7 @@
-// The compaction kernel compiles with NVRTC to CUBIN for sm_80 and sm_90 in strict mode: both variants at
+// The compaction kernel compiles with NVRTC to CUBIN for sm_80 and sm_90 in strict mode: every variant at
 // their default and corner configurations (smallest and largest tile, both output modes, a block size that
-// is not a power of two) for every workload of the shipped spec; missing macros fail. No GPU needed.
+// is not a power of two) for every workload of the shipped spec; single_pass_bulk also for sm_75, through its
+// fallback without bulk copies; missing macros and invalid configurations fail. No GPU needed.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -30,19 +31,25 @@ TEST_CASE("compaction compiles for every workload, variant and corner in strict 
   std::vector<CompileJob> jobs;
   for (const auto& w : s.workloads) {
     const ParameterSpace space = s.space(s.problem_sizes.front(), sim::SyntheticBackend::fake_device(), w);
-    for (Value v : {0, 1, 2}) {
+    for (Value v : {0, 1, 2, 3}) {
       Config def = s.default_config();
       def.set("VARIANT", v);
-      // Default, smallest tile, largest tile (direct and the largest staged one), odd shapes; the blocked
-      // variant needs ITEMS_PER_THREAD % 4 == 0. Single pass: also with the register caps of
-      // MIN_THREADS_PER_SM (2048: 32 registers per thread).
-      const Value i1 = v == 2 ? 4 : 1, i3 = v == 2 ? 4 : 3;
-      std::vector<Config> configs = {def, config(v, 64, i1, 0), config(v, 64, i1, 1), config(v, 1024, 16, 0),
-                                     config(v, 1024, 8, 1), config(v, 192, i3, 1), config(v, 768, 12, 0)};
+      // Default, smallest tile, largest tile (direct and the largest staged one), odd shapes; the blocked and
+      // bulk variants need ITEMS_PER_THREAD % 4 == 0, the bulk variant's tile and flags 48 KiB at most (sm_80:
+      // its fallback without bulk copies). Single pass: also with the register caps of MIN_THREADS_PER_SM
+      // (2048: 32 registers per thread).
+      const Value i1 = v >= 2 ? 4 : 1, i3 = v >= 2 ? 4 : 3, big = v == 3 ? 512 : 1024;
+      std::vector<Config> configs = {def,
+                                     config(v, 64, i1, 0),
+                                     config(v, 64, i1, 1),
+                                     config(v, big, 16, 0),
+                                     config(v, 1024, 8, 1),
+                                     config(v, 192, i3, 1),
+                                     config(v, 768, 12, 0)};
       if (v >= 1) {
         configs.push_back(config(v, 512, 16, 1, 2048));
         configs.push_back(config(v, 256, 8, 0, 1536));
-        if (v == 2) {  // evict-first hints, staged and direct output
+        if (v >= 2) {  // evict-first hints, staged and direct output
           configs.push_back(config(v, 512, 16, 1, 2048, 1));
           configs.push_back(config(v, 256, 8, 0, 1536, 1));
         }
@@ -54,6 +61,40 @@ TEST_CASE("compaction compiles for every workload, variant and corner in strict 
     }
   }
   check_all_compile(s, "compaction.cu", jobs);
+}
+
+TEST_CASE("compaction single_pass_bulk compiles for sm_75 without its bulk copies, every workload",
+          "[nvrtc][compaction]") {
+  // sm_75 has no bulk copies and no mbarrier (ptxas rejects them there): the variant compiles only if the threads
+  // load the tile themselves. Each output mode at the smallest and largest tile and with a register cap.
+  const TuningSpec s = specs::builtin_spec("compaction");
+  auto a = kernels::make_compaction_adapter(s);
+  std::vector<CompileJob> jobs;
+  for (const auto& w : s.workloads) {
+    const ParameterSpace space = s.space(s.problem_sizes.front(), sim::SyntheticBackend::fake_device(), w);
+    for (const Config& c : {config(3, 64, 4, 0), config(3, 512, 16, 1), config(3, 256, 8, 0, 2048, 1)}) {
+      REQUIRE(space.is_valid(c));
+      jobs.push_back({w.key() + " " + c.str(&s.params), strict_options(*a, c, w), "sm_75"});
+    }
+  }
+  check_all_compile(s, "compaction.cu", jobs);
+}
+
+TEST_CASE("compaction single_pass_bulk rejects tiles of partial vectors and a look-back delay", "[nvrtc][compaction]") {
+  const TuningSpec s = specs::builtin_spec("compaction");
+  auto a = kernels::make_compaction_adapter(s);
+  const Workload w = Workload::parse("int32/flagged");
+  Config odd = config(3, 256, 6, 1);  // rows of 16-byte vectors: 4 int32 each
+  const cuda::CompileResult items =
+      cuda::compile(s.source_text, s.headers, "compaction.cu", strict_options(*a, odd, w), "sm_90");
+  CHECK_FALSE(items.ok);
+  CHECK_THAT(items.log, Catch::Contains("single_pass_bulk: ITEMS_PER_THREAD"));
+  Config delayed = config(3, 256, 8, 1);
+  delayed.set("LOOKBACK_DELAY", 64);
+  const cuda::CompileResult delay =
+      cuda::compile(s.source_text, s.headers, "compaction.cu", strict_options(*a, delayed, w), "sm_90");
+  CHECK_FALSE(delay.ok);
+  CHECK_THAT(delay.log, Catch::Contains("single_pass_bulk: LOOKBACK_DELAY"));
 }
 
 TEST_CASE("compaction compiles alone at its defaults", "[nvrtc][compaction]") {

@@ -16,8 +16,10 @@ namespace {
 // Numbering shared with compaction.cu (DTYPE_ID) and the reduction and scan families.
 enum class Elem { int32 = 0, float32 = 1, float64 = 2 };
 
-constexpr int kSinglePass = 1;             // VARIANT of compact_single_pass; 0 is three_phase
-constexpr int kSinglePassBlocked = 2;      // the same kernel, blocked vector loads
+// VARIANT 0 is three_phase; 1 (single_pass), 2 (single_pass_blocked: vector loads) and 3 (single_pass_bulk: the tile
+// by bulk copies) are the one kernel compact_single_pass.
+constexpr int kSinglePass = 1;
+constexpr int kSinglePassBulk = 3;
 constexpr std::int64_t kIntRange = 1000000000;
 
 const char* const kRequiredParams[] = {"VARIANT", "BLOCK_SIZE", "ITEMS_PER_THREAD", "STAGE_OUTPUT"};
@@ -61,7 +63,7 @@ class CompactionAdapter : public KernelAdapter {
   LaunchPlan plan(const Config& c, const Workload& w, const ProblemKey& p, const DeviceInfo&) const override {
     const Kind k = kind(w);
     const std::int64_t n = problem(p).first;
-    const TileShape shape = tile_shape("compaction", c, kSinglePassBlocked, "0, 1 or 2");
+    const TileShape shape = tile_shape("compaction", c, kSinglePassBulk, "0, 1, 2 or 3");
     const std::int64_t variant = shape.variant, block = shape.block, tile = shape.tile;
     auto tiles_of = [&shape](std::int64_t m) { return shape.tiles_of(m); };
     const std::int64_t tiles = tiles_of(n);
@@ -75,7 +77,7 @@ class CompactionAdapter : public KernelAdapter {
     std::vector<KernelArg> head = {KernelArg::buf("in"), k.select_if ? KernelArg::u64(0) : KernelArg::buf("flags"),
                                    threshold_arg(k), KernelArg::i64(n)};
 
-    if (variant == kSinglePass || variant == kSinglePassBlocked) {
+    if (variant >= kSinglePass) {  // single_pass, single_pass_blocked, single_pass_bulk
       // Layout of tile_state: see "decoupled look-back" in compaction.cu. Zero when first used; the kernel
       // leaves it ready for its next launch, so the plan has no memset step.
       const std::size_t state_bytes = 8 + 8 * static_cast<std::size_t>(tiles);

@@ -1,0 +1,220 @@
+// Single-pass compaction with bulk tile copies (VARIANT 3, single_pass_bulk) of compaction.cu; see
+// docs/compaction.md. A kernel header of the compaction family, embedded at build time and handed to NVRTC as the
+// named header "compaction/compaction_bulk.cuh": compaction.cu includes it after its namespace compact_detail
+// (value_t, the tile shape, warp_inclusive_sum, store_once, look_back), which this header extends. It reads no
+// macro: its parameters are CompactPolicy's (BLOCK_SIZE, ITEMS_PER_THREAD, STAGE_OUTPUT, STREAMING) from the policy
+// block of compaction.cu.
+//
+// One tile per block with its own ticket and the common look-back, as VARIANT 2; what differs is how the tile
+// travels and who waits for whom:
+//  * in: thread 0 has the SM's copy engine bring the tile's flags and values into shared memory right after the
+//    ticket (common/bulk_copy.cuh; the flags on a barrier of their own). No thread holds loaded data in registers,
+//    so a block needs few registers and as many tiles can be in flight on an SM as its shared memory holds.
+//  * the count: warp w owns the tile's elements [w * 32 * ITEMS, (w + 1) * 32 * ITEMS), read as rows of 32
+//    16-byte vectors (lane l the l-th vector of a row, and the flag bytes of those elements: conflict-free). The
+//    warps count their selection (flagged: from the flags alone, as soon as they land, a fifth of the bytes);
+//    warp 0 scans the counts and looks back with the tile's count while the values may still be arriving.
+//  * out, STAGE_OUTPUT 1: while warp 0 looks back, every other warp compacts its part in place, row by row (a
+//    lane's selected values go to its rank among the warp's selected elements; a write never passes the row being
+//    read), warp 0 after its look-back; then each warp writes its compacted part contiguously.
+//    STAGE_OUTPUT 0: after the look-back, row by row, each lane writes its selected values straight to global
+//    memory at their rank. STREAMING: the output with the evict-first hint.
+// Below sm_90 (no bulk copies) and for the partial last tile, the threads load the tile into shared memory
+// themselves (flags 0 and values not above the threshold beyond n).
+#pragma once
+
+#include "common/bulk_copy.cuh"  // reads no macro
+
+namespace compact_detail {
+namespace bulk_tiles {
+
+constexpr bool kOn = CompactPolicy::variant == 3;
+constexpr bool kFlagged = !CompactPolicy::select_if;
+constexpr int kLane = 16 / static_cast<int>(sizeof(value_t));  // elements of one lane's 16-byte vector
+constexpr int kRows = kItems / kLane;                          // rows of a warp's part
+constexpr int kWarpElems = kWarp * kItems;                     // elements of a warp's part
+
+static_assert(!kOn || (kItems % kLane == 0 && kItems >= kLane),
+              "single_pass_bulk: ITEMS_PER_THREAD must fill whole 16-byte vectors");
+static_assert(!kOn || CompactPolicy::lookback_delay == 0, "single_pass_bulk: LOOKBACK_DELAY must be 0");
+static_assert(!kOn || kTile % 16 == 0, "single_pass_bulk: a tile's flags must be whole 16-byte chunks");
+
+struct alignas(16) Vec16 {
+  value_t v[kLane];
+};
+
+template <int N> struct FlagBytes;
+template <> struct FlagBytes<4> { typedef unsigned type; };
+template <> struct FlagBytes<2> { typedef unsigned short type; };
+typedef FlagBytes<kLane>::type flags_t;  // the flag bytes of one lane's vector
+
+/// Bit j set where element j of a lane's vector is selected (flagged: byte j of f non-zero; if: x.v[j] above the
+/// threshold).
+__device__ __forceinline__ unsigned selection(const Vec16& x, flags_t f, value_t threshold) {
+  unsigned bits = 0;
+#pragma unroll
+  for (int j = 0; j < kLane; ++j) {
+    if constexpr (kFlagged) bits |= ((f >> (8 * j)) & 0xffu) != 0 ? 1u << j : 0u;
+    else bits |= x.v[j] > threshold ? 1u << j : 0u;
+  }
+  return bits;
+}
+
+/// Selected elements of this lane's vectors in the warp's part, summed over the warp (every lane gets it).
+__device__ __forceinline__ unsigned count_part(const Vec16* part, const flags_t* fpart, value_t threshold) {
+  const int lane = threadIdx.x & (kWarp - 1);
+  unsigned c = 0;
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    const int i = r * kWarp + lane;
+    if constexpr (kFlagged) c += __popc(selection(Vec16{}, fpart[i], threshold));
+    else c += __popc(selection(part[i], 0, threshold));
+  }
+#pragma unroll
+  for (int o = kWarp / 2; o > 0; o >>= 1) c += __shfl_xor_sync(kFullMask, c, o);
+  return c;
+}
+
+/// Row by row, the selected values of the warp's part to dst[rank], rank counted over the part in element order.
+/// dst is the part itself (compaction in place: a row's writes land at or below the elements read in it, read
+/// before the warp synchronises) or global memory.
+template <bool kGlobal>
+__device__ __forceinline__ void compact_rows(value_t* part, const flags_t* fpart, value_t threshold,
+                                             value_t* dst) {
+  const int lane = threadIdx.x & (kWarp - 1);
+  const Vec16* rows = reinterpret_cast<const Vec16*>(part);
+  unsigned run = 0;  // selected elements of the rows before this one
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    const int i = r * kWarp + lane;
+    const Vec16 x = rows[i];
+    const unsigned bits = selection(x, kFlagged ? fpart[i] : flags_t(0), threshold);
+    const unsigned c = __popc(bits);
+    const unsigned inc = warp_inclusive_sum(c);
+    if constexpr (!kGlobal) __syncwarp();  // every lane has read its vector of this row before any write
+    unsigned at = run + inc - c;
+#pragma unroll
+    for (int j = 0; j < kLane; ++j) {
+      if ((bits >> j) & 1u) {
+        if constexpr (kGlobal) store_once(dst + at, x.v[j]);
+        else dst[at] = x.v[j];
+        ++at;
+      }
+    }
+    run += __shfl_sync(kFullMask, inc, kWarp - 1);
+  }
+  if constexpr (!kGlobal) __syncwarp();
+}
+
+/// The threads load the tile at element base into s (values) and sf (flags) themselves: a full tile as striped
+/// 16-byte chunks, a partial one element by element (flag 0, or a value not above the threshold, beyond n).
+/// The caller waits at a barrier afterwards.
+__device__ __forceinline__ void load_by_threads(const value_t* __restrict__ in, const unsigned char* __restrict__ flags,
+                                                value_t threshold, long long base, long long n, value_t* s,
+                                                unsigned char* sf) {
+  const int tid = threadIdx.x;
+  if (base + kTile <= n) {
+    const uint4* src = reinterpret_cast<const uint4*>(in + base);
+    uint4* dst = reinterpret_cast<uint4*>(s);
+    for (int j = tid; j < kTile / kLane; j += kBlock) dst[j] = src[j];
+    if constexpr (kFlagged) {
+      const uint4* fsrc = reinterpret_cast<const uint4*>(flags + base);
+      uint4* fdst = reinterpret_cast<uint4*>(sf);
+      for (int j = tid; j < kTile / 16; j += kBlock) fdst[j] = fsrc[j];
+    }
+  } else {
+    for (int i = tid; i < kTile; i += kBlock) {
+      const bool in_range = base + i < n;
+      s[i] = in_range ? in[base + i] : threshold;
+      if constexpr (kFlagged) sf[i] = in_range ? flags[base + i] : 0;
+    }
+  }
+}
+
+/// The whole of a block: its ticket, the tile by bulk copies into shared memory, the warps' counts, warp 0's
+/// look-back, the selection out. tiles: ceil(n / kTile), the grid.
+__device__ __forceinline__ void compact_tile(const value_t* __restrict__ in, const unsigned char* __restrict__ flags,
+                                             value_t threshold, long long n, value_t* __restrict__ out,
+                                             unsigned* __restrict__ count, unsigned char* __restrict__ state) {
+  __shared__ alignas(128) value_t s[kOn ? kTile : 1];
+  __shared__ alignas(128) unsigned char sf[kOn && kFlagged ? kTile : 16];
+  __shared__ unsigned warp_excl[kWarp];      // each warp's count, then the selected elements of the warps before it
+  __shared__ unsigned long long bar[2];      // 0: the flags have landed, 1: the values have
+  __shared__ unsigned s_tile, s_gen, s_offset, s_total;
+  const int tid = threadIdx.x, lane = tid & (kWarp - 1), w = tid / kWarp;
+  const long long tiles = (n + kTile - 1) / kTile;
+  if (tid == 0) {
+    if (bulk_copy::kAvailable) {
+      bulk_copy::init(&bar[0]);
+      bulk_copy::init(&bar[1]);
+    }
+    unsigned gen;
+    const unsigned t = take_ticket(state, gridDim.x - 1, gen);
+    const long long b = static_cast<long long>(t) * kTile;
+    if (bulk_copy::kAvailable && b + kTile <= n) {
+      if constexpr (kFlagged) {
+        bulk_copy::expect(&bar[0], kTile);
+        bulk_copy::copy(sf, flags + b, kTile, &bar[0]);
+      }
+      constexpr unsigned kBytes = kTile * sizeof(value_t);
+      bulk_copy::expect(&bar[1], kBytes);
+      bulk_copy::copy(s, in + b, kBytes, &bar[1]);
+    }
+    // As VARIANT 2: the L2 fetches this tile's status word now.
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(state + 8 + 8 * static_cast<long long>(t)));
+    s_tile = t;
+    s_gen = gen;
+  }
+  __syncthreads();  // the ticket is known, and the barriers initialised before anyone waits on them
+  const long long tile = s_tile;
+  const long long base = tile * kTile;
+  const bool bulk = bulk_copy::kAvailable && base + kTile <= n;
+  if (!bulk) {
+    load_by_threads(in, flags, threshold, base, n, s, sf);
+    __syncthreads();
+  }
+  value_t* part = s + w * kWarpElems;
+  const Vec16* vpart = reinterpret_cast<const Vec16*>(part);
+  const flags_t* fpart = reinterpret_cast<const flags_t*>(sf + (kFlagged ? w * kWarpElems : 0));
+
+  // 1. This warp's count (flagged: from the flags alone).
+  if (bulk) bulk_copy::wait(&bar[kFlagged ? 0 : 1]);
+  const unsigned mine = count_part(vpart, fpart, threshold);
+  if (lane == 0) warp_excl[w] = mine;
+  __syncthreads();
+
+  // 2. Warp 0: the warps' exclusive prefixes and the tile's count, then the look-back with it. Meanwhile, with
+  //    STAGE_OUTPUT, the other warps compact their parts in place.
+  if (w == 0) {
+    const unsigned v = lane < kWarps ? warp_excl[lane] : 0u;
+    const unsigned inc = warp_inclusive_sum(v);
+    const unsigned total = __shfl_sync(kFullMask, inc, kWarp - 1);
+    if (lane < kWarps) warp_excl[lane] = inc - v;
+    const unsigned exclusive =
+        look_back(reinterpret_cast<unsigned long long*>(state + 8), tile, total, generation_tag(s_gen));
+    if (lane == 0) {
+      s_offset = exclusive;
+      s_total = total;
+    }
+  }
+  if (bulk && kFlagged) bulk_copy::wait(&bar[1]);
+  if constexpr (CompactPolicy::stage_output) compact_rows<false>(part, fpart, threshold, part);
+  __syncthreads();
+  if (bulk_copy::kAvailable && tid == 0) {  // every thread has passed its waits (or never waited)
+    bulk_copy::inval(&bar[0]);
+    bulk_copy::inval(&bar[1]);
+  }
+
+  // 3. The selection out, at the tile's offset plus the warps before this one.
+  const unsigned offset = s_offset;
+  value_t* dst = out + offset + warp_excl[w];
+  if constexpr (CompactPolicy::stage_output) {
+    for (unsigned e = lane; e < mine; e += kWarp) store_once(dst + e, part[e]);
+  } else {
+    compact_rows<true>(part, fpart, threshold, dst);
+  }
+  if (tid == 0 && tile == tiles - 1) *count = offset + s_total;
+}
+
+}  // namespace bulk_tiles
+}  // namespace compact_detail
