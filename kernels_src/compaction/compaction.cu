@@ -369,6 +369,15 @@ __device__ __forceinline__ void scatter_blocked(unsigned sel, const value_t (&x)
 using lookback::generation_tag;
 using lookback::take_ticket;
 
+/// Run by thread 0 of a single-pass block: the block's tile (a ticket, so that tiles start in launch order) and
+/// the launch's generation in gen. The L2 fetches the tile's status word now (after other work it is in memory),
+/// so that the successors' look-backs and this block's publishing find it there.
+__device__ __forceinline__ unsigned take_tile(unsigned char* __restrict__ state, unsigned& gen) {
+  const unsigned t = take_ticket(state, gridDim.x - 1, gen);
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(state + 8 + 8 * static_cast<long long>(t)));
+  return t;
+}
+
 /// Run by the 32 threads of warp 0: publishes the tile's count, sums the predecessors' counts back to the
 /// nearest inclusive prefix (lookback::look_back), publishes this tile's inclusive prefix and returns its
 /// exclusive prefix. tag: generation_tag of this launch.
@@ -388,19 +397,21 @@ extern "C" __global__ void __launch_bounds__(CompactPolicy::block, CompactPolicy
 compact_count(const compact_value_t* __restrict__ in, const unsigned char* __restrict__ flags,
               compact_value_t threshold, long long n, unsigned* __restrict__ tile_counts) {
   using namespace compact_detail;
-  __shared__ unsigned scratch[kWarps + 1];
-  const long long base = static_cast<long long>(blockIdx.x) * kTile;
-  unsigned c = 0;
+  if constexpr (CompactPolicy::variant == 0) {  // three_phase only: nothing to compile for the other variants
+    __shared__ unsigned scratch[kWarps + 1];
+    const long long base = static_cast<long long>(blockIdx.x) * kTile;
+    unsigned c = 0;
 #pragma unroll
-  for (int r = 0; r < kItems; ++r) {
-    const long long i = base + r * kBlock + threadIdx.x;
-    if (i < n) {
-      if constexpr (CompactPolicy::select_if) c += in[i] > threshold ? 1u : 0u;
-      else c += flags[i] != 0 ? 1u : 0u;
+    for (int r = 0; r < kItems; ++r) {
+      const long long i = base + r * kBlock + threadIdx.x;
+      if (i < n) {
+        if constexpr (CompactPolicy::select_if) c += in[i] > threshold ? 1u : 0u;
+        else c += flags[i] != 0 ? 1u : 0u;
+      }
     }
+    const unsigned total = block_sum(c, scratch);
+    if (threadIdx.x == 0) tile_counts[blockIdx.x] = total;
   }
-  const unsigned total = block_sum(c, scratch);
-  if (threadIdx.x == 0) tile_counts[blockIdx.x] = total;
 }
 
 /// Exclusive scan of each tile of in[0, m) into out; tile totals to tile_sums[blockIdx.x].
@@ -409,35 +420,39 @@ extern "C" __global__ void __launch_bounds__(CompactPolicy::block, CompactPolicy
 compact_scan_tiles(const unsigned* __restrict__ in, unsigned* __restrict__ out, long long m,
                    unsigned* __restrict__ tile_sums) {
   using namespace compact_detail;
-  __shared__ unsigned warp_tot[kWarp];
-  const long long first = static_cast<long long>(blockIdx.x) * kTile + static_cast<long long>(threadIdx.x) * kItems;
-  unsigned v[kItems];
-  unsigned sum = 0;
+  if constexpr (CompactPolicy::variant == 0) {  // three_phase only: nothing to compile for the other variants
+    __shared__ unsigned warp_tot[kWarp];
+    const long long first = static_cast<long long>(blockIdx.x) * kTile + static_cast<long long>(threadIdx.x) * kItems;
+    unsigned v[kItems];
+    unsigned sum = 0;
 #pragma unroll
-  for (int k = 0; k < kItems; ++k) {
-    v[k] = first + k < m ? in[first + k] : 0u;
-    sum += v[k];
-  }
-  unsigned total;
-  unsigned run = block_exclusive_count(sum, warp_tot, &total);  // exclusive prefix of this thread
+    for (int k = 0; k < kItems; ++k) {
+      v[k] = first + k < m ? in[first + k] : 0u;
+      sum += v[k];
+    }
+    unsigned total;
+    unsigned run = block_exclusive_count(sum, warp_tot, &total);  // exclusive prefix of this thread
 #pragma unroll
-  for (int k = 0; k < kItems; ++k) {
-    if (first + k < m) out[first + k] = run;
-    run += v[k];
+    for (int k = 0; k < kItems; ++k) {
+      if (first + k < m) out[first + k] = run;
+      run += v[k];
+    }
+    if (threadIdx.x == 0) tile_sums[blockIdx.x] = total;
   }
-  if (threadIdx.x == 0) tile_sums[blockIdx.x] = total;
 }
 
 /// data[i] += offsets[t] for the elements of tile t >= 1 (block b handles tile b + 1). Grid: tiles - 1.
 extern "C" __global__ void __launch_bounds__(CompactPolicy::block, CompactPolicy::min_blocks)
 compact_scan_add(unsigned* __restrict__ data, long long m, const unsigned* __restrict__ offsets) {
   using namespace compact_detail;
-  const long long tile = static_cast<long long>(blockIdx.x) + 1;
-  const unsigned off = offsets[tile];
+  if constexpr (CompactPolicy::variant == 0) {  // three_phase only: nothing to compile for the other variants
+    const long long tile = static_cast<long long>(blockIdx.x) + 1;
+    const unsigned off = offsets[tile];
 #pragma unroll
-  for (int r = 0; r < kItems; ++r) {
-    const long long i = tile * kTile + r * kBlock + threadIdx.x;
-    if (i < m) data[i] += off;
+    for (int r = 0; r < kItems; ++r) {
+      const long long i = tile * kTile + r * kBlock + threadIdx.x;
+      if (i < m) data[i] += off;
+    }
   }
 }
 
@@ -448,17 +463,19 @@ compact_scatter(const compact_value_t* __restrict__ in, const unsigned char* __r
                 compact_value_t threshold, long long n, const unsigned* __restrict__ tile_offsets,
                 compact_value_t* __restrict__ out, unsigned* __restrict__ count) {
   using namespace compact_detail;
-  __shared__ unsigned counts[kCounts + 1];
-  __shared__ value_t stage[CompactPolicy::stage_output ? kTile : 1];
-  const long long base = static_cast<long long>(blockIdx.x) * kTile;
-  bool sel[kItems];
-  value_t x[kItems];
-  unsigned rank[kItems];
-  load_selection(in, flags, threshold, base, n, sel, x);
-  const unsigned total = block_rank(sel, rank, counts);
-  const unsigned offset = tile_offsets[blockIdx.x];
-  scatter(sel, x, rank, total, offset, out, stage);
-  if (threadIdx.x == 0 && blockIdx.x == gridDim.x - 1) *count = offset + total;
+  if constexpr (CompactPolicy::variant == 0) {  // three_phase only: nothing to compile for the other variants
+    __shared__ unsigned counts[kCounts + 1];
+    __shared__ value_t stage[CompactPolicy::stage_output ? kTile : 1];
+    const long long base = static_cast<long long>(blockIdx.x) * kTile;
+    bool sel[kItems];
+    value_t x[kItems];
+    unsigned rank[kItems];
+    load_selection(in, flags, threshold, base, n, sel, x);
+    const unsigned total = block_rank(sel, rank, counts);
+    const unsigned offset = tile_offsets[blockIdx.x];
+    scatter(sel, x, rank, total, offset, out, stage);
+    if (threadIdx.x == 0 && blockIdx.x == gridDim.x - 1) *count = offset + total;
+  }
 }
 
 /// Single-pass compaction with decoupled look-back. state: see "decoupled look-back" above (zero before the
@@ -470,54 +487,50 @@ compact_single_pass(const compact_value_t* __restrict__ in, const unsigned char*
   using namespace compact_detail;
   if constexpr (CompactPolicy::variant == 3) {
     bulk_tiles::compact_tile(in, flags, threshold, n, out, count, state);
-    return;
+  } else if constexpr (CompactPolicy::variant != 0) {  // single_pass, single_pass_blocked
+    __shared__ unsigned counts[kCounts + 1];
+    __shared__ value_t stage[CompactPolicy::stage_output ? kTile : 1];
+    __shared__ unsigned s_tile, s_gen;
+    __shared__ unsigned s_offset;
+    const long long tiles = (n + kTile - 1) / kTile;
+    if (threadIdx.x == 0) {
+      unsigned gen;
+      s_tile = take_tile(state, gen);
+      s_gen = gen;
+    }
+    __syncthreads();
+    const long long tile = s_tile;
+    const long long base = tile * kTile;
+    bool sel[kItems];       // VARIANT 1: which elements are selected
+    unsigned sel_bits = 0;  // VARIANT 2: the same as bits
+    value_t x[kItems];
+    unsigned rank[kItems];  // VARIANT 1: rank of each selected element in the tile; VARIANT 2: rank[0] is the
+                            // rank of this thread's first selected element
+    unsigned total;
+    if constexpr (CompactPolicy::variant == 2) {
+      load_blocked(in, flags, threshold, base, n, &sel_bits, x);
+      rank[0] = block_exclusive_count(static_cast<unsigned>(__popc(sel_bits)), counts, &total);
+    } else {
+      load_selection(in, flags, threshold, base, n, sel, x);
+      total = block_rank(sel, rank, counts);
+    }
+    if constexpr (CompactPolicy::stage_output) {
+      // Staged output: the tile's selection goes to shared memory before the look-back, so that no register
+      // holds the values while warp 0 waits for its predecessors (the barrier after the look-back orders these
+      // writes before the copy-out).
+      if constexpr (CompactPolicy::variant == 2) stage_blocked(sel_bits, x, rank[0], stage);
+      else stage_ranked(sel, x, rank, stage);
+    }
+    if (threadIdx.x < kWarp) {
+      const unsigned exclusive =
+          look_back(reinterpret_cast<unsigned long long*>(state + 8), tile, total, generation_tag(s_gen));
+      if (threadIdx.x == 0) s_offset = exclusive;
+    }
+    __syncthreads();
+    const unsigned offset = s_offset;
+    if constexpr (CompactPolicy::stage_output) copy_staged(total, offset, out, stage);
+    else if constexpr (CompactPolicy::variant == 2) scatter_blocked(sel_bits, x, rank[0], offset, out);
+    else scatter(sel, x, rank, total, offset, out, stage);
+    if (threadIdx.x == 0 && tile == tiles - 1) *count = offset + total;
   }
-  __shared__ unsigned counts[kCounts + 1];
-  __shared__ value_t stage[CompactPolicy::stage_output && CompactPolicy::variant != 3 ? kTile : 1];
-  __shared__ unsigned s_tile, s_gen;
-  __shared__ unsigned s_offset;
-  const long long tiles = (n + kTile - 1) / kTile;
-  if (threadIdx.x == 0) {
-    unsigned gen;
-    const unsigned t = take_ticket(state, gridDim.x - 1, gen);
-    // The L2 fetches this tile's status word now (after other work it is in memory), so that the successors'
-    // look-backs and this block's publishing find it there.
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(state + 8 + 8 * static_cast<long long>(t)));
-    s_tile = t;
-    s_gen = gen;
-  }
-  __syncthreads();
-  const long long tile = s_tile;
-  const long long base = tile * kTile;
-  bool sel[kItems];       // VARIANT 1: which elements are selected
-  unsigned sel_bits = 0;  // VARIANT 2: the same as bits
-  value_t x[kItems];
-  unsigned rank[kItems];  // VARIANT 1: rank of each selected element in the tile; VARIANT 2: rank[0] is the
-                          // rank of this thread's first selected element
-  unsigned total;
-  if constexpr (CompactPolicy::variant == 2) {
-    load_blocked(in, flags, threshold, base, n, &sel_bits, x);
-    rank[0] = block_exclusive_count(static_cast<unsigned>(__popc(sel_bits)), counts, &total);
-  } else {
-    load_selection(in, flags, threshold, base, n, sel, x);
-    total = block_rank(sel, rank, counts);
-  }
-  if constexpr (CompactPolicy::stage_output) {
-    // Staged output: the tile's selection goes to shared memory before the look-back, so that no register
-    // holds the values while warp 0 waits for its predecessors (the barrier after the look-back orders these
-    // writes before the copy-out).
-    if constexpr (CompactPolicy::variant == 2) stage_blocked(sel_bits, x, rank[0], stage);
-    else stage_ranked(sel, x, rank, stage);
-  }
-  if (threadIdx.x < kWarp) {
-    const unsigned exclusive =
-        look_back(reinterpret_cast<unsigned long long*>(state + 8), tile, total, generation_tag(s_gen));
-    if (threadIdx.x == 0) s_offset = exclusive;
-  }
-  __syncthreads();
-  const unsigned offset = s_offset;
-  if constexpr (CompactPolicy::stage_output) copy_staged(total, offset, out, stage);
-  else if constexpr (CompactPolicy::variant == 2) scatter_blocked(sel_bits, x, rank[0], offset, out);
-  else scatter(sel, x, rank, total, offset, out, stage);
-  if (threadIdx.x == 0 && tile == tiles - 1) *count = offset + total;
 }

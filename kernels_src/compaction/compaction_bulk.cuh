@@ -48,15 +48,21 @@ template <> struct FlagBytes<4> { typedef unsigned type; };
 template <> struct FlagBytes<2> { typedef unsigned short type; };
 typedef FlagBytes<kLane>::type flags_t;  // the flag bytes of one lane's vector
 
-/// Bit j set where element j of a lane's vector is selected (flagged: byte j of f non-zero; if: x.v[j] above the
-/// threshold).
-__device__ __forceinline__ unsigned selection(const Vec16& x, flags_t f, value_t threshold) {
+/// Bit j set where byte j of a lane's flags is non-zero.
+__device__ __forceinline__ unsigned flag_bits(flags_t f) {
   unsigned bits = 0;
 #pragma unroll
-  for (int j = 0; j < kLane; ++j) {
-    if constexpr (kFlagged) bits |= ((f >> (8 * j)) & 0xffu) != 0 ? 1u << j : 0u;
-    else bits |= x.v[j] > threshold ? 1u << j : 0u;
-  }
+  for (int j = 0; j < kLane; ++j) bits |= ((f >> (8 * j)) & 0xffu) != 0 ? 1u << j : 0u;
+  return bits;
+}
+
+/// Bit j set where element j of a lane's vector is selected (flagged: its flag byte in f non-zero; if: x.v[j]
+/// above the threshold).
+__device__ __forceinline__ unsigned selection(const Vec16& x, flags_t f, value_t threshold) {
+  if constexpr (kFlagged) return flag_bits(f);
+  unsigned bits = 0;
+#pragma unroll
+  for (int j = 0; j < kLane; ++j) bits |= x.v[j] > threshold ? 1u << j : 0u;
   return bits;
 }
 
@@ -67,7 +73,7 @@ __device__ __forceinline__ unsigned count_part(const Vec16* part, const flags_t*
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
     const int i = r * kWarp + lane;
-    if constexpr (kFlagged) c += __popc(selection(Vec16{}, fpart[i], threshold));
+    if constexpr (kFlagged) c += __popc(flag_bits(fpart[i]));
     else c += __popc(selection(part[i], 0, threshold));
   }
 #pragma unroll
@@ -131,13 +137,19 @@ __device__ __forceinline__ void load_by_threads(const value_t* __restrict__ in, 
   }
 }
 
+/// Bytes of dynamic shared memory that a block takes (the launch plan's, tuner/kernels/compaction.cpp): the tile's
+/// values, then (flagged) its flags. A tile is a whole number of 16-byte vectors, so the flags start 16-byte aligned.
+constexpr unsigned kSharedBytes = kTile * (sizeof(value_t) + (kFlagged ? 1 : 0));
+
 /// The whole of a block: its ticket, the tile by bulk copies into shared memory, the warps' counts, warp 0's
-/// look-back, the selection out. tiles: ceil(n / kTile), the grid.
+/// look-back, the selection out. tiles: ceil(n / kTile), the grid. The tile is in dynamic shared memory
+/// (kSharedBytes), so that tiles beyond the 48 KiB of static shared memory can be tuned.
 __device__ __forceinline__ void compact_tile(const value_t* __restrict__ in, const unsigned char* __restrict__ flags,
                                              value_t threshold, long long n, value_t* __restrict__ out,
                                              unsigned* __restrict__ count, unsigned char* __restrict__ state) {
-  __shared__ alignas(128) value_t s[kOn ? kTile : 1];
-  __shared__ alignas(128) unsigned char sf[kOn && kFlagged ? kTile : 16];
+  extern __shared__ __align__(128) unsigned char tile_bytes[];
+  value_t* s = reinterpret_cast<value_t*>(tile_bytes);
+  unsigned char* sf = tile_bytes + kTile * sizeof(value_t);  // flagged only
   __shared__ unsigned warp_excl[kWarp];      // each warp's count, then the selected elements of the warps before it
   __shared__ unsigned long long bar[2];      // 0: the flags have landed, 1: the values have
   __shared__ unsigned s_tile, s_gen, s_offset, s_total;
@@ -149,7 +161,7 @@ __device__ __forceinline__ void compact_tile(const value_t* __restrict__ in, con
       bulk_copy::init(&bar[1]);
     }
     unsigned gen;
-    const unsigned t = take_ticket(state, gridDim.x - 1, gen);
+    const unsigned t = take_tile(state, gen);
     const long long b = static_cast<long long>(t) * kTile;
     if (bulk_copy::kAvailable && b + kTile <= n) {
       if constexpr (kFlagged) {
@@ -160,8 +172,6 @@ __device__ __forceinline__ void compact_tile(const value_t* __restrict__ in, con
       bulk_copy::expect(&bar[1], kBytes);
       bulk_copy::copy(s, in + b, kBytes, &bar[1]);
     }
-    // As VARIANT 2: the L2 fetches this tile's status word now.
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(state + 8 + 8 * static_cast<long long>(t)));
     s_tile = t;
     s_gen = gen;
   }

@@ -73,12 +73,17 @@ __device__ __forceinline__ void load_by_threads(const value_t* __restrict__ in, 
   }
 }
 
+/// Bytes of dynamic shared memory that a block takes (the launch plan's, tuner/kernels/scan.cpp): the tile.
+constexpr unsigned kSharedBytes = kTile * sizeof(value_t);
+
 /// The whole of a block: its ticket (one per block, as VARIANT 4), the tile by bulk copies into shared memory,
-/// row-wise warp scans, stores from registers. tiles: ceil(n / kTile), the grid.
+/// row-wise warp scans, stores from registers. tiles: ceil(n / kTile), the grid. The tile is in dynamic shared
+/// memory (kSharedBytes), so that tiles beyond the 48 KiB of static shared memory can be tuned.
 __device__ __forceinline__ void scan_tile(const value_t* __restrict__ in, value_t* __restrict__ out, long long n,
                                           bool exclusive, unsigned char* __restrict__ state, long long tiles,
                                           value_t* warp_tot, value_t& s_prefix) {
-  __shared__ alignas(128) value_t s[kOn ? kTile : 1];
+  extern __shared__ __align__(128) unsigned char tile_bytes[];
+  value_t* s = reinterpret_cast<value_t*>(tile_bytes);
   __shared__ value_t warp_excl[kWarp];
   __shared__ unsigned long long bar;
   __shared__ unsigned s_tile, s_gen;

@@ -198,12 +198,13 @@ TEST_CASE("compaction spec is embedded and its spaces have a few hundred configu
     // less the same 3 staged tiles over 48 KiB (39).
     // CLEAR_STATE 1: the single-pass variants with MIN_THREADS_PER_SM 1536 or 2048: the same 39 for single_pass,
     // twice that for single_pass_blocked (STREAMING 0 and 1).
-    // single_pass_bulk (LOOKBACK_DELAY 0 only; its tile and flags, 5 bytes per element, within 48 KiB in both output
-    // modes: 1024 x 12, 1024 x 16 and 768 x 16 never fit): 29 (block, items) pairs x 2 output modes (58); with a cap,
-    // the 30 (pair, items) of single_pass_blocked less the 5 over 48 KiB, x 2 modes (50); STREAMING 1: 36; CLEAR_STATE
-    // 1: 72 (STREAMING 0 and 1). Its tiles of 24 and 32 items (the other variants stop at 16): 9 (block, items) pairs
-    // within 48 KiB x 2 modes (18); with a cap, 7 x 2 (14); STREAMING 1: 10; CLEAR_STATE 1: 20.
-    CHECK(space.size() == 125 + 2 * 125 + 2 * 61 + 2 * 55 + 39 + 3 * 39 + 58 + 50 + 36 + 72 + 18 + 14 + 10 + 20);
+    // single_pass_bulk (LOOKBACK_DELAY 0 only; its tile and flags, 5 bytes per element, in dynamic shared memory
+    // within the device's opt-in limit, 227 KiB here, in both output modes; the only variant with 24 to 64 items):
+    // 8 block sizes x 10 items (multiples of 4) less 768 x 64 and 1024 x 48, 56 and 64, x 2 output modes (152);
+    // with a cap, the 10 (block, value) pairs x 9 items (8 and more) less the 7 beyond the limit (1024 x 48, 56 and
+    // 64 with two values, 768 x 64 with one), x 2 modes (166); STREAMING 1: 7 pairs x 9 items less 4, x 2 (118);
+    // CLEAR_STATE 1: twice that (STREAMING 0 and 1: 236).
+    CHECK(space.size() == 125 + 2 * 125 + 2 * 61 + 2 * 55 + 39 + 3 * 39 + 152 + 166 + 118 + 236);
     CHECK(space.default_index() >= 0);
   }
 }
@@ -260,6 +261,15 @@ TEST_CASE("compaction plans", "[cpu][compaction]") {
     CHECK(c.steps[0].buffer == "tile_state");
     CHECK(c.steps[0].count == (8 + 8 * 977) / 4);
     CHECK(c.steps[1].kernel == "compact_single_pass");
+    CHECK(p.steps[0].shared_bytes == 0u);
+    // single_pass_bulk: its tile in dynamic shared memory (the kernel's kSharedBytes), also beyond 48 KiB: the
+    // values, then the flags (flagged only).
+    const LaunchPlan bf = a->plan(config(3, 1024, 40, 1), Workload::parse("int32/flagged"), problem(1000003, 50), d);
+    REQUIRE(bf.steps.size() == 1);
+    CHECK(bf.steps[0].grid[0] == 25u);
+    CHECK(bf.steps[0].shared_bytes == 1024u * 40 * 5);
+    const LaunchPlan bi = a->plan(config(3, 1024, 40, 1), Workload::parse("float32/if"), problem(1000003, 50), d);
+    CHECK(bi.steps[0].shared_bytes == 1024u * 40 * 4);
   }
   SECTION("three phase: count, the scan levels of the tile counts, scatter") {
     const LaunchPlan one = a->plan(config(0, 64, 1), Workload::parse("int32/flagged"), problem(64, 50), d);

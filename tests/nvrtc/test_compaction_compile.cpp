@@ -35,9 +35,8 @@ TEST_CASE("compaction compiles for every workload, variant and corner in strict 
       Config def = s.default_config();
       def.set("VARIANT", v);
       // Default, smallest tile, largest tile (direct and the largest staged one), odd shapes; the blocked and
-      // bulk variants need ITEMS_PER_THREAD % 4 == 0, the bulk variant's tile and flags 48 KiB at most (sm_80:
-      // its fallback without bulk copies). Single pass: also with the register caps of MIN_THREADS_PER_SM
-      // (2048: 32 registers per thread).
+      // bulk variants need ITEMS_PER_THREAD % 4 == 0 (sm_80: the bulk variant's fallback without bulk copies). Single
+      // pass: also with the register caps of MIN_THREADS_PER_SM (2048: 32 registers per thread).
       const Value i1 = v >= 2 ? 4 : 1, i3 = v >= 2 ? 4 : 3, big = v == 3 ? 512 : 1024;
       std::vector<Config> configs = {def,
                                      config(v, 64, i1, 0),
@@ -53,6 +52,11 @@ TEST_CASE("compaction compiles for every workload, variant and corner in strict 
           configs.push_back(config(v, 512, 16, 1, 2048, 1));
           configs.push_back(config(v, 256, 8, 0, 1536, 1));
         }
+      }
+      if (v == 3) {  // tiles in dynamic shared memory beyond 48 KiB: the largest, 64 items, and a capped 64 items
+        configs.push_back(config(v, 1024, 32, 1));
+        configs.push_back(config(v, 512, 64, 0));
+        configs.push_back(config(v, 256, 64, 1, 2048, 1));
       }
       for (const Config& c : configs) {
         REQUIRE(space.is_valid(c));
@@ -72,7 +76,8 @@ TEST_CASE("compaction single_pass_bulk compiles for sm_75 without its bulk copie
   std::vector<CompileJob> jobs;
   for (const auto& w : s.workloads) {
     const ParameterSpace space = s.space(s.problem_sizes.front(), sim::SyntheticBackend::fake_device(), w);
-    for (const Config& c : {config(3, 64, 4, 0), config(3, 512, 16, 1), config(3, 256, 8, 0, 2048, 1)}) {
+    for (const Config& c :
+         {config(3, 64, 4, 0), config(3, 512, 16, 1), config(3, 256, 8, 0, 2048, 1), config(3, 512, 64, 1)}) {
       REQUIRE(space.is_valid(c));
       jobs.push_back({w.key() + " " + c.str(&s.params), strict_options(*a, c, w), "sm_75"});
     }

@@ -133,6 +133,8 @@ class ScanAdapter : public KernelAdapter {
       LaunchStep s = kernel_step_1d("scan", "scan_single_pass", blocks, block);
       s.args = {KernelArg::buf("in"), KernelArg::buf("out"), KernelArg::i64(n), KernelArg::i32(k.exclusive ? 1 : 0),
                 KernelArg::buf("tile_state")};
+      // single_pass_bulk keeps its tile in dynamic shared memory (kSharedBytes of scan_bulk.cuh).
+      if (variant == kSinglePassBulk) s.shared_bytes = static_cast<std::uint32_t>(tile * static_cast<std::int64_t>(es));
       plan.steps.push_back(std::move(s));
       return plan;
     }
