@@ -406,11 +406,12 @@ TEST_CASE("export: JSON tables: fields, round trip, errors that name the field",
   const std::string text = lookup::to_json(t);
   const nlohmann::json j = nlohmann::json::parse(text);
   CHECK(j.at("format") == "autotune-tuned-tables");
-  CHECK(j.at("version") == 1);
+  CHECK(j.at("version") == 2);
   CHECK(j.at("objective") == "time");
   CHECK(j.at("database") == "h100.db");
   REQUIRE(j.at("kernels").size() == t.kernels.size());
   std::set<std::string> names;
+  std::map<std::string, int> fills_seen;
   for (const auto& jk : j.at("kernels")) {
     names.insert(jk.at("name").get<std::string>());
     const std::size_t n = jk.at("configs").size();
@@ -430,6 +431,18 @@ TEST_CASE("export: JSON tables: fields, round trip, errors that name the field",
           for (const auto& e : b.at(list)) {
             CHECK_NOTHROW(ProblemKey::parse(e.at("problem").get<std::string>()));
             CHECK(e.at("config").get<std::size_t>() < n);
+            if (!e.contains("fills")) continue;
+            // The fill rule's thresholds: cells of the kernels with "blocks" only, sizes decreasing from the
+            // cell's best (at most the cell's size) on.
+            ++fills_seen[jk.at("name").get<std::string>()];
+            CHECK(std::string(list) == "cells");
+            const auto& fs = e.at("fills");
+            REQUIRE(!fs.empty());
+            CHECK(fs[0].at("config") == e.at("config"));
+            CHECK(fs[0].at("from").get<std::int64_t>() <=
+                  ProblemKey::parse(e.at("problem").get<std::string>()).at("n"));
+            for (std::size_t f = 1; f < fs.size(); ++f)
+              CHECK(fs[f].at("from").get<std::int64_t>() < fs[f - 1].at("from").get<std::int64_t>());
           }
         CHECK(b.at("same_arch").is_null());  // no other board
       }
@@ -438,6 +451,11 @@ TEST_CASE("export: JSON tables: fields, round trip, errors that name the field",
     }
   }
   CHECK(names == std::set<std::string>{"compaction", "reduction", "scan", "transpose"});
+  // The recorded best tiles of scan and compaction fill the H100's SMs at their sizes: every cell has fills.
+  CHECK(fills_seen.count("scan") == 1);
+  CHECK(fills_seen.count("compaction") == 1);
+  CHECK(fills_seen.count("reduction") == 0);
+  CHECK(fills_seen.count("transpose") == 0);
 
   // Round trip: what is read back writes the same text and compiles to the same header.
   const lookup::ExportTables back = lookup::tables_from_json(text);
@@ -452,8 +470,22 @@ TEST_CASE("export: JSON tables: fields, round trip, errors that name the field",
   bad["kernels"][1]["spec_default"] = 100000;
   CHECK_THROWS_WITH(lookup::tables_from_json(bad.dump()), Catch::Contains("/kernels/1/spec_default"));
   bad = j;
-  bad["version"] = 2;
-  CHECK_THROWS_AS(lookup::tables_from_json(bad.dump()), UsageError);
+  bad["version"] = 3;
+  CHECK_THROWS_WITH(lookup::tables_from_json(bad.dump()), Catch::Contains("/version 3 is not 1 or 2"));
+  // Version 1 (before the fill rule) still reads.
+  bad = j;
+  bad["version"] = 1;
+  CHECK_NOTHROW(lookup::tables_from_json(bad.dump()));
+  bad = j;
+  bool broken = false;
+  for (auto& jw : bad["kernels"][0]["workloads"])
+    for (auto& b : jw["boards"])
+      for (auto& e : b["cells"])
+        if (!broken && e.contains("fills") && e["fills"].size() >= 2) {
+          e["fills"][1]["from"] = e["fills"][0]["from"];
+          broken = true;
+        }
+  if (broken) CHECK_THROWS_WITH(lookup::tables_from_json(bad.dump()), Catch::Contains("is not a size below"));
   CHECK_THROWS_AS(lookup::tables_from_json("{"), UsageError);
 }
 

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -18,10 +19,11 @@
 #include "test_support.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/registry.hpp"
-#include "tuner/specs/specs.hpp"
+#include "tuner/lookup/export.hpp"
 #include "tuner/lookup/lookup.hpp"
 #include "tuner/session/session.hpp"
 #include "tuner/sim/synthetic.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 namespace fs = std::filesystem;
@@ -335,6 +337,109 @@ TEST_CASE("lookup: a spec edited since the measurement is noted when its configu
   CHECK(a->match == lookup::Match::exact);
   CHECK(a->config == cfg(4));
   CHECK_THAT(a->note, Catch::Contains("earlier version of the spec"));
+}
+
+TEST_CASE("lookup: \"blocks\": at another size, a configuration that would leave SMs idle there is passed over",
+          "[cpu][lookup]") {
+  // A tile of A * 1024 elements per block; the fixture boards have 100 SMs. Fills at n iff ceil(n / tile) >= 100.
+  const auto with_blocks = [](bool blocks) {
+    TuningSpec s =
+        TuningSpec::from_json_text(std::string(R"J({
+      "name": "fixture_kernel", "family": "synthetic", "source": "fixture.cu", "kernels": ["k"],
+      "parameters": [{"name": "A", "values": [1, 2, 4, 8], "default": 2},
+                     {"name": "B", "values": [1, 2], "default": 1}],
+      "constraints": ["A * 32 <= max_threads_per_block"],
+      "problem": {"dims": ["n"]}, "workloads": ["float32/sum", "int32/sum"])J") +
+                                       (blocks ? R"J(, "blocks": "(n + A * 1024 - 1) / (A * 1024)"})J" : "}"),
+                                   ".", false);
+    s.source_text = "// fixture kernel v1";
+    return s;
+  };
+  const TuningSpec spec = with_blocks(true), plain = with_blocks(false);
+  REQUIRE(spec.blocks_dim() == "n");
+  // A lookup hint: the trials of the spec without it count as this spec's (no "earlier version" note).
+  CHECK(spec.spec_hash() == plain.spec_hash());
+  CHECK(spec.spec_text != plain.spec_text);
+
+  TempFile f("fill");
+  Fixture fx(f.path, spec);
+  const DeviceInfo x100 = board("Acme X100", 90);
+  fx.record(x100, 1 << 24, {{cfg(8), 100}, {cfg(4), 110}, {cfg(2), 120}, {cfg(1), 130}});
+  // At 1 Ki even the fastest left SMs idle where it was measured (1 block): the rule never applies there.
+  fx.record(x100, 1 << 10, {{cfg(8), 10}, {cfg(1), 12}});
+  fx.close();
+  Lookup lk(f.path, silent());
+  lk.add_spec(spec);
+  const DeviceKey key = DeviceKey::of(x100);
+  auto at = [&](std::int64_t n) { return lk.best("fixture_kernel", kF32, key, n_of(n)); };
+
+  CHECK(at(1 << 24)->config == cfg(8));  // exact
+  CHECK(at(1 << 20)->config == cfg(8));  // 128 blocks: fills
+  CHECK(at(1 << 20)->note.empty());
+  auto half = at(1 << 19);  // A=8: 64 blocks; A=4: 128
+  CHECK(half->match == lookup::Match::nearest_size);
+  CHECK(half->problem == "n=16777216");
+  CHECK(half->config == cfg(4));
+  CHECK(half->median_ns == 110);  // provenance: the served configuration's measurement
+  CHECK_THAT(half->note, Catch::Contains("runs 64 blocks here for 100 SMs") && Catch::Contains("(128 blocks)"));
+  CHECK(at(811009)->config == cfg(8));  // 99 * 8192 + 1: the smallest size A=8 fills
+  CHECK(at(811008)->config == cfg(4));
+  CHECK(at(1 << 18)->config == cfg(2));
+  CHECK(at(1 << 17)->problem == "n=16777216");  // a tie of log distances: the larger problem
+  CHECK(at(1 << 17)->config == cfg(1));
+  // 2^16 is nearer 1 Ki, whose fastest never filled the SMs: served as measured.
+  CHECK(at(1 << 16)->problem == "n=1024");
+  CHECK(at(1 << 16)->config == cfg(8));
+  CHECK(at(1 << 16)->note.empty());
+  // Without "blocks", the fastest at the nearest size, as before.
+  {
+    Lookup lp(f.path, silent());
+    lp.add_spec(plain);
+    CHECK(lp.best("fixture_kernel", kF32, key, n_of(1 << 19))->config == cfg(8));
+  }
+  // The target's own SM count decides: with 50 SMs, A=8's 64 blocks fill them.
+  auto db = db::Database::open(f.path, db::Database::Mode::read_only);
+  DeviceInfo half_board = x100;
+  half_board.sm_count = 50;
+  CHECK(lookup::best(*db, spec, kF32, half_board, n_of(1 << 19)).config == cfg(8));
+  CHECK(lookup::best(*db, spec, kF32, x100, n_of(1 << 19)).config == cfg(4));
+  // With 1000 SMs none fills them at 2^17 (A=1: 128 blocks): the fastest, as measured.
+  DeviceInfo wide_board = x100;
+  wide_board.sm_count = 1000;
+  CHECK(lookup::best(*db, spec, kF32, wide_board, n_of(1 << 17)).config == cfg(8));
+
+  // The compiled-in export carries the rule as thresholds: the smallest size each configuration fills
+  // (99 * tile + 1), decreasing; none for the 1 Ki cell.
+  const lookup::ExportKernel k = lookup::export_kernel(*db, spec);
+  REQUIRE(k.workloads.front().boards.size() == 1);
+  std::map<std::string, std::vector<std::pair<std::int64_t, Config>>> fills;
+  for (const lookup::ExportEntry& e : k.workloads.front().boards.front().cells) {
+    auto& list = fills[e.problem.key()];
+    for (const auto& [from, ci] : e.fills) list.push_back({from, k.configs[ci]});
+    if (!e.fills.empty()) CHECK(e.fill_dim == "n");
+  }
+  CHECK(fills["n=1024"].empty());
+  const std::vector<std::pair<std::int64_t, Config>> expected = {
+      {811009, cfg(8)}, {405505, cfg(4)}, {202753, cfg(2)}, {101377, cfg(1)}};
+  CHECK(fills["n=16777216"] == expected);
+}
+
+TEST_CASE("lookup: \"blocks\" in a spec: one problem dimension, known names", "[cpu][lookup]") {
+  const std::string head = R"J({"name": "k2", "family": "synthetic", "source": "k.cu", "kernels": ["k"],
+    "parameters": [{"name": "A", "values": [1, 2], "default": 1}],
+    "problem": {"dims": ["rows", "cols"]}, "workloads": ["float32/sum"], )J";
+  CHECK_THROWS_WITH(
+      TuningSpec::from_json_text(head + R"J("blocks": "rows * cols / A"})J", ".", false),
+      Catch::Contains("at /blocks") && Catch::Contains("'rows', 'cols'") && Catch::Contains("one dimension only"));
+  const TuningSpec one = TuningSpec::from_json_text(head + R"J("blocks": "rows / A"})J", ".", false);
+  CHECK(one.blocks_dim() == "rows");
+  const TuningSpec typo = TuningSpec::from_json_text(head + R"J("blocks": "rows / AA"})J", ".", false);
+  ProblemKey p;
+  p.dims = {{"rows", 64}, {"cols", 64}};
+  CHECK_THROWS_WITH(typo.space(p, board("Acme X100", 90), Workload{"float32", "sum"}),
+                    Catch::Contains("/blocks") && Catch::Contains("unknown name 'AA'"));
+  CHECK(!typo.blocks_at(Config({{"A", 1}}), p, board("Acme X100", 90), Workload{"float32", "sum"}));
+  CHECK(*one.blocks_at(Config({{"A", 2}}), p, board("Acme X100", 90), Workload{"float32", "sum"}) == 32);
 }
 
 TEST_CASE("lookup: the one-shot function agrees with the cached class", "[cpu][lookup]") {

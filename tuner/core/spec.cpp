@@ -297,7 +297,7 @@ TuningDefaults parse_tuning(const json& t) {
   return d;
 }
 
-/// tolerance, bytes_moved, defines and family_options.
+/// tolerance, bytes_moved, blocks, defines and family_options.
 void parse_build_options(const json& j, TuningSpec& s) {
   if (j.contains("tolerance")) {
     if (!j["tolerance"].is_number() || j["tolerance"].get<double>() < 0)
@@ -305,6 +305,15 @@ void parse_build_options(const json& j, TuningSpec& s) {
     s.tolerance = j["tolerance"].get<double>();
   }
   if (j.contains("bytes_moved")) s.bytes_moved = get_expr(j["bytes_moved"], "/bytes_moved");
+  if (j.contains("blocks")) {
+    s.blocks = get_expr(j["blocks"], "/blocks");
+    std::string dims;
+    for (const std::string& d : s.problem_dims)
+      if (s.blocks->variables().count(d)) dims += (dims.empty() ? "'" : ", '") + d + "'";
+    if (dims.find(',') != std::string::npos)
+      throw SpecError("/blocks", "\"" + s.blocks->text() + "\" reads the problem dimensions " + dims +
+                                     ": the blocks of a launch may follow one dimension only");
+  }
   if (j.contains("defines")) {
     const json& d = j["defines"];
     if (!d.is_object()) throw SpecError("/defines", "expected an object {\"NAME\": value}");
@@ -436,9 +445,14 @@ TuningSpec TuningSpec::from_json_text(const std::string& text, const std::string
                      "parameters",     "constraints",  "launch",      "problem",         "workloads",
                      "tolerance",      "bytes_moved",  "defines",     "arguments",       "reference",
                      "family_options", "verification", "expressions", "compile_options", "tuning",
-                     "captured",       "$comment"});
+                     "captured",       "blocks",       "$comment"});
   TuningSpec s;
   s.spec_text = j.dump();
+  if (j.contains("blocks")) {
+    json hashed = j;
+    hashed.erase("blocks");
+    s.hashed_text = hashed.dump();
+  }
   parse_identity(j, s, base_dir, load_sources);
   const std::set<std::string> param_names = parse_parameters(j, s);
   if (j.contains("expressions")) {
@@ -492,7 +506,27 @@ std::string TuningSpec::source_hash() const {
   return content_hash(all);
 }
 
-std::string TuningSpec::spec_hash() const { return captured ? captured->spec_hash : content_hash(spec_text); }
+std::optional<std::int64_t> TuningSpec::blocks_at(const Config& c, const ProblemKey& p, const DeviceInfo& d,
+                                                  const Workload& w) const {
+  if (!blocks) return std::nullopt;
+  try {
+    return eval_expr(*blocks, c, p, d, w);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::string TuningSpec::blocks_dim() const {
+  if (blocks)
+    for (const std::string& d : problem_dims)
+      if (blocks->variables().count(d)) return d;
+  return "";
+}
+
+std::string TuningSpec::spec_hash() const {
+  if (captured) return captured->spec_hash;
+  return content_hash(hashed_text.empty() ? spec_text : hashed_text);
+}
 
 void TuningSpec::restrict_values(const std::string& name, const std::vector<std::string>& values) {
   auto it = std::find_if(params.begin(), params.end(), [&](const Param& p) { return p.name == name; });
@@ -631,6 +665,11 @@ ParameterSpace TuningSpec::space(const ProblemKey& problem, const DeviceInfo& de
   Bindings fixed = device.bindings();
   for (const auto& [k, v] : problem.dims) fixed[k] = v;
   for (const auto& [k, v] : workload_bindings(w)) fixed[k] = v;
+  if (blocks)
+    for (const std::string& v : blocks->variables())
+      if (!fixed.count(v) && find_param(v) == nullptr)
+        throw SpecError("/blocks", "\"" + blocks->text() + "\" uses unknown name '" + v +
+                                       "' (not a parameter, problem dimension or device variable)");
   return ParameterSpace(params, constraints, fixed);
 }
 

@@ -165,6 +165,10 @@ struct TuningSpec {
   std::vector<Workload> workloads;              // first = default
   double tolerance = 0;                         // relative tolerance for floats (adapter may scale it)
   std::optional<Expr> bytes_moved;              // bytes of one run, for GB/s
+  /// "blocks": the thread blocks the kernel's widest launch runs at a problem (it reads at most one problem
+  /// dimension, and must not decrease as that grows). The lookup, serving a size it did not measure, then passes
+  /// over a configuration that filled the SMs where it was measured but would not fill them there (docs/lookup.md).
+  std::optional<Expr> blocks;
   std::vector<ArgSpec> arguments;               // family "user"
   std::optional<ReferenceSpec> reference;       // family "user"
   VerifyPolicy verification;                    // family "user": what counts as correct (every output)
@@ -176,6 +180,9 @@ struct TuningSpec {
   TuningDefaults tuning;                        // "tuning": budget, time limit, strategy
   std::string family_options_json = "{}";       // raw JSON of "family_options", read by the adapter
   std::string spec_text;                        // canonical JSON of the spec (for hashing)
+  /// spec_text without "blocks", where the spec has it: what spec_hash() hashes (a hint to the lookup changes no
+  /// measurement, so trials stay those of the same spec); empty: spec_text.
+  std::string hashed_text;
   /// "captured": the spec is a capture of an application's launch (spec_hash() and data_tag() are then those of
   /// the captured spec).
   std::optional<CaptureOrigin> captured;
@@ -202,6 +209,13 @@ struct TuningSpec {
   /// no source or launch yet. Simulation, summary, best and compare-strategies use it; tuning needs the rest.
   bool is_stub() const { return family == "imported"; }
   std::string spec_hash() const;
+
+  /// The value of "blocks" for c at problem p on device d (nullopt without "blocks" or where it cannot be
+  /// evaluated there). Never throws.
+  std::optional<std::int64_t> blocks_at(const Config& c, const ProblemKey& p, const DeviceInfo& d,
+                                        const Workload& w) const;
+  /// The problem dimension "blocks" reads ("" without "blocks" or where it reads none).
+  std::string blocks_dim() const;
 
   const Param* find_param(const std::string& name) const;
   const LaunchSpec* find_launch(const std::string& name) const;

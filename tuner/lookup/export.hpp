@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tuner/core/config.hpp"
@@ -33,6 +34,11 @@ namespace lookup {
 struct ExportEntry {
   ProblemKey problem;
   std::size_t config = 0;
+  /// Level nearest_size's fill rule (docs/lookup.md, "Filling the SMs"; cells of a kernel with "blocks" only):
+  /// (size of dimension fill_dim, configuration) pairs, sizes decreasing; a question at another problem gets the
+  /// first whose size its own reaches, else `config`.
+  std::string fill_dim;
+  std::vector<std::pair<std::int64_t, std::size_t>> fills;
 };
 
 /// A recorded board (device model) as the target of a question.
@@ -93,6 +99,9 @@ struct ExportTables {
   std::string database;                   // where the tables come from (informative)
   std::vector<ExportKernel> kernels;
 };
+
+/// A parameter's kind as the tables name it: "integer", "floating", "string" or "boolean".
+const char* param_kind_name(Param::Kind k);
 
 /// Why `spec` cannot be exported ("" if it can): a constraint that reads a problem dimension would have to be
 /// checked at the question's size, which tables cannot do.

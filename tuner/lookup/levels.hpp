@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tuner/core/objective.hpp"
@@ -69,6 +70,11 @@ struct Question {
 std::shared_ptr<Prepared> prepare(const db::Database& db, const TuningSpec& spec, const Workload& w, Objective o);
 /// The answer, level by level; prep == nullptr gives the spec default with the note `unavailable`.
 Answer answer(const Prepared* prep, const Question& q, const std::string& unavailable);
+/// The fill rule of level nearest_size at `cell` (docs/lookup.md, "Filling the SMs") as thresholds, for question
+/// q at the cell's problem on the cell's board: (size of the dimension "blocks" reads, configuration) pairs, sizes
+/// decreasing; a question at another problem gets the first configuration whose size its own reaches, else the
+/// cell's best. Empty where the rule never applies (no "blocks", or the best did not fill the SMs there).
+std::vector<std::pair<std::int64_t, Config>> fill_chain(const Prepared& prep, const Question& q, const Cell& cell);
 /// The group default (docs/lookup.md, levels same_cc and same_arch) over `cells` of prep for question q (whose
 /// device is the target: its board's cells are the caller's to leave out), as an answer of level m; nullopt when
 /// no configuration measured there is valid at the target. `cells` in prep's order, as the levels give them.

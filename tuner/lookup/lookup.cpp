@@ -267,6 +267,7 @@ class Answerer {
         notes.push_back("measured under an earlier version of the spec (its configuration is still valid)");
       if (!a.carried_from.empty()) notes.push_back("carried forward: " + a.carried_from);
     }
+    if (!fill_note_.empty()) notes.push_back(fill_note_);
     if (passed_over_ != 0)
       notes.push_back(std::to_string(passed_over_) +
                       " recorded configurations are not valid for this device/problem and were passed over");
@@ -317,13 +318,78 @@ class Answerer {
       for (std::size_t ri : cell->rows) {
         const Row& r = prep_.rows[ri];
         if (!valid_at_target(r)) continue;
-        fill(a, r, cell->problem_key == q_.problem.key() ? Match::exact : Match::nearest_size);
+        const bool exact = cell->problem_key == q_.problem.key();
+        const Row& served = exact ? r : fill_rule(*cell, r);
+        fill(a, served, exact ? Match::exact : Match::nearest_size);
         return true;
       }
     }
     return false;
   }
 
+  /// The blocks of r's configuration at problem p and whether they fill the SMs of the target (or of r's board).
+  std::pair<std::int64_t, bool> blocks(const Row& r, const ProblemKey& p) const {
+    const DeviceInfo& props = target_props_ ? *target_props_ : prep_.boards[r.board].info;
+    const std::optional<std::int64_t> b = q_.spec.blocks_at(r.config, p, props, q_.w);
+    return {b.value_or(0), b && *b >= props.sm_count};
+  }
+
+  /// Level 1 at another size (docs/lookup.md, "Filling the SMs"): with the spec's "blocks", when the cell's
+  /// fastest valid row `first` filled the SMs at the cell's problem but does not at the question's, the fastest
+  /// valid row that does; `first` where none does or the spec has no "blocks".
+  const Row& fill_rule(const Cell& cell, const Row& first) {
+    if (!q_.spec.blocks || !blocks(first, cell.problem).second) return first;
+    const auto [few, fills_here] = blocks(first, q_.problem);
+    if (fills_here) return first;
+    for (std::size_t ri : cell.rows) {
+      const Row& r = prep_.rows[ri];
+      if (&r == &first || !valid_at_target(r)) continue;
+      const auto [b, fills] = blocks(r, q_.problem);
+      if (!fills) continue;
+      const DeviceInfo& props = target_props_ ? *target_props_ : prep_.boards[r.board].info;
+      fill_note_ = "the fastest configuration at " + cell.problem_key + " runs " + std::to_string(few) +
+                   " blocks here for " + std::to_string(props.sm_count) +
+                   " SMs: served the fastest there that fills them (" + std::to_string(b) + " blocks)";
+      return r;
+    }
+    return first;
+  }
+
+ public:
+  /// For the compiled-in export (detail::fill_chain): the thresholds of the fill rule at `cell` (the question's
+  /// problem is the cell's): (first, its smallest size that fills the SMs), then each later valid row whose
+  /// smallest such size is below every earlier one. Empty where the rule never applies. A size n below the
+  /// cell's gets the first entry whose size is at most n, else `first` (for "blocks" that do not decrease
+  /// with the size, as the lookup's fill_rule()).
+  std::vector<std::pair<std::int64_t, const Row*>> fill_chain(const Cell& cell) {
+    std::vector<std::pair<std::int64_t, const Row*>> chain;
+    const std::string dim = q_.spec.blocks_dim();
+    if (dim.empty()) return chain;
+    auto smallest_filling = [&](const Row& r) -> std::optional<std::int64_t> {
+      std::int64_t hi = cell.problem.at(dim);  // fills here
+      ProblemKey p = cell.problem;
+      p.dims[dim] = hi;
+      if (!blocks(r, p).second) return std::nullopt;
+      std::int64_t lo = 0;  // lo does not fill (size 0 or below)
+      while (hi - lo > 1) {
+        const std::int64_t mid = lo + (hi - lo) / 2;
+        p.dims[dim] = mid;
+        (blocks(r, p).second ? hi : lo) = mid;
+      }
+      return hi;
+    };
+    for (std::size_t ri : cell.rows) {
+      const Row& r = prep_.rows[ri];
+      if (!valid_at_target(r)) continue;
+      const std::optional<std::int64_t> t = smallest_filling(r);
+      if (chain.empty() && !t) return chain;  // the fastest did not fill the SMs where it was measured
+      if (t && (chain.empty() || *t < chain.back().first)) chain.push_back({*t, &r});
+      if (chain.back().first <= 1) break;
+    }
+    return chain;
+  }
+
+ private:
   /// Level 3: boards of the same cc (not the target): the cells at the closest recorded problem, group
   /// default over them (with one board there, simply its fastest valid configuration).
   bool same_cc(Answer& a, std::vector<std::string>& notes) {
@@ -419,6 +485,7 @@ class Answerer {
   const DeviceInfo* target_props_ = nullptr;
   std::map<std::pair<std::size_t, std::string>, bool> valid_memo_;
   std::size_t passed_over_ = 0;
+  std::string fill_note_;
 };
 
 Answer answer_question(const Prepared* prep, const Question& q, const std::string& unavailable) {
@@ -442,6 +509,12 @@ std::shared_ptr<Prepared> prepare(const db::Database& db, const TuningSpec& spec
 
 Answer answer(const Prepared* prep, const Question& q, const std::string& unavailable) {
   return answer_question(prep, q, unavailable);
+}
+
+std::vector<std::pair<std::int64_t, Config>> fill_chain(const Prepared& prep, const Question& q, const Cell& cell) {
+  std::vector<std::pair<std::int64_t, Config>> out;
+  for (const auto& [size, row] : Answerer(prep, q).fill_chain(cell)) out.push_back({size, row->config});
+  return out;
 }
 
 std::optional<Answer> group_default(const Prepared& prep, const Question& q, const std::vector<const Cell*>& cells,
