@@ -391,6 +391,15 @@ TEST_CASE("lookup: \"blocks\": at another size, a configuration that would leave
   CHECK(at(1 << 16)->problem == "n=1024");
   CHECK(at(1 << 16)->config == cfg(8));
   CHECK(at(1 << 16)->note.empty());
+  // Level same_cc (a board of the same cc that was not recorded) follows the same rule with the group default,
+  // counted on the measuring board's SMs.
+  const DeviceKey other("Acme X150", 90);
+  auto group = lk.best("fixture_kernel", kF32, other, n_of(1 << 19));
+  CHECK(group->match == lookup::Match::same_cc);
+  CHECK(group->config == cfg(4));
+  CHECK_THAT(group->note, Catch::Contains("the group default at n=16777216 runs 64 blocks here for 100 SMs"));
+  CHECK(lk.best("fixture_kernel", kF32, other, n_of(1 << 20))->config == cfg(8));
+  CHECK(lk.best("fixture_kernel", kF32, other, n_of(1 << 18))->config == cfg(2));
   // Without "blocks", the fastest at the nearest size, as before.
   {
     Lookup lp(f.path, silent());
@@ -422,6 +431,17 @@ TEST_CASE("lookup: \"blocks\": at another size, a configuration that would leave
   const std::vector<std::pair<std::int64_t, Config>> expected = {
       {811009, cfg(8)}, {405505, cfg(4)}, {202753, cfg(2)}, {101377, cfg(1)}};
   CHECK(fills["n=16777216"] == expected);
+  // The same thresholds for boards of cc 9.0 that were not recorded (level same_cc).
+  REQUIRE(k.workloads.front().cc_groups.size() == 1);
+  bool group_seen = false;
+  for (const lookup::ExportEntry& e : k.workloads.front().cc_groups.front().entries) {
+    if (e.problem.key() != "n=16777216") continue;
+    std::vector<std::pair<std::int64_t, Config>> got;
+    for (const auto& [from, ci] : e.fills) got.push_back({from, k.configs[ci]});
+    CHECK(got == expected);
+    group_seen = true;
+  }
+  CHECK(group_seen);
 }
 
 TEST_CASE("lookup: \"blocks\" in a spec: one problem dimension, known names", "[cpu][lookup]") {

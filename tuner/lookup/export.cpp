@@ -74,8 +74,14 @@ class GroupTables {
     }
     for (const auto& g : groups) {
       const ProblemKey& p = g.front()->problem;
-      if (auto a = detail::group_default(prep_, Question{spec_, w_, key, nullptr, p}, g, Match::same_cc))
-        out.push_back({p, configs_.add(a->config), "", {}});
+      const Question q{spec_, w_, key, nullptr, p};
+      if (auto a = detail::group_default(prep_, q, g, Match::same_cc)) {
+        ExportEntry e{p, configs_.add(a->config), "", {}};
+        for (const auto& [size, config] : detail::group_fill_chain(prep_, q, g))
+          e.fills.push_back({size, configs_.add(config)});
+        if (!e.fills.empty()) e.fill_dim = spec_.blocks_dim();
+        out.push_back(std::move(e));
+      }
     }
     return out;
   }

@@ -216,8 +216,9 @@ inline const Entry* nearest(const Entry* entries, int n, const Question& q) noex
   return best;
 }
 
-/// The configuration of `e` at another problem (docs/lookup.md, "Filling the SMs"): the first of its fills whose
-/// size the question reaches, else the cell's best.
+/// The configuration of `e` at the question's problem (docs/lookup.md, "Filling the SMs"): the first of its fills
+/// whose size the question reaches, else the entry's configuration (also where the question is the entry's problem:
+/// the first fill's size is at most the entry's).
 inline const Config* filling(const Entry& e, const Question& q) noexcept {
   for (int i = 0; i < e.nfills; ++i)
     if (q.dims[e.fill_dim] >= e.fills[i].from) return e.fills[i].config;
@@ -288,10 +289,10 @@ inline const Config* select(std::string_view kernel, std::string_view workload, 
     if (board->ncells > 0) {
       const detail::Entry* e = detail::nearest(board->cells, board->ncells, q);
       m = detail::same_problem(*e->problem, q) ? Match::exact : Match::nearest_size;
-      c = m == Match::exact ? e->config : detail::filling(*e, q);
+      c = detail::filling(*e, q);
     } else if (board->nsame_cc > 0) {
       m = Match::same_cc;
-      c = detail::nearest(board->same_cc, board->nsame_cc, q)->config;
+      c = detail::filling(*detail::nearest(board->same_cc, board->nsame_cc, q), q);
     } else if (board->same_arch != nullptr) {
       m = Match::same_arch;
       c = board->same_arch;
@@ -305,7 +306,7 @@ inline const Config* select(std::string_view kernel, std::string_view workload, 
       if (w->arch_groups[i].major == cc / 10) a = &w->arch_groups[i];
     if (g != nullptr) {
       m = Match::same_cc;
-      c = detail::nearest(g->entries, g->size, q)->config;
+      c = detail::filling(*detail::nearest(g->entries, g->size, q), q);
     } else if (a != nullptr) {
       m = Match::same_arch;
       c = a->config;

@@ -319,7 +319,9 @@ class Answerer {
         const Row& r = prep_.rows[ri];
         if (!valid_at_target(r)) continue;
         const bool exact = cell->problem_key == q_.problem.key();
-        const Row& served = exact ? r : fill_rule(*cell, r);
+        const Cell* here = cell;  // a structured binding cannot be captured before C++20
+        const Row& served =
+            exact ? r : fill_rule(here->problem, "the fastest configuration", r, [&] { return ranked_rows(*here); });
         fill(a, served, exact ? Match::exact : Match::nearest_size);
         return true;
       }
@@ -334,59 +336,79 @@ class Answerer {
     return {b.value_or(0), b && *b >= props.sm_count};
   }
 
-  /// Level 1 at another size (docs/lookup.md, "Filling the SMs"): with the spec's "blocks", when the cell's
-  /// fastest valid row `first` filled the SMs at the cell's problem but does not at the question's, the fastest
-  /// valid row that does; `first` where none does or the spec has no "blocks".
-  const Row& fill_rule(const Cell& cell, const Row& first) {
-    if (!q_.spec.blocks || !blocks(first, cell.problem).second) return first;
+  /// The valid rows of `cell`, fastest first.
+  std::vector<const Row*> ranked_rows(const Cell& cell) {
+    std::vector<const Row*> out;
+    for (std::size_t ri : cell.rows)
+      if (valid_at_target(prep_.rows[ri])) out.push_back(&prep_.rows[ri]);
+    return out;
+  }
+
+  /// Levels 1 and 2 at another size (docs/lookup.md, "Filling the SMs"): with the spec's "blocks", when the
+  /// level's answer `first` filled the SMs at `p` (where it was measured) but does not at the question's problem,
+  /// the best ranked row (`ranked()`: valid rows measured at p in the level's order) that does; `first` where none
+  /// does or the spec has no "blocks".
+  template <class Ranked>
+  const Row& fill_rule(const ProblemKey& p, const std::string& level, const Row& first, Ranked ranked) {
+    if (!q_.spec.blocks || !blocks(first, p).second) return first;
     const auto [few, fills_here] = blocks(first, q_.problem);
     if (fills_here) return first;
-    for (std::size_t ri : cell.rows) {
-      const Row& r = prep_.rows[ri];
-      if (&r == &first || !valid_at_target(r)) continue;
-      const auto [b, fills] = blocks(r, q_.problem);
+    for (const Row* r : ranked()) {
+      const auto [b, fills] = blocks(*r, q_.problem);
       if (!fills) continue;
-      const DeviceInfo& props = target_props_ ? *target_props_ : prep_.boards[r.board].info;
-      fill_note_ = "the fastest configuration at " + cell.problem_key + " runs " + std::to_string(few) +
-                   " blocks here for " + std::to_string(props.sm_count) +
-                   " SMs: served the fastest there that fills them (" + std::to_string(b) + " blocks)";
-      return r;
+      const DeviceInfo& props = target_props_ ? *target_props_ : prep_.boards[r->board].info;
+      fill_note_ = level + " at " + p.key() + " runs " + std::to_string(few) + " blocks here for " +
+                   std::to_string(props.sm_count) + " SMs: served the best there that fills them (" +
+                   std::to_string(b) + " blocks)";
+      return *r;
     }
     return first;
   }
 
  public:
-  /// For the compiled-in export (detail::fill_chain): the thresholds of the fill rule at `cell` (the question's
-  /// problem is the cell's): (first, its smallest size that fills the SMs), then each later valid row whose
-  /// smallest such size is below every earlier one. Empty where the rule never applies. A size n below the
-  /// cell's gets the first entry whose size is at most n, else `first` (for "blocks" that do not decrease
-  /// with the size, as the lookup's fill_rule()).
-  std::vector<std::pair<std::int64_t, const Row*>> fill_chain(const Cell& cell) {
+  /// For the compiled-in export (detail::fill_chain): the thresholds of the fill rule over `ranked` (valid rows
+  /// measured at p, in the level's order; the question's problem is p): (the first, its smallest size that fills
+  /// the SMs), then each later row whose smallest such size is below every earlier one. Empty where the rule
+  /// never applies. A question of size n gets the first entry whose size is at most n, else the first row (for
+  /// "blocks" that do not decrease with the size, as fill_rule()).
+  std::vector<std::pair<std::int64_t, const Row*>> fill_chain(const std::vector<const Row*>& ranked,
+                                                              const ProblemKey& p) {
     std::vector<std::pair<std::int64_t, const Row*>> chain;
     const std::string dim = q_.spec.blocks_dim();
     if (dim.empty()) return chain;
     auto smallest_filling = [&](const Row& r) -> std::optional<std::int64_t> {
-      std::int64_t hi = cell.problem.at(dim);  // fills here
-      ProblemKey p = cell.problem;
-      p.dims[dim] = hi;
-      if (!blocks(r, p).second) return std::nullopt;
+      std::int64_t hi = p.at(dim);  // fills here
+      ProblemKey at = p;
+      if (!blocks(r, at).second) return std::nullopt;
       std::int64_t lo = 0;  // lo does not fill (size 0 or below)
       while (hi - lo > 1) {
         const std::int64_t mid = lo + (hi - lo) / 2;
-        p.dims[dim] = mid;
-        (blocks(r, p).second ? hi : lo) = mid;
+        at.dims[dim] = mid;
+        (blocks(r, at).second ? hi : lo) = mid;
       }
       return hi;
     };
-    for (std::size_t ri : cell.rows) {
-      const Row& r = prep_.rows[ri];
-      if (!valid_at_target(r)) continue;
-      const std::optional<std::int64_t> t = smallest_filling(r);
-      if (chain.empty() && !t) return chain;  // the fastest did not fill the SMs where it was measured
-      if (t && (chain.empty() || *t < chain.back().first)) chain.push_back({*t, &r});
+    for (const Row* r : ranked) {
+      const std::optional<std::int64_t> t = smallest_filling(*r);
+      if (chain.empty() && !t) return chain;  // the answer did not fill the SMs where it was measured
+      if (t && (chain.empty() || *t < chain.back().first)) chain.push_back({*t, r});
       if (chain.back().first <= 1) break;
     }
     return chain;
+  }
+
+  std::vector<std::pair<std::int64_t, const Row*>> fill_chain(const Cell& cell) {
+    return fill_chain(ranked_rows(cell), cell.problem);
+  }
+
+  /// The group default's chain (level same_cc): its candidates in rank order, all measured at `cells`' problem.
+  std::vector<std::pair<std::int64_t, const Row*>> fill_chain(const std::vector<const Cell*>& cells) {
+    const std::vector<const Score*> group = rank_group(cells);
+    std::vector<const Row*> ranked;
+    ranked.reserve(group.size());
+    for (const Score* s : group) ranked.push_back(s->nearest);
+    if (ranked.empty()) return {};
+    return fill_chain(ranked, cells.front()->problem);
   }
 
  private:
@@ -430,44 +452,65 @@ class Answerer {
   }
 
  public:
-  /// Group default over cells (board, problem): for every configuration, the mean over the cells that
-  /// measured it of median / best median of the cell. The answer is the configuration valid on the target
-  /// that was measured in the most cells, and among those the lowest mean (ties: the smaller canonical JSON).
-  bool group_default(const std::vector<const Cell*>& cells, Match m, Answer& a) {
-    struct Score {
-      double sum = 0;
-      int count = 0;
-      const Row* nearest = nullptr;  // measurement closest to the question (provenance)
-      Closeness near_cl{false, 0, 0, 0, nullptr};
-      std::set<std::size_t> boards;
-    };
-    std::map<std::string, Score> scores;
-    for (const Cell* cell : cells) {
-      if (cell->rows.empty()) continue;
-      const double best = prep_.rows[cell->rows.front()].cost;
-      const Closeness cl = closeness(*cell, q_.problem);
-      for (std::size_t ri : cell->rows) {
-        const Row& r = prep_.rows[ri];
-        Score& s = scores[r.config_json];
-        s.sum += r.cost / best;
-        ++s.count;
-        s.boards.insert(r.board);
-        if (s.nearest == nullptr || cl < s.near_cl) {
-          s.nearest = &r;
-          s.near_cl = cl;
+  /// A configuration's standing in a group (group_default()).
+  struct Score {
+    double sum = 0;
+    int count = 0;
+    const Row* nearest = nullptr;  // measurement closest to the question (provenance)
+    Closeness near_cl{false, 0, 0, 0, nullptr};
+    std::set<std::size_t> boards;
+  };
+
+  /// The configurations measured in `cells` that are valid at the target, best first: measured in the most
+  /// cells, then the lowest mean of median / best(cell), then the smaller canonical JSON.
+  std::vector<const Score*> rank_group(const std::vector<const Cell*>& cells) {
+    std::map<std::string, Score>& scores = scores_[cells];
+    if (scores.empty()) {
+      for (const Cell* cell : cells) {
+        if (cell->rows.empty()) continue;
+        const double best = prep_.rows[cell->rows.front()].cost;
+        const Closeness cl = closeness(*cell, q_.problem);
+        for (std::size_t ri : cell->rows) {
+          const Row& r = prep_.rows[ri];
+          Score& sc = scores[r.config_json];
+          sc.sum += r.cost / best;
+          ++sc.count;
+          sc.boards.insert(r.board);
+          if (sc.nearest == nullptr || cl < sc.near_cl) {
+            sc.nearest = &r;
+            sc.near_cl = cl;
+          }
         }
       }
     }
-    const Score* pick = nullptr;  // scores is ordered by canonical JSON: ties keep the smaller
-    for (const auto& [json, s] : scores) {
-      if (!valid_at_target(*s.nearest)) continue;
-      const double mean = s.sum / s.count;
-      if (pick == nullptr || s.count > pick->count ||
-          (s.count == pick->count && mean < pick->sum / pick->count)) {
-        pick = &s;
-      }
+    std::vector<const Score*> out;  // scores is ordered by canonical JSON: the stable sort keeps the smaller first
+    for (const auto& [json, sc] : scores)
+      if (valid_at_target(*sc.nearest)) out.push_back(&sc);
+    std::stable_sort(out.begin(), out.end(), [](const Score* x, const Score* y) {
+      if (x->count != y->count) return x->count > y->count;
+      return x->sum / x->count < y->sum / y->count;
+    });
+    return out;
+  }
+
+  /// Group default over cells (board, problem): for every configuration, the mean over the cells that
+  /// measured it of median / best median of the cell. The answer is the configuration valid on the target
+  /// that was measured in the most cells, and among those the lowest mean (ties: the smaller canonical JSON);
+  /// at level same_cc (cells of one problem) with the fill rule of "Filling the SMs".
+  bool group_default(const std::vector<const Cell*>& cells, Match m, Answer& a) {
+    const std::vector<const Score*> ranked = rank_group(cells);
+    if (ranked.empty()) return false;
+    const Score* pick = ranked.front();
+    if (m == Match::same_cc) {
+      const Row& served = fill_rule(cells.front()->problem, "the group default", *pick->nearest, [&] {
+        std::vector<const Row*> rows;
+        rows.reserve(ranked.size());
+        for (const Score* sc : ranked) rows.push_back(sc->nearest);
+        return rows;
+      });
+      for (const Score* sc : ranked)
+        if (sc->nearest == &served) pick = sc;
     }
-    if (pick == nullptr) return false;
     fill(a, *pick->nearest, m);
     std::string names;
     for (std::size_t b : pick->boards) names += (names.empty() ? "" : ", ") + prep_.boards[b].info.name;
@@ -486,6 +529,7 @@ class Answerer {
   std::map<std::pair<std::size_t, std::string>, bool> valid_memo_;
   std::size_t passed_over_ = 0;
   std::string fill_note_;
+  std::map<std::vector<const Cell*>, std::map<std::string, Score>> scores_;  // rank_group()'s, per group
 };
 
 Answer answer_question(const Prepared* prep, const Question& q, const std::string& unavailable) {
@@ -514,6 +558,13 @@ Answer answer(const Prepared* prep, const Question& q, const std::string& unavai
 std::vector<std::pair<std::int64_t, Config>> fill_chain(const Prepared& prep, const Question& q, const Cell& cell) {
   std::vector<std::pair<std::int64_t, Config>> out;
   for (const auto& [size, row] : Answerer(prep, q).fill_chain(cell)) out.push_back({size, row->config});
+  return out;
+}
+
+std::vector<std::pair<std::int64_t, Config>> group_fill_chain(const Prepared& prep, const Question& q,
+                                                              const std::vector<const Cell*>& cells) {
+  std::vector<std::pair<std::int64_t, Config>> out;
+  for (const auto& [size, row] : Answerer(prep, q).fill_chain(cells)) out.push_back({size, row->config});
   return out;
 }
 
