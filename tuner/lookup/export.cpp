@@ -54,6 +54,15 @@ DeviceKey unrecorded(int cc) {
   return k;
 }
 
+/// The entry of problem p serving `config`, with the fill rule's thresholds `chain` (detail::fill_chain).
+ExportEntry entry(const TuningSpec& spec, const ProblemKey& p, const Config& config,
+                  const std::vector<std::pair<std::int64_t, Config>>& chain, ConfigIndex& configs) {
+  ExportEntry e{p, configs.add(config), "", {}};
+  for (const auto& [size, c] : chain) e.fills.emplace_back(size, configs.add(c));
+  if (!e.fills.empty()) e.fill_dim = spec.blocks_dim();
+  return e;
+}
+
 /// What the levels below the target's own cells serve to the target `key` (its board index `self`, or kNoBoard).
 class GroupTables {
  public:
@@ -75,13 +84,8 @@ class GroupTables {
     for (const auto& g : groups) {
       const ProblemKey& p = g.front()->problem;
       const Question q{spec_, w_, key, nullptr, p};
-      if (auto a = detail::group_default(prep_, q, g, Match::same_cc)) {
-        ExportEntry e{p, configs_.add(a->config), "", {}};
-        for (const auto& [size, config] : detail::group_fill_chain(prep_, q, g))
-          e.fills.push_back({size, configs_.add(config)});
-        if (!e.fills.empty()) e.fill_dim = spec_.blocks_dim();
-        out.push_back(std::move(e));
-      }
+      if (auto a = detail::group_default(prep_, q, g, Match::same_cc))
+        out.push_back(entry(spec_, p, a->config, detail::group_fill_chain(prep_, q, g), configs_));
     }
     return out;
   }
@@ -126,10 +130,7 @@ ExportWorkload export_workload(const db::Database& db, const TuningSpec& spec, c
       const Question q{spec, w, key, nullptr, c.problem};
       const Answer a = detail::answer(prep.get(), q, "");
       if (a.match != Match::exact) continue;
-      ExportEntry e{c.problem, configs.add(a.config), "", {}};
-      for (const auto& [size, config] : detail::fill_chain(*prep, q, c)) e.fills.push_back({size, configs.add(config)});
-      if (!e.fills.empty()) e.fill_dim = spec.blocks_dim();
-      eb.cells.push_back(std::move(e));
+      eb.cells.push_back(entry(spec, c.problem, a.config, detail::fill_chain(*prep, q, c), configs));
     }
     eb.same_cc = groups.same_cc(key, b);
     eb.same_arch = groups.same_arch(key, b);

@@ -34,7 +34,7 @@ namespace lookup {
 struct ExportEntry {
   ProblemKey problem;
   std::size_t config = 0;
-  /// Level nearest_size's fill rule (docs/lookup.md, "Filling the SMs"; cells of a kernel with "blocks" only):
+  /// The fill rule of levels nearest_size and same_cc (docs/lookup.md, "Filling the SMs"; kernels with "blocks"):
   /// (size of dimension fill_dim, configuration) pairs, sizes decreasing; a question at another problem gets the
   /// first whose size its own reaches, else `config`.
   std::string fill_dim;

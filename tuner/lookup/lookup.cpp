@@ -403,10 +403,8 @@ class Answerer {
 
   /// The group default's chain (level same_cc): its candidates in rank order, all measured at `cells`' problem.
   std::vector<std::pair<std::int64_t, const Row*>> fill_chain(const std::vector<const Cell*>& cells) {
-    const std::vector<const Score*> group = rank_group(cells);
-    std::vector<const Row*> ranked;
-    ranked.reserve(group.size());
-    for (const Score* s : group) ranked.push_back(s->nearest);
+    const std::map<std::string, Score> scores = score_group(cells);
+    const std::vector<const Row*> ranked = nearest_rows(rank(scores));
     if (ranked.empty()) return {};
     return fill_chain(ranked, cells.front()->problem);
   }
@@ -461,29 +459,33 @@ class Answerer {
     std::set<std::size_t> boards;
   };
 
-  /// The configurations measured in `cells` that are valid at the target, best first: measured in the most
-  /// cells, then the lowest mean of median / best(cell), then the smaller canonical JSON.
-  std::vector<const Score*> rank_group(const std::vector<const Cell*>& cells) {
-    std::map<std::string, Score>& scores = scores_[cells];
-    if (scores.empty()) {
-      for (const Cell* cell : cells) {
-        if (cell->rows.empty()) continue;
-        const double best = prep_.rows[cell->rows.front()].cost;
-        const Closeness cl = closeness(*cell, q_.problem);
-        for (std::size_t ri : cell->rows) {
-          const Row& r = prep_.rows[ri];
-          Score& sc = scores[r.config_json];
-          sc.sum += r.cost / best;
-          ++sc.count;
-          sc.boards.insert(r.board);
-          if (sc.nearest == nullptr || cl < sc.near_cl) {
-            sc.nearest = &r;
-            sc.near_cl = cl;
-          }
+  /// Every configuration measured in `cells`, by canonical JSON: the sum over those cells of median / best(cell),
+  /// their count, its boards and its measurement nearest to the question.
+  std::map<std::string, Score> score_group(const std::vector<const Cell*>& cells) const {
+    std::map<std::string, Score> scores;
+    for (const Cell* cell : cells) {
+      if (cell->rows.empty()) continue;
+      const double best = prep_.rows[cell->rows.front()].cost;
+      const Closeness cl = closeness(*cell, q_.problem);
+      for (std::size_t ri : cell->rows) {
+        const Row& r = prep_.rows[ri];
+        Score& sc = scores[r.config_json];
+        sc.sum += r.cost / best;
+        ++sc.count;
+        sc.boards.insert(r.board);
+        if (sc.nearest == nullptr || cl < sc.near_cl) {
+          sc.nearest = &r;
+          sc.near_cl = cl;
         }
       }
     }
-    std::vector<const Score*> out;  // scores is ordered by canonical JSON: the stable sort keeps the smaller first
+    return scores;
+  }
+
+  /// The scores valid at the target, best first: measured in the most cells, then the lowest mean, then the
+  /// smaller canonical JSON (the map's order, which the stable sort keeps).
+  std::vector<const Score*> rank(const std::map<std::string, Score>& scores) {
+    std::vector<const Score*> out;
     for (const auto& [json, sc] : scores)
       if (valid_at_target(*sc.nearest)) out.push_back(&sc);
     std::stable_sort(out.begin(), out.end(), [](const Score* x, const Score* y) {
@@ -493,21 +495,26 @@ class Answerer {
     return out;
   }
 
+  /// The measurement nearest to the question of each ranked score, in rank order.
+  static std::vector<const Row*> nearest_rows(const std::vector<const Score*>& ranked) {
+    std::vector<const Row*> rows;
+    rows.reserve(ranked.size());
+    for (const Score* sc : ranked) rows.push_back(sc->nearest);
+    return rows;
+  }
+
   /// Group default over cells (board, problem): for every configuration, the mean over the cells that
   /// measured it of median / best median of the cell. The answer is the configuration valid on the target
   /// that was measured in the most cells, and among those the lowest mean (ties: the smaller canonical JSON);
   /// at level same_cc (cells of one problem) with the fill rule of "Filling the SMs".
   bool group_default(const std::vector<const Cell*>& cells, Match m, Answer& a) {
-    const std::vector<const Score*> ranked = rank_group(cells);
+    const std::map<std::string, Score> scores = score_group(cells);
+    const std::vector<const Score*> ranked = rank(scores);
     if (ranked.empty()) return false;
     const Score* pick = ranked.front();
     if (m == Match::same_cc) {
-      const Row& served = fill_rule(cells.front()->problem, "the group default", *pick->nearest, [&] {
-        std::vector<const Row*> rows;
-        rows.reserve(ranked.size());
-        for (const Score* sc : ranked) rows.push_back(sc->nearest);
-        return rows;
-      });
+      const Row& served =
+          fill_rule(cells.front()->problem, "the group default", *pick->nearest, [&] { return nearest_rows(ranked); });
       for (const Score* sc : ranked)
         if (sc->nearest == &served) pick = sc;
     }
@@ -529,7 +536,6 @@ class Answerer {
   std::map<std::pair<std::size_t, std::string>, bool> valid_memo_;
   std::size_t passed_over_ = 0;
   std::string fill_note_;
-  std::map<std::vector<const Cell*>, std::map<std::string, Score>> scores_;  // rank_group()'s, per group
 };
 
 Answer answer_question(const Prepared* prep, const Question& q, const std::string& unavailable) {
@@ -555,17 +561,25 @@ Answer answer(const Prepared* prep, const Question& q, const std::string& unavai
   return answer_question(prep, q, unavailable);
 }
 
-std::vector<std::pair<std::int64_t, Config>> fill_chain(const Prepared& prep, const Question& q, const Cell& cell) {
+namespace {
+
+std::vector<std::pair<std::int64_t, Config>> chain_configs(
+    const std::vector<std::pair<std::int64_t, const Row*>>& chain) {
   std::vector<std::pair<std::int64_t, Config>> out;
-  for (const auto& [size, row] : Answerer(prep, q).fill_chain(cell)) out.push_back({size, row->config});
+  out.reserve(chain.size());
+  for (const auto& [size, row] : chain) out.emplace_back(size, row->config);
   return out;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::int64_t, Config>> fill_chain(const Prepared& prep, const Question& q, const Cell& cell) {
+  return chain_configs(Answerer(prep, q).fill_chain(cell));
 }
 
 std::vector<std::pair<std::int64_t, Config>> group_fill_chain(const Prepared& prep, const Question& q,
                                                               const std::vector<const Cell*>& cells) {
-  std::vector<std::pair<std::int64_t, Config>> out;
-  for (const auto& [size, row] : Answerer(prep, q).fill_chain(cells)) out.push_back({size, row->config});
-  return out;
+  return chain_configs(Answerer(prep, q).fill_chain(cells));
 }
 
 std::optional<Answer> group_default(const Prepared& prep, const Question& q, const std::vector<const Cell*>& cells,
