@@ -1,0 +1,840 @@
+// The parser of the Python subset (tuner/core/pyexpr.hpp): tokens, the recursive descent into the syntax tree
+// of pyexpr_tree.hpp, and the names' resolution (free variables and comprehension slots).
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tuner/core/pyexpr.hpp"
+#include "tuner/core/pyexpr_tree.hpp"
+
+namespace autotune {
+
+namespace {
+
+using namespace pyexpr_detail;
+
+/// A built-in function: its name and how many (positional) arguments it takes.
+struct BuiltinInfo {
+  const char* name;
+  Builtin id;
+  std::size_t min_args, max_args;
+};
+
+constexpr std::size_t kMany = static_cast<std::size_t>(-1);
+constexpr BuiltinInfo kBuiltins[] = {
+    {"abs", Builtin::abs, 1, 1},     {"all", Builtin::all, 1, 1},      {"any", Builtin::any, 1, 1},
+    {"bool", Builtin::bool_, 0, 1},  {"float", Builtin::float_, 0, 1}, {"int", Builtin::int_, 0, 1},
+    {"len", Builtin::len, 1, 1},     {"list", Builtin::list, 0, 1},    {"max", Builtin::max, 1, kMany},
+    {"min", Builtin::min, 1, kMany}, {"range", Builtin::range, 1, 3},  {"round", Builtin::round, 1, 2},
+    {"str", Builtin::str, 0, 1},     {"sum", Builtin::sum, 1, 2},      {"tuple", Builtin::tuple, 0, 1},
+};
+
+const BuiltinInfo* find_builtin(const std::string& name) {
+  for (const BuiltinInfo& b : kBuiltins)
+    if (name == b.name) return &b;
+  return nullptr;
+}
+
+// ---------------------------------------------------------------- tokens
+
+enum class Tok : std::uint8_t { end, name, number, string, op };
+
+struct Token {
+  Tok kind = Tok::end;
+  std::size_t pos = 0;  // byte offset in the text
+  std::string text;     // name, operator or the string's value
+  PyValue number;
+  bool int_2_63 = false;  // the literal 9223372036854775808: valid only after a unary minus
+};
+
+const char* const kKeywords[] = {"False",  "None",   "True",    "and",      "as",       "assert", "async",
+                                 "await",  "break",  "class",   "continue", "def",      "del",    "elif",
+                                 "else",   "except", "finally", "for",      "from",     "global", "if",
+                                 "import", "in",     "is",      "lambda",   "nonlocal", "not",    "or",
+                                 "pass",   "raise",  "return",  "try",      "while",    "with",   "yield"};
+
+bool is_keyword(const std::string& s) {
+  return std::any_of(std::begin(kKeywords), std::end(kKeywords), [&](const char* k) { return s == k; });
+}
+
+bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+void append_utf8(std::string& out, std::uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+class Lexer {
+ public:
+  explicit Lexer(const std::string& text) : s_(text) {}
+
+  std::vector<Token> run() {
+    std::vector<Token> out;
+    for (;;) {
+      skip();
+      Token t;
+      t.pos = pos_;
+      if (pos_ >= s_.size()) {
+        out.push_back(t);
+        return out;
+      }
+      const char c = s_[pos_];
+      if (std::isdigit(static_cast<unsigned char>(c)) ||
+          (c == '.' && pos_ + 1 < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_ + 1])))) {
+        number(t);
+      } else if (ident_start(c)) {
+        const std::size_t start = pos_;
+        while (pos_ < s_.size() && ident_char(s_[pos_])) ++pos_;
+        t.text = s_.substr(start, pos_ - start);
+        if (pos_ < s_.size() && (s_[pos_] == '\'' || s_[pos_] == '"')) {
+          std::string prefix = t.text;
+          std::transform(prefix.begin(), prefix.end(), prefix.begin(),
+                         [](char ch) { return static_cast<char>(std::tolower(ch)); });
+          if (prefix == "r" || prefix == "u") {
+            string(t, prefix == "r");
+          } else if (prefix == "b" || prefix == "br" || prefix == "rb") {
+            fail_at(start, "bytes literals are not supported");
+          } else if (prefix == "f" || prefix == "fr" || prefix == "rf") {
+            fail_at(start, "f-strings are not supported");
+          } else {
+            t.kind = Tok::name;
+          }
+        } else {
+          t.kind = Tok::name;
+        }
+      } else if (c == '\'' || c == '"') {
+        string(t, false);
+      } else {
+        op(t);
+      }
+      out.push_back(std::move(t));
+    }
+  }
+
+  [[noreturn]] void fail_at(std::size_t pos, const std::string& what) const {
+    throw PyExprError("cannot parse Python expression \"" + s_ + "\" at position " + std::to_string(pos + 1) + ": " +
+                      what);
+  }
+
+ private:
+  void skip() {
+    for (;;) {
+      while (pos_ < s_.size() && is_space(s_[pos_])) ++pos_;
+      if (pos_ < s_.size() && s_[pos_] == '#') {
+        while (pos_ < s_.size() && s_[pos_] != '\n') ++pos_;
+      } else if (pos_ + 1 < s_.size() && s_[pos_] == '\\' && s_[pos_ + 1] == '\n') {
+        pos_ += 2;
+      } else {
+        return;
+      }
+    }
+  }
+
+  /// Digits of `base` with single underscores between them (and one allowed right after a 0x prefix).
+  std::string digits(int base, bool after_prefix) {
+    std::string out;
+    auto is_digit = [base](char c) {
+      if (base == 16) return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+      return c >= '0' && c < static_cast<char>('0' + base);
+    };
+    while (pos_ < s_.size()) {
+      if (is_digit(s_[pos_])) {
+        out += s_[pos_++];
+      } else if (s_[pos_] == '_' && (!out.empty() || after_prefix) && pos_ + 1 < s_.size() && is_digit(s_[pos_ + 1])) {
+        ++pos_;
+      } else {
+        break;
+      }
+    }
+    return out;
+  }
+
+  void number(Token& t) {
+    t.kind = Tok::number;
+    const std::size_t start = pos_;
+    int base = 10;
+    if (s_[pos_] == '0' && pos_ + 1 < s_.size()) {
+      const char p = static_cast<char>(std::tolower(s_[pos_ + 1]));
+      base = p == 'x' ? 16 : p == 'o' ? 8 : p == 'b' ? 2 : 10;
+    }
+    bool is_float = false;
+    std::string text;
+    if (base != 10) {
+      pos_ += 2;
+      text = digits(base, true);
+      if (text.empty()) fail_at(start, "invalid number literal");
+    } else {
+      text = digits(10, false);
+      if (pos_ < s_.size() && s_[pos_] == '.') {
+        is_float = true;
+        text += s_[pos_++];
+        text += digits(10, false);
+      }
+      if (pos_ < s_.size() && (s_[pos_] == 'e' || s_[pos_] == 'E')) {
+        std::size_t look = pos_ + 1;
+        if (look < s_.size() && (s_[look] == '+' || s_[look] == '-')) ++look;
+        if (look < s_.size() && std::isdigit(static_cast<unsigned char>(s_[look]))) {
+          is_float = true;
+          text += 'e';
+          if (s_[pos_ + 1] == '+' || s_[pos_ + 1] == '-') text += s_[pos_ + 1];
+          pos_ = look;
+          text += digits(10, false);
+        }
+      }
+    }
+    if (pos_ < s_.size() && (s_[pos_] == 'j' || s_[pos_] == 'J')) fail_at(start, "complex numbers are not supported");
+    if (pos_ < s_.size() && ident_char(s_[pos_])) {
+      // Python reads "1if x else 2" as "1 if x else 2"; any other letter right after a number is an error.
+      std::size_t end = pos_;
+      while (end < s_.size() && ident_char(s_[end])) ++end;
+      const std::string word = s_.substr(pos_, end - pos_);
+      static const char* const joinable[] = {"and", "or", "if", "else", "in", "is", "not", "for"};
+      if (std::none_of(std::begin(joinable), std::end(joinable), [&](const char* k) { return word == k; }))
+        fail_at(start, "invalid number literal");
+    }
+    if (is_float) {
+      t.number = PyValue::floating(std::strtod(text.c_str(), nullptr));
+      return;
+    }
+    if (base == 10 && text.size() > 1 && text[0] == '0' && text.find_first_not_of('0') != std::string::npos)
+      fail_at(start, "leading zeros in decimal integer literals are not permitted");
+    unsigned __int128 v = 0;
+    const unsigned __int128 limit = static_cast<unsigned __int128>(1) << 63;
+    for (char c : text) {
+      const int d = std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : std::tolower(c) - 'a' + 10;
+      v = v * static_cast<unsigned>(base) + static_cast<unsigned>(d);
+      if (v > limit) fail_at(start, "integer literal does not fit in 64 bits");
+    }
+    if (v == limit) {
+      t.int_2_63 = true;
+      t.number = PyValue::integer(std::numeric_limits<std::int64_t>::min());
+    } else {
+      t.number = PyValue::integer(static_cast<std::int64_t>(v));
+    }
+  }
+
+  std::uint32_t hex_escape(std::size_t count, std::size_t start) {
+    std::uint32_t cp = 0;
+    for (std::size_t i = 0; i < count; ++i, ++pos_) {
+      if (pos_ >= s_.size() || !std::isxdigit(static_cast<unsigned char>(s_[pos_])))
+        fail_at(start, "truncated \\x, \\u or \\U escape");
+      const char c = static_cast<char>(std::tolower(s_[pos_]));
+      cp = cp * 16 + static_cast<std::uint32_t>(std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : c - 'a' + 10);
+    }
+    return cp;
+  }
+
+  void string(Token& t, bool raw) {
+    t.kind = Tok::string;
+    const std::size_t start = pos_;
+    const char quote = s_[pos_];
+    const std::string triple(3, quote);
+    const bool is_triple = s_.compare(pos_, 3, triple) == 0;
+    pos_ += is_triple ? 3 : 1;
+    std::string out;
+    for (;;) {
+      if (pos_ >= s_.size()) fail_at(start, "unterminated string literal");
+      const char c = s_[pos_];
+      if (is_triple && s_.compare(pos_, 3, triple) == 0) {
+        pos_ += 3;
+        break;
+      }
+      if (!is_triple && c == quote) {
+        ++pos_;
+        break;
+      }
+      if (!is_triple && c == '\n') fail_at(start, "unterminated string literal");
+      if (c != '\\') {
+        out += c;
+        ++pos_;
+        continue;
+      }
+      if (pos_ + 1 >= s_.size()) fail_at(start, "unterminated string literal");
+      const char e = s_[pos_ + 1];
+      if (raw) {
+        out += c;
+        out += e;
+        pos_ += 2;
+        continue;
+      }
+      const std::size_t escape = pos_;
+      pos_ += 2;
+      switch (e) {
+        case '\n':
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '\'':
+          out += '\'';
+          break;
+        case '"':
+          out += '"';
+          break;
+        case 'a':
+          out += '\a';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'v':
+          out += '\v';
+          break;
+        case 'x':
+          append_utf8(out, hex_escape(2, escape));
+          break;
+        case 'u':
+        case 'U': {
+          const std::uint32_t cp = hex_escape(e == 'u' ? 4 : 8, escape);
+          if (cp > 0x10FFFF) fail_at(escape, "illegal Unicode character in \\U escape");
+          if (cp >= 0xD800 && cp <= 0xDFFF) fail_at(escape, "surrogate characters are not supported");
+          append_utf8(out, cp);
+          break;
+        }
+        case 'N':
+          fail_at(escape, "\\N{...} escapes are not supported");
+        default:
+          if (e >= '0' && e <= '7') {
+            std::uint32_t cp = static_cast<std::uint32_t>(e - '0');
+            for (int i = 0; i < 2 && pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '7'; ++i)
+              cp = cp * 8 + static_cast<std::uint32_t>(s_[pos_++] - '0');
+            append_utf8(out, cp);
+          } else {
+            out += '\\';  // an unknown escape keeps its backslash, as in Python
+            out += e;
+          }
+      }
+    }
+    t.text = std::move(out);
+  }
+
+  void op(Token& t) {
+    t.kind = Tok::op;
+    static const char* const two[] = {"**", "//", "==", "!=", "<=", ">=", "<<", ">>"};
+    for (const char* o : two)
+      if (s_.compare(pos_, 2, o) == 0) {
+        t.text = o;
+        pos_ += 2;
+        return;
+      }
+    if (s_.compare(pos_, 2, "&&") == 0) fail_at(pos_, "'&&' is not Python: use 'and'");
+    if (s_.compare(pos_, 2, "||") == 0) fail_at(pos_, "'||' is not Python: use 'or'");
+    if (s_.compare(pos_, 2, ":=") == 0) fail_at(pos_, "assignment expressions (':=') are not supported");
+    if (s_.compare(pos_, 2, "<>") == 0) fail_at(pos_, "'<>' is not Python: use '!='");
+    const char c = s_[pos_];
+    if (c == '!') fail_at(pos_, "'!' is not Python: use 'not'");
+    if (c == '{' || c == '}') fail_at(pos_, "dict and set displays are not supported");
+    if (std::strchr("+-*/%<>()[],:&|^~.=", c) == nullptr || c == '\0')
+      fail_at(pos_, "unexpected character '" + std::string(1, c) + "'");
+    t.text = std::string(1, c);
+    ++pos_;
+  }
+
+  const std::string& s_;
+  std::size_t pos_ = 0;
+};
+
+// ---------------------------------------------------------------- parser
+
+class Parser {
+ public:
+  explicit Parser(const std::string& text) : lexer_(text), tokens_(lexer_.run()) {}
+
+  NodePtr parse() {
+    if (peek().kind == Tok::end) fail_here("empty expression");
+    NodePtr first = expression();
+    NodePtr n = is_op(",") ? tuple_rest(std::move(first), nullptr) : std::move(first);
+    if (peek().kind != Tok::end) unexpected();
+    return n;
+  }
+
+ private:
+  struct NestingGuard {
+    explicit NestingGuard(Parser& p) : p_(p) {
+      if (++p_.nesting_ > PyExpr::kMaxNesting)
+        p_.fail_here("expression is nested too deeply (more than " + std::to_string(PyExpr::kMaxNesting) + " levels)");
+    }
+    ~NestingGuard() { --p_.nesting_; }
+    NestingGuard(const NestingGuard&) = delete;
+    NestingGuard& operator=(const NestingGuard&) = delete;
+    Parser& p_;
+  };
+
+  const Token& peek(std::size_t ahead = 0) const { return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)]; }
+  bool is_op(const char* o, std::size_t ahead = 0) const {
+    const Token& t = peek(ahead);
+    return t.kind == Tok::op && t.text == o;
+  }
+  bool is_kw(const char* k, std::size_t ahead = 0) const {
+    const Token& t = peek(ahead);
+    return t.kind == Tok::name && t.text == k;
+  }
+  bool eat_op(const char* o) {
+    if (!is_op(o)) return false;
+    ++pos_;
+    return true;
+  }
+  bool eat_kw(const char* k) {
+    if (!is_kw(k)) return false;
+    ++pos_;
+    return true;
+  }
+  void expect_op(const char* o, const char* context) {
+    if (!eat_op(o)) fail_here(std::string("expected '") + o + "' " + context);
+  }
+  [[noreturn]] void fail_here(const std::string& what) const { lexer_.fail_at(peek().pos, what); }
+  [[noreturn]] void unexpected() const {
+    const Token& t = peek();
+    switch (t.kind) {
+      case Tok::end:
+        fail_here("unexpected end of expression");
+      case Tok::number:
+        fail_here("unexpected number");
+      case Tok::string:
+        fail_here("unexpected string");
+      case Tok::name:
+        if (is_keyword(t.text)) fail_here("unexpected keyword '" + t.text + "'");
+        fail_here("unexpected name '" + t.text + "'");
+      case Tok::op:
+        if (t.text == "=") fail_here("unexpected '=' (comparison is '==')");
+        if (t.text == ".") fail_here("attribute access ('.name') is not supported");
+        fail_here("unexpected '" + t.text + "'");
+    }
+    fail_here("unexpected token");
+  }
+
+  NodePtr make(Kind kind, std::vector<NodePtr> kids, std::uint8_t op = 0) const {
+    auto n = std::make_unique<Node>();
+    n->kind = kind;
+    n->op = op;
+    for (const NodePtr& k : kids)
+      if (k) n->depth = std::max(n->depth, k->depth + 1);
+    n->kids = std::move(kids);
+    check_depth(*n);
+    return n;
+  }
+  void check_depth(const Node& n) const {
+    if (n.depth > PyExpr::kMaxNesting)
+      fail_here("expression is nested too deeply (more than " + std::to_string(PyExpr::kMaxNesting) + " levels)");
+  }
+  static NodePtr constant(PyValue v) {
+    auto n = std::make_unique<Node>();
+    n->value = std::move(v);
+    return n;
+  }
+  NodePtr binary_node(BinOp op, NodePtr a, NodePtr b) const {
+    std::vector<NodePtr> kids;
+    kids.push_back(std::move(a));
+    kids.push_back(std::move(b));
+    return make(Kind::binary, std::move(kids), static_cast<std::uint8_t>(op));
+  }
+
+  /// The rest of a tuple after its first element and a comma (closing: the token that ends it, or null at top).
+  NodePtr tuple_rest(NodePtr first, const char* closing) {
+    std::vector<NodePtr> items;
+    items.push_back(std::move(first));
+    while (eat_op(",")) {
+      if (closing ? is_op(closing) : peek().kind == Tok::end) break;
+      items.push_back(expression());
+    }
+    return make(Kind::list, std::move(items));
+  }
+
+  // expression: disjunction ['if' disjunction 'else' expression]
+  NodePtr expression() {
+    NestingGuard guard(*this);
+    NodePtr body = disjunction();
+    if (!eat_kw("if")) return body;
+    NodePtr test = disjunction();
+    if (!eat_kw("else")) fail_here("expected 'else' in a conditional expression");
+    std::vector<NodePtr> kids;
+    kids.push_back(std::move(body));
+    kids.push_back(std::move(test));
+    kids.push_back(expression());
+    return make(Kind::conditional, std::move(kids));
+  }
+
+  NodePtr logic(Kind kind, const char* keyword, NodePtr (Parser::*operand)()) {
+    NodePtr first = (this->*operand)();
+    if (!is_kw(keyword)) return first;
+    std::vector<NodePtr> kids;
+    kids.push_back(std::move(first));
+    while (eat_kw(keyword)) kids.push_back((this->*operand)());
+    return make(kind, std::move(kids));
+  }
+  NodePtr disjunction() { return logic(Kind::logic_or, "or", &Parser::conjunction); }
+  NodePtr conjunction() { return logic(Kind::logic_and, "and", &Parser::inversion); }
+
+  NodePtr inversion() {
+    if (!eat_kw("not")) return comparison();
+    NestingGuard guard(*this);
+    std::vector<NodePtr> kids;
+    kids.push_back(inversion());
+    return make(Kind::logic_not, std::move(kids));
+  }
+
+  std::optional<CmpOp> comparison_operator() {
+    static const std::pair<const char*, CmpOp> ops[] = {{"==", CmpOp::eq}, {"!=", CmpOp::ne}, {"<", CmpOp::lt},
+                                                        {"<=", CmpOp::le}, {">", CmpOp::gt},  {">=", CmpOp::ge}};
+    for (const auto& [text, op] : ops)
+      if (eat_op(text)) return op;
+    if (eat_kw("in")) return CmpOp::in;
+    if (is_kw("not") && is_kw("in", 1)) {
+      pos_ += 2;
+      return CmpOp::not_in;
+    }
+    if (eat_kw("is")) return eat_kw("not") ? CmpOp::is_not : CmpOp::is;
+    return std::nullopt;
+  }
+
+  NodePtr comparison() {
+    NodePtr first = bit_or();
+    std::optional<CmpOp> op = comparison_operator();
+    if (!op) return first;
+    std::vector<NodePtr> kids;
+    std::vector<CmpOp> ops;
+    kids.push_back(std::move(first));
+    while (op) {
+      ops.push_back(*op);
+      kids.push_back(bit_or());
+      op = comparison_operator();
+    }
+    NodePtr n = make(Kind::compare, std::move(kids));
+    n->cmp = std::move(ops);
+    return n;
+  }
+
+  template <typename Next>
+  NodePtr left_binary(Next next, std::initializer_list<std::pair<const char*, BinOp>> ops) {
+    NodePtr l = (this->*next)();
+    for (;;) {
+      bool matched = false;
+      for (const auto& [text, op] : ops)
+        if (eat_op(text)) {
+          l = binary_node(op, std::move(l), (this->*next)());
+          matched = true;
+          break;
+        }
+      if (!matched) return l;
+    }
+  }
+  NodePtr bit_or() { return left_binary(&Parser::bit_xor, {{"|", BinOp::bit_or}}); }
+  NodePtr bit_xor() { return left_binary(&Parser::bit_and, {{"^", BinOp::bit_xor}}); }
+  NodePtr bit_and() { return left_binary(&Parser::shift, {{"&", BinOp::bit_and}}); }
+  NodePtr shift() { return left_binary(&Parser::sum, {{"<<", BinOp::lshift}, {">>", BinOp::rshift}}); }
+  NodePtr sum() { return left_binary(&Parser::term, {{"+", BinOp::add}, {"-", BinOp::sub}}); }
+  NodePtr term() {
+    return left_binary(&Parser::factor,
+                       {{"*", BinOp::mul}, {"//", BinOp::floordiv}, {"/", BinOp::truediv}, {"%", BinOp::mod}});
+  }
+
+  NodePtr factor() {
+    std::optional<UnOp> op;
+    if (eat_op("-"))
+      op = UnOp::neg;
+    else if (eat_op("+"))
+      op = UnOp::pos;
+    else if (eat_op("~"))
+      op = UnOp::invert;
+    if (!op) return power();
+    NestingGuard guard(*this);
+    // A negated number literal is a constant (and the only place 9223372036854775808 may appear).
+    if (*op == UnOp::neg && peek().kind == Tok::number && !is_op("**", 1) && !is_op("[", 1) && !is_op("(", 1)) {
+      const Token& t = tokens_[pos_++];
+      if (t.int_2_63) return constant(t.number);
+      if (const auto* f = t.number.if_float()) return constant(PyValue::floating(-*f));
+      return constant(PyValue::integer(-*t.number.if_int()));
+    }
+    std::vector<NodePtr> kids;
+    kids.push_back(factor());
+    return make(Kind::unary, std::move(kids), static_cast<std::uint8_t>(*op));
+  }
+
+  NodePtr power() {
+    NodePtr base = primary();
+    if (!eat_op("**")) return base;
+    NestingGuard guard(*this);  // the exponent recurses: 2 ** 2 ** 2 ...
+    return binary_node(BinOp::pow, std::move(base), factor());
+  }
+
+  NodePtr primary() {
+    NodePtr n = atom();
+    for (;;) {
+      if (eat_op("[")) {
+        n = subscript(std::move(n));
+      } else if (is_op("(")) {
+        fail_here("only the built-in functions can be called");
+      } else if (is_op(".")) {
+        unexpected();
+      } else {
+        return n;
+      }
+    }
+  }
+
+  NodePtr subscript(NodePtr object) {
+    std::vector<NodePtr> kids;
+    kids.push_back(std::move(object));
+    NodePtr lower = is_op(":") ? nullptr : expression();
+    if (!eat_op(":")) {
+      if (is_op(",")) fail_here("tuple indexes are not supported");
+      expect_op("]", "after the index");
+      kids.push_back(std::move(lower));
+      return make(Kind::index, std::move(kids));
+    }
+    kids.push_back(std::move(lower));
+    kids.push_back(is_op("]") || is_op(":") ? nullptr : expression());
+    NodePtr step;
+    if (eat_op(":") && !is_op("]")) step = expression();
+    kids.push_back(std::move(step));
+    expect_op("]", "after the slice");
+    return make(Kind::slice, std::move(kids));
+  }
+
+  NodePtr atom() {
+    const Token& t = peek();
+    switch (t.kind) {
+      case Tok::end:
+        unexpected();
+      case Tok::number:
+        if (t.int_2_63) fail_here("integer literal does not fit in 64 bits");
+        ++pos_;
+        return constant(t.number);
+      case Tok::string: {
+        std::string s;
+        while (peek().kind == Tok::string) s += tokens_[pos_++].text;  // adjacent literals join
+        check_length(s.size(), "a string");
+        return constant(PyValue::string(std::move(s)));
+      }
+      case Tok::name:
+        return name();
+      case Tok::op:
+        break;
+    }
+    if (is_op("(")) return parenthesized();
+    if (is_op("[")) return bracketed();
+    unexpected();
+  }
+
+  NodePtr name() {
+    const Token& t = tokens_[pos_];
+    if (t.text == "True" || t.text == "False") {
+      ++pos_;
+      return constant(PyValue::boolean(t.text == "True"));
+    }
+    if (t.text == "None") {
+      ++pos_;
+      return constant(PyValue::none());
+    }
+    if (t.text == "lambda" || t.text == "yield" || t.text == "await") fail_here("'" + t.text + "' is not supported");
+    if (is_keyword(t.text)) unexpected();
+    if (is_op("(", 1)) return call();
+    ++pos_;
+    auto n = std::make_unique<Node>();
+    n->kind = Kind::free_var;  // resolved later: it may name a comprehension variable
+    n->name = t.text;
+    return n;
+  }
+
+  NodePtr call() {
+    const Token& callee = tokens_[pos_];
+    const BuiltinInfo* b = find_builtin(callee.text);
+    if (!b) {
+      std::string known;
+      for (const BuiltinInfo& k : kBuiltins) known += std::string(known.empty() ? "" : ", ") + k.name;
+      fail_here("unknown function '" + callee.text + "' (supported: " + known + ")");
+    }
+    pos_ += 2;  // name and '('
+    std::vector<NodePtr> args;
+    while (!is_op(")")) {
+      if (is_op("*") || is_op("**")) fail_here("argument unpacking is not supported");
+      if (peek().kind == Tok::name && is_op("=", 1)) fail_here("keyword arguments are not supported");
+      NodePtr arg = expression();
+      if (is_kw("for")) {
+        if (!args.empty()) fail_here("a generator expression must be the only argument unless parenthesized");
+        arg = comprehension(std::move(arg));
+        args.push_back(std::move(arg));
+        break;
+      }
+      args.push_back(std::move(arg));
+      if (!eat_op(",")) break;
+    }
+    expect_op(")", std::string("to close the call of " + callee.text + "()").c_str());
+    if (args.size() < b->min_args || args.size() > b->max_args) {
+      const std::string wanted = b->min_args == b->max_args ? std::to_string(b->min_args)
+                                 : b->max_args == kMany
+                                     ? "at least " + std::to_string(b->min_args)
+                                     : std::to_string(b->min_args) + " to " + std::to_string(b->max_args);
+      lexer_.fail_at(callee.pos, std::string(b->name) + "() takes " + wanted + " argument(s), " +
+                                     std::to_string(args.size()) + " given");
+    }
+    if (b->id == Builtin::int_ && args.size() > 1) fail_here("int() with a base is not supported");
+    return make(Kind::call, std::move(args), static_cast<std::uint8_t>(b->id));
+  }
+
+  NodePtr parenthesized() {
+    ++pos_;
+    if (eat_op(")")) return make(Kind::list, {});
+    NodePtr first = expression();
+    NodePtr n;
+    if (is_kw("for"))
+      n = comprehension(std::move(first));
+    else if (is_op(","))
+      n = tuple_rest(std::move(first), ")");
+    else
+      n = std::move(first);
+    expect_op(")", "to close '('");
+    return n;
+  }
+
+  NodePtr bracketed() {
+    ++pos_;
+    if (eat_op("]")) return make(Kind::list, {});
+    NodePtr first = expression();
+    NodePtr n = is_kw("for") ? comprehension(std::move(first)) : tuple_rest(std::move(first), "]");
+    expect_op("]", "to close '['");
+    return n;
+  }
+
+  /// for_if_clauses after the element: ('for' targets 'in' disjunction ('if' disjunction)*)+
+  NodePtr comprehension(NodePtr element) {
+    auto n = std::make_unique<Node>();
+    n->kind = Kind::comprehension;
+    n->depth = element->depth + 1;
+    n->kids.push_back(std::move(element));
+    while (eat_kw("for")) {
+      Node::Clause c;
+      const bool parens = eat_op("(");
+      for (;;) {
+        const Token& t = peek();
+        if (t.kind != Tok::name || is_keyword(t.text)) fail_here("expected a name after 'for'");
+        c.names.push_back(t.text);
+        ++pos_;
+        if (!eat_op(",")) break;
+        c.unpack = true;
+        if (is_kw("in") || is_op(")")) break;
+      }
+      if (parens) {
+        c.unpack = true;
+        expect_op(")", "after the names of 'for'");
+      }
+      if (!eat_kw("in")) fail_here("expected 'in' after the names of 'for'");
+      c.iter = disjunction();
+      n->depth = std::max(n->depth, c.iter->depth + 1);
+      while (eat_kw("if")) {
+        c.filters.push_back(disjunction());
+        n->depth = std::max(n->depth, c.filters.back()->depth + 1);
+      }
+      n->clauses.push_back(std::move(c));
+      ++n->depth;  // each clause is one more level of evaluation
+      check_depth(*n);
+    }
+    if (is_kw("async")) fail_here("'async for' is not supported");
+    return n;
+  }
+
+  Lexer lexer_;
+  std::vector<Token> tokens_;
+  std::size_t pos_ = 0;
+  int nesting_ = 0;
+};
+
+/// Binds names to comprehension variables (innermost first) or marks them free; numbers the comprehension
+/// variables. The first iterable of a comprehension is read in the enclosing scope, as in Python.
+class Resolver {
+ public:
+  Resolver(std::set<std::string>& free, std::vector<Node*>& free_nodes) : free_(free), free_nodes_(free_nodes) {}
+  std::size_t locals() const { return next_slot_; }
+
+  void resolve(Node& n) {
+    switch (n.kind) {
+      case Kind::free_var: {
+        for (auto it = scope_.rbegin(); it != scope_.rend(); ++it)
+          if (it->first == n.name) {
+            n.kind = Kind::local_var;
+            n.slot = it->second;
+            return;
+          }
+        free_.insert(n.name);
+        free_nodes_.push_back(&n);
+        return;
+      }
+      case Kind::comprehension: {
+        const std::size_t mark = scope_.size();
+        for (Node::Clause& c : n.clauses) {
+          resolve(*c.iter);
+          for (const std::string& name : c.names) {
+            c.slots.push_back(next_slot_);
+            scope_.emplace_back(name, next_slot_++);
+          }
+          for (NodePtr& f : c.filters) resolve(*f);
+        }
+        resolve(*n.kids[0]);
+        scope_.resize(mark);
+        return;
+      }
+      default:
+        for (NodePtr& k : n.kids)
+          if (k) resolve(*k);
+    }
+  }
+
+ private:
+  std::set<std::string>& free_;
+  std::vector<Node*>& free_nodes_;
+  std::vector<std::pair<std::string, std::size_t>> scope_;
+  std::size_t next_slot_ = 0;
+};
+
+}  // namespace
+
+PyExpr PyExpr::parse(const std::string& text) {
+  PyExpr e;
+  e.text_ = text;
+  Parser parser(text);
+  std::unique_ptr<Node> root = parser.parse();
+  std::vector<Node*> free_nodes;
+  Resolver resolver(e.vars_, free_nodes);
+  resolver.resolve(*root);
+  for (Node* n : free_nodes) n->slot = static_cast<std::size_t>(std::distance(e.vars_.begin(), e.vars_.find(n->name)));
+  e.locals_ = resolver.locals();
+  e.int_capable_ = int_capable(*root);
+  e.root_ = std::move(root);
+  return e;
+}
+
+}  // namespace autotune
