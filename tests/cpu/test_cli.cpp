@@ -67,6 +67,7 @@ TEST_CASE("cli: bad input gets a one-line error and a non-zero exit", "[cpu][cli
   std::string bad = tmp_path("bad.json");
   write(bad, "{\"name\": \"x\",");
   Run malformed = run_cli("space " + bad);
+  std::remove(bad.c_str());
   CHECK(malformed.code == 2);
   CHECK_THAT(malformed.out, Catch::Contains("malformed JSON"));
 
@@ -157,7 +158,7 @@ TEST_CASE("cli: tune without a GPU says so, databases that are not ours are refu
     CHECK(nogpu.code == 0);  // a GPU is present: the tune ran
   }
   std::remove(notdb.c_str());
-  std::remove(newer.c_str());
+  autotune_test::remove_db(newer);
 }
 
 TEST_CASE("cli: corrupt, truncated and read-only databases get a clear error, exit 4, and stay untouched",
@@ -193,7 +194,7 @@ TEST_CASE("cli: corrupt, truncated and read-only databases get a clear error, ex
       CHECK_THAT(f.err, Catch::Contains(bad + " is corrupt"));
       CHECK(slurp(bad) == bytes);
     }
-    std::remove(bad.c_str());
+    autotune_test::remove_db(bad);
   }
   SECTION("truncated to half") {
     const std::string cut = whole.substr(0, whole.size() / 2);
@@ -206,7 +207,7 @@ TEST_CASE("cli: corrupt, truncated and read-only databases get a clear error, ex
       CHECK_THAT(f.err, Catch::Contains(bad) && Catch::Contains("corrupt"));
       CHECK(slurp(bad) == cut);
     }
-    std::remove(bad.c_str());
+    autotune_test::remove_db(bad);
   }
   SECTION("no write permission: tune refuses, best still reads") {
     const std::string ro = tmp_path("readonly.db");
@@ -223,11 +224,9 @@ TEST_CASE("cli: corrupt, truncated and read-only databases get a clear error, ex
     INFO("best: " << b.out << b.err);
     CHECK(b.exit_code == 0);
     CHECK(slurp(ro) == whole);
-    std::remove((ro + "-shm").c_str());
-    std::remove((ro + "-wal").c_str());
-    std::remove(ro.c_str());
+    autotune_test::remove_db(ro);
   }
-  std::remove(good.c_str());
+  autotune_test::remove_db(good);
 }
 
 TEST_CASE("cli: tune prints a time split and writes it as JSON, and --values and --drop-constraint narrow the space",
@@ -243,7 +242,7 @@ TEST_CASE("cli: tune prints a time split and writes it as JSON, and --values and
   CHECK_THAT(bad.out, Catch::Contains("'3' is not a value of VEC"));
 
   const std::string db = tmp_path("stats.db"), json = tmp_path("stats.json");
-  std::remove(db.c_str());
+  autotune_test::remove_db(db);
   Run r = run_cli("--db " + db + " tune reduction" + narrow + " --simulate --from " + kData +
               "/recorded_h200.db --stats-json " + json);
   INFO(r.out);
@@ -260,13 +259,13 @@ TEST_CASE("cli: tune prints a time split and writes it as JSON, and --values and
   const std::string best = j["best"]["label"];
   CHECK(j["ok_median_ns"][best].get<double>() == j["best"]["median_ns"].get<double>());
   for (const auto& [label, ns] : j["ok_median_ns"].items()) CHECK(ns.get<double>() >= j["best"]["median_ns"].get<double>());
-  std::remove(db.c_str());
+  autotune_test::remove_db(db);
   std::remove(json.c_str());
 }
 
 TEST_CASE("cli: the default strategy under a limit, warm starts from other sizes, screening", "[cpu][cli]") {
   const std::string db = tmp_path("default_strategy.db"), json = tmp_path("default_strategy.json");
-  std::remove(db.c_str());
+  autotune_test::remove_db(db);
   const std::string from = " --simulate --from " + kData + "/recorded_h100.db --stats-json " + json;
   const std::string scan = " tune scan --dtype float32 --op inclusive_sum";
 
@@ -313,7 +312,7 @@ TEST_CASE("cli: the default strategy under a limit, warm starts from other sizes
   Run bad = run_cli("--db " + db + scan + " --n 268435456 --screen 16" + from);
   CHECK(bad.code == 2);
   CHECK_THAT(bad.out, Catch::Contains("--screen needs --time-limit"));
-  std::remove(db.c_str());
+  autotune_test::remove_db(db);
   Run screened = run_cli("--db " + db + scan + " --n 268435456 --screen 16 --time-limit 5" + from);
   INFO(screened.out);
   CHECK(screened.code == 0);
@@ -322,7 +321,7 @@ TEST_CASE("cli: the default strategy under a limit, warm starts from other sizes
   j = nlohmann::json::parse(slurp(json));
   CHECK(j["screen"]["problem"] == "n=16777216");
   CHECK(j["screen"]["configs"].get<int>() > 0);
-  std::remove(db.c_str());
+  autotune_test::remove_db(db);
   std::remove(json.c_str());
 }
 

@@ -632,7 +632,7 @@ TEST_CASE("autotune compare-strategies --warm-from-problem", "[cpu][compare][cli
   check_usage_error("compare-strategies reduction --n 67108864 --from " + recorded_db() +
                         " --budgets 1 --repeats 1 --warm-from-problem n=1048576",
                     "no successful recorded trials");
-  std::remove(path.c_str());
+  autotune_test::remove_db(path);
 }
 
 TEST_CASE("the shipped H100 recordings: every family at two sizes, warm starts across sizes", "[cpu][compare]") {

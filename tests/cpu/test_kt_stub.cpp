@@ -216,10 +216,13 @@ TEST_CASE("kt import: the size comes from the cache or a flag, never a default, 
     CHECK(given.code == 0);
     CHECK_THAT(given.out, Catch::Contains("imported 270 of 270") && Catch::Contains("n=4096"));
     remove_db(db);
+    std::remove(file.c_str());
   }
   nlohmann::json bad = nlohmann::json::parse(autotune_test::kt_reduction_cache(4096));
   bad["problem_size"] = nlohmann::json::array({true});
-  Run wrong = run_cli("import --format kt-cache " + write_cache("bad.json", bad.dump()) + " --n 4096 --db " + db);
+  const std::string bad_file = write_cache("bad.json", bad.dump());
+  Run wrong = run_cli("import --format kt-cache " + bad_file + " --n 4096 --db " + db);
+  std::remove(bad_file.c_str());
   CHECK(wrong.code == 2);
   CHECK_THAT(wrong.out, Catch::Contains("neither an integer nor a parameter name"));
   remove_db(db);
