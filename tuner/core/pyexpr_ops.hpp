@@ -33,6 +33,8 @@ struct Budget {
 
 /// A string or list of n elements is within PyExpr::kMaxLength; else a Failure naming `what`.
 void check_length(std::uint64_t n, const char* what);
+/// Whether every byte of s is ASCII (below 0x80).
+bool is_ascii(const std::string& s);
 /// Lengths, indexes and iteration count bytes; they equal Python's character counts for ASCII only.
 void require_ascii(const std::string& s);
 

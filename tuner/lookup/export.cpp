@@ -84,8 +84,8 @@ class GroupTables {
     for (const auto& g : groups) {
       const ProblemKey& p = g.front()->problem;
       const Question q{spec_, w_, key, nullptr, p};
-      if (auto a = detail::group_default(prep_, q, g, Match::same_cc))
-        out.push_back(entry(spec_, p, a->config, detail::group_fill_chain(prep_, q, g), configs_));
+      if (auto a = detail::group_default_and_chain(prep_, q, g))
+        out.push_back(entry(spec_, p, a->answer.config, a->chain, configs_));
     }
     return out;
   }

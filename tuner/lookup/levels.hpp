@@ -75,10 +75,15 @@ Answer answer(const Prepared* prep, const Question& q, const std::string& unavai
 /// decreasing; a question at another problem gets the first configuration whose size its own reaches, else the
 /// cell's best. Empty where the rule never applies (no "blocks", or the best did not fill the SMs there).
 std::vector<std::pair<std::int64_t, Config>> fill_chain(const Prepared& prep, const Question& q, const Cell& cell);
-/// The same for level same_cc: the group default over `cells` (other boards, one problem) and the candidates after
-/// it in the group's order, for question q at the cells' problem.
-std::vector<std::pair<std::int64_t, Config>> group_fill_chain(const Prepared& prep, const Question& q,
-                                                              const std::vector<const Cell*>& cells);
+/// The group default of level same_cc over `cells` (other boards, one problem; group_default() below) and the fill
+/// rule's thresholds over the candidates after it in the group's order (as fill_chain()), for question q at the
+/// cells' problem, from one scoring of the group; nullopt as group_default().
+struct GroupAnswer {
+  Answer answer;
+  std::vector<std::pair<std::int64_t, Config>> chain;
+};
+std::optional<GroupAnswer> group_default_and_chain(const Prepared& prep, const Question& q,
+                                                   const std::vector<const Cell*>& cells);
 /// The group default (docs/lookup.md, levels same_cc and same_arch) over `cells` of prep for question q (whose
 /// device is the target: its board's cells are the caller's to leave out), as an answer of level m; nullopt when
 /// no configuration measured there is valid at the target. `cells` in prep's order, as the levels give them.

@@ -401,14 +401,6 @@ class Answerer {
     return fill_chain(ranked_rows(cell), cell.problem);
   }
 
-  /// The group default's chain (level same_cc): its candidates in rank order, all measured at `cells`' problem.
-  std::vector<std::pair<std::int64_t, const Row*>> fill_chain(const std::vector<const Cell*>& cells) {
-    const std::map<std::string, Score> scores = score_group(cells);
-    const std::vector<const Row*> ranked = nearest_rows(rank(scores));
-    if (ranked.empty()) return {};
-    return fill_chain(ranked, cells.front()->problem);
-  }
-
  private:
   /// Level 3: boards of the same cc (not the target): the cells at the closest recorded problem, group
   /// default over them (with one board there, simply its fastest valid configuration).
@@ -506,11 +498,15 @@ class Answerer {
   /// Group default over cells (board, problem): for every configuration, the mean over the cells that
   /// measured it of median / best median of the cell. The answer is the configuration valid on the target
   /// that was measured in the most cells, and among those the lowest mean (ties: the smaller canonical JSON);
-  /// at level same_cc (cells of one problem) with the fill rule of "Filling the SMs".
-  bool group_default(const std::vector<const Cell*>& cells, Match m, Answer& a) {
+  /// at level same_cc (cells of one problem) with the fill rule of "Filling the SMs". With `chain`, also the fill
+  /// rule's thresholds over the group's candidates in rank order (fill_chain(), for the compiled-in export), from
+  /// the same scores.
+  bool group_default(const std::vector<const Cell*>& cells, Match m, Answer& a,
+                     std::vector<std::pair<std::int64_t, const Row*>>* chain = nullptr) {
     const std::map<std::string, Score> scores = score_group(cells);
     const std::vector<const Score*> ranked = rank(scores);
     if (ranked.empty()) return false;
+    if (chain != nullptr) *chain = fill_chain(nearest_rows(ranked), cells.front()->problem);
     const Score* pick = ranked.front();
     if (m == Match::same_cc) {
       const Row& served =
@@ -577,9 +573,14 @@ std::vector<std::pair<std::int64_t, Config>> fill_chain(const Prepared& prep, co
   return chain_configs(Answerer(prep, q).fill_chain(cell));
 }
 
-std::vector<std::pair<std::int64_t, Config>> group_fill_chain(const Prepared& prep, const Question& q,
-                                                              const std::vector<const Cell*>& cells) {
-  return chain_configs(Answerer(prep, q).fill_chain(cells));
+std::optional<GroupAnswer> group_default_and_chain(const Prepared& prep, const Question& q,
+                                                   const std::vector<const Cell*>& cells) {
+  GroupAnswer g;
+  g.answer.objective = prep.objective;
+  std::vector<std::pair<std::int64_t, const Row*>> chain;
+  if (!Answerer(prep, q).group_default(cells, Match::same_cc, g.answer, &chain)) return std::nullopt;
+  g.chain = chain_configs(chain);
+  return g;
 }
 
 std::optional<Answer> group_default(const Prepared& prep, const Question& q, const std::vector<const Cell*>& cells,
