@@ -182,19 +182,25 @@ static_assert(ScanPolicy::min_threads >= 0 && ScanPolicy::min_threads <= 2048 &&
 static_assert(ScanPolicy::variant != 2 || is_pow2(kTile), "brent_kung needs a power-of-two tile");
 
 template <class V> struct Traits;
+// larger(): the max of two values in one instruction where the type has one (IMNMX, FMNMX); `a > b ? a : b` on
+// floats is a compare and a select. The float versions return the other operand where one is NaN (IEEE
+// maxNum), which the inputs never are.
 template <> struct Traits<int> {
   static constexpr bool is_int = true;
   static __device__ __forceinline__ int lowest() { return -2147483647 - 1; }
+  static __device__ __forceinline__ int larger(int a, int b) { return max(a, b); }
 };
 template <> struct Traits<float> {
   static constexpr bool is_int = false;
   static __device__ __forceinline__ float lowest() { return __int_as_float(0xff800000); }  // -inf
+  static __device__ __forceinline__ float larger(float a, float b) { return fmaxf(a, b); }
 };
 template <> struct Traits<double> {
   static constexpr bool is_int = false;
   static __device__ __forceinline__ double lowest() {
     return __longlong_as_double(static_cast<long long>(0xfff0000000000000ull));  // -inf
   }
+  static __device__ __forceinline__ double larger(double a, double b) { return fmax(a, b); }
 };
 
 __device__ __forceinline__ value_t identity() {
@@ -205,7 +211,7 @@ __device__ __forceinline__ value_t identity() {
 /// a (earlier elements) combined with b (later elements). Integer sums wrap around (two's complement).
 __device__ __forceinline__ value_t combine(value_t a, value_t b) {
   if constexpr (kOpMax) {
-    return a > b ? a : b;
+    return Traits<value_t>::larger(a, b);
   } else if constexpr (Traits<value_t>::is_int) {
     return static_cast<value_t>(static_cast<unsigned>(a) + static_cast<unsigned>(b));
   } else {

@@ -130,7 +130,8 @@ TEST_CASE("scan single_pass_bulk verifies on odd sizes and on one tile and one e
 TEST_CASE("every valid scan configuration verifies", "[gpu][scan]") {
   require_gpu();
   Verifier verifier("scan");
-  for (const char* wk : {"float32/inclusive_sum", "float64/exclusive_sum", "int32/exclusive_max"}) {
+  for (const char* wk :
+       {"float32/inclusive_sum", "float64/exclusive_sum", "int32/exclusive_max", "float32/inclusive_max"}) {
     const Workload w = Workload::parse(wk);
     const ProblemKey p = size_n(3 * (std::int64_t{1} << 20) + 7);
     verifier.check(w, p, 99, all_configs(verifier.space(p, w)));
