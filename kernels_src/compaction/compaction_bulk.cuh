@@ -48,12 +48,22 @@ template <> struct FlagBytes<4> { typedef unsigned type; };
 template <> struct FlagBytes<2> { typedef unsigned short type; };
 typedef FlagBytes<kLane>::type flags_t;  // the flag bytes of one lane's vector
 
-/// Bit j set where byte j of a lane's flags is non-zero.
+/// Bit 8j set where byte j of a lane's flags is non-zero: each byte's bits folded onto its lowest (shifts within
+/// the word never carry a byte's bits into the lowest bit of the byte below it).
+__device__ __forceinline__ unsigned nonzero_bytes(flags_t f) {
+  unsigned x = f;
+  x |= x >> 4;
+  x |= x >> 2;
+  x |= x >> 1;
+  return x & (kLane == 4 ? 0x01010101u : 0x0101u);
+}
+
+/// Bit j set where byte j of a lane's flags is non-zero: the bits 8j of nonzero_bytes() gathered by one multiply
+/// (four bytes: bit 8j lands on bit 28 + j, the other products on bits below 24 that never carry) or one shift.
 __device__ __forceinline__ unsigned flag_bits(flags_t f) {
-  unsigned bits = 0;
-#pragma unroll
-  for (int j = 0; j < kLane; ++j) bits |= ((f >> (8 * j)) & 0xffu) != 0 ? 1u << j : 0u;
-  return bits;
+  const unsigned nz = nonzero_bytes(f);
+  if constexpr (kLane == 4) return (nz * 0x10204080u) >> 28;
+  else return (nz | (nz >> 7)) & 3u;
 }
 
 /// Bit j set where element j of a lane's vector is selected (flagged: its flag byte in f non-zero; if: x.v[j]
@@ -73,12 +83,28 @@ __device__ __forceinline__ unsigned count_part(const Vec16* part, const flags_t*
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
     const int i = r * kWarp + lane;
-    if constexpr (kFlagged) c += __popc(flag_bits(fpart[i]));
+    if constexpr (kFlagged) c += __popc(nonzero_bytes(fpart[i]));
     else c += __popc(selection(part[i], 0, threshold));
   }
 #pragma unroll
   for (int o = kWarp / 2; o > 0; o >>= 1) c += __shfl_xor_sync(kFullMask, c, o);
   return c;
+}
+
+constexpr int kCountBits = kLane == 4 ? 3 : 2;  // bits of a lane's count in one row (0..kLane)
+
+/// The warp's exclusive prefix of the lanes' counts c (0..kLane) in `before`, their sum in `total`: one ballot per
+/// bit of c, all independent, instead of a chain of five shuffles whose latencies add up.
+__device__ __forceinline__ void row_prefix(unsigned c, unsigned& before, unsigned& total) {
+  const unsigned below = (1u << (threadIdx.x & (kWarp - 1))) - 1u;  // the lanes below this one
+  before = 0;
+  total = 0;
+#pragma unroll
+  for (int b = 0; b < kCountBits; ++b) {
+    const unsigned m = __ballot_sync(kFullMask, (c >> b) & 1u);
+    before += static_cast<unsigned>(__popc(m & below)) << b;
+    total += static_cast<unsigned>(__popc(m)) << b;
+  }
 }
 
 /// Row by row, the selected values of the warp's part to dst[rank], rank counted over the part in element order.
@@ -95,10 +121,10 @@ __device__ __forceinline__ void compact_rows(value_t* part, const flags_t* fpart
     const int i = r * kWarp + lane;
     const Vec16 x = rows[i];
     const unsigned bits = selection(x, kFlagged ? fpart[i] : flags_t(0), threshold);
-    const unsigned c = __popc(bits);
-    const unsigned inc = warp_inclusive_sum(c);
+    unsigned before, total;
+    row_prefix(static_cast<unsigned>(__popc(bits)), before, total);
     if constexpr (!kGlobal) __syncwarp();  // every lane has read its vector of this row before any write
-    unsigned at = run + inc - c;
+    unsigned at = run + before;
 #pragma unroll
     for (int j = 0; j < kLane; ++j) {
       if ((bits >> j) & 1u) {
@@ -107,7 +133,7 @@ __device__ __forceinline__ void compact_rows(value_t* part, const flags_t* fpart
         ++at;
       }
     }
-    run += __shfl_sync(kFullMask, inc, kWarp - 1);
+    run += total;
   }
   if constexpr (!kGlobal) __syncwarp();
 }
