@@ -12,6 +12,9 @@
 #
 # Usage: OUT=<dir> bash bench/scale_out.sh <dir with the autotune binary built with -DAUTOTUNE_MPI=ON>
 #   CASES  which groups to run (default "thr scan sim"; also red28, scan28; without a GPU only sim runs)
+#   WARMUP seconds of an uncounted compile-heavy tune (the scan at 2^20, a scratch database) before the cases
+#          (default 60; 0 skips it): on a freshly started GPU machine the first minute or two of compiling runs
+#          several times slower, which would slow whichever case came first (docs/performance.md "Compile scaling")
 # Writes $OUT/scale_out.md (the table), scale_out_<case>.json (--stats-json) and scale_out.log.
 set -uo pipefail
 if [ $# -ne 1 ]; then
@@ -67,6 +70,14 @@ run_case() {
   echo "$name $ranks $jobs $rc $(python3 -c "print($t1 - $t0)")" >> "$WORK/cases.txt"
   echo "$name: ranks=$ranks jobs=$jobs rc=$rc"
 }
+
+WARMUP=${WARMUP:-60}
+if [ "$WARMUP" -gt 0 ] && [ "$CASES" != sim ]; then
+  echo "warm-up: ${WARMUP} s of compiling (not counted)"
+  "$AT" --db "$WORK/warmup.db" tune scan --n 1048576 --time-limit "$WARMUP" >> "$LOG" 2>&1 ||
+    echo "warning: the warm-up tune failed (see $LOG)"
+  grep -E "^compilations" "$LOG" | tail -n 1 | sed 's/^/  warm-up /'
+fi
 
 for group in $CASES; do
   case $group in

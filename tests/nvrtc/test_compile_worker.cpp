@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "tuner/cuda/runtime.hpp"
+#include "tuner/cuda/worker_process.hpp"
 #include "tuner/kernels/registry.hpp"
 #include "tuner/specs/specs.hpp"
 
@@ -112,6 +114,15 @@ TEST_CASE("compile workers give the same CUBIN bytes as in-process compilation",
     // The compilations above ran in a worker process of this thread, which is still there for the next one.
     const std::vector<pid_t> workers = worker_children();
     REQUIRE(!workers.empty());
+    // Its heap is in transparent huge pages (GLIBC_TUNABLES as it started), unless this process chose otherwise.
+    const std::string want =
+        "GLIBC_TUNABLES=" + cuda::detail::glibc_tunables_with(std::getenv("GLIBC_TUNABLES"), "glibc.malloc.hugetlb=1");
+    bool tuned = false;
+    for (pid_t pid : workers) {
+      std::ifstream env("/proc/" + std::to_string(pid) + "/environ");
+      for (std::string var; std::getline(env, var, '\0');) tuned = tuned || var == want;
+    }
+    CHECK(tuned);
 
     // A worker that died is replaced: the next compilation still succeeds, with the same bytes.
     for (pid_t pid : workers) ::kill(pid, SIGKILL);
@@ -156,4 +167,20 @@ TEST_CASE("compile workers report a failing source with the in-process log", "[n
   const cuda::CompileResult arch_remote = cuda::compile_in_worker(bad, {}, "broken.cu", {}, "compute_90");
   CHECK_FALSE(arch_remote.ok);
   CHECK(arch_remote.log == arch_local.log);
+}
+
+TEST_CASE("a helper's GLIBC_TUNABLES gains a setting unless the environment already chose it",
+          "[nvrtc][compile-worker]") {
+  using cuda::detail::glibc_tunables_with;
+  CHECK(glibc_tunables_with(nullptr, "glibc.malloc.hugetlb=1") == "glibc.malloc.hugetlb=1");
+  CHECK(glibc_tunables_with("", "glibc.malloc.hugetlb=1") == "glibc.malloc.hugetlb=1");
+  CHECK(glibc_tunables_with("glibc.malloc.arena_max=2", "glibc.malloc.hugetlb=1") ==
+        "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1");
+  // The user's own value of the same tunable stays, wherever it stands.
+  CHECK(glibc_tunables_with("glibc.malloc.hugetlb=0", "glibc.malloc.hugetlb=1") == "glibc.malloc.hugetlb=0");
+  CHECK(glibc_tunables_with("glibc.malloc.arena_max=2:glibc.malloc.hugetlb=2", "glibc.malloc.hugetlb=1") ==
+        "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=2");
+  // A longer name that starts like it is another tunable.
+  CHECK(glibc_tunables_with("glibc.malloc.hugetlbx=0", "glibc.malloc.hugetlb=1") ==
+        "glibc.malloc.hugetlbx=0:glibc.malloc.hugetlb=1");
 }

@@ -24,6 +24,13 @@ namespace autotune::cuda {
 namespace {
 
 constexpr const char* kCompileWorkerEnv = "AUTOTUNE_NVRTC_WORKER_FD";
+
+// A compile worker's heap in transparent huge pages: glibc advises MADV_HUGEPAGE on what malloc takes from the
+// kernel (glibc 2.35 and later; older ones ignore the tunable, and so does a kernel whose THP setting is "never").
+// On freshly started GPU machines (virtual, THP in "madvise" mode) compilations in 4 KB pages took 290-410 ms of
+// CPU time each for minutes, the same ones in huge pages 53-60 ms from the first session on (alternating sessions,
+// docs/performance.md "Compile scaling"). GLIBC_TUNABLES=glibc.malloc.hugetlb=0 in the environment keeps 4 KB pages.
+constexpr const char* kHugePageHeap = "glibc.malloc.hugetlb=1";
 // Longest wait for one compilation in a worker; past it the worker is killed (and the request retried once).
 constexpr double kCompileTimeoutS = 120;
 
@@ -157,7 +164,7 @@ class CompileWorker {
       if (proc_.pid <= 0) {
         if (spawn_failed_) return compile(source, headers, program_name, options, arch);
         try {
-          proc_ = detail::spawn_helper(kCompileWorkerEnv, "the NVRTC compile worker", "", -1);
+          proc_ = detail::spawn_helper(kCompileWorkerEnv, "the NVRTC compile worker", "", -1, kHugePageHeap);
         } catch (const EnvironmentError&) {
           spawn_failed_ = true;  // this thread compiles in-process from now on
           return compile(source, headers, program_name, options, arch);

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -119,7 +120,21 @@ RecvResult recv_frame(int fd, std::string& payload, double timeout_s) {
   return n == 0 ? RecvResult::ok : recv_all(payload.data(), n);
 }
 
-WorkerProcess spawn_helper(const char* env_var, const char* what, const std::string& hint, int region_fd) {
+std::string glibc_tunables_with(const char* current, const std::string& setting) {
+  std::string now = current == nullptr ? std::string() : std::string(current);
+  if (now.empty()) return setting;
+  const std::string name = setting.substr(0, setting.find('=') + 1);  // "glibc.malloc.hugetlb="
+  std::size_t begin = 0;
+  while (begin <= now.size()) {
+    const std::size_t end = std::min(now.find(':', begin), now.size());
+    if (now.compare(begin, name.size(), name) == 0 && end - begin >= name.size()) return now;
+    begin = end + 1;
+  }
+  return now + ":" + setting;
+}
+
+WorkerProcess spawn_helper(const char* env_var, const char* what, const std::string& hint, int region_fd,
+                           const char* glibc_tunable) {
   const std::string name(what);
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
@@ -148,11 +163,17 @@ WorkerProcess spawn_helper(const char* env_var, const char* what, const std::str
   if (region_copy >= 0) posix_spawn_file_actions_adddup2(&actions, region_copy, kWorkerRegionFd);
 
   const std::string prefix = std::string(env_var) + "=";
+  constexpr const char* kTunables = "GLIBC_TUNABLES=";
+  const std::size_t tunables_len = std::strlen(kTunables);
   std::vector<std::string> env_store;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    if (std::strncmp(*e, prefix.c_str(), prefix.size()) != 0) env_store.emplace_back(*e);
+    if (std::strncmp(*e, prefix.c_str(), prefix.size()) == 0) continue;
+    if (glibc_tunable != nullptr && std::strncmp(*e, kTunables, tunables_len) == 0) continue;  // replaced below
+    env_store.emplace_back(*e);
   }
   env_store.push_back(prefix + std::to_string(kWorkerFd));
+  if (glibc_tunable != nullptr)
+    env_store.push_back(kTunables + glibc_tunables_with(std::getenv("GLIBC_TUNABLES"), glibc_tunable));
   std::vector<char*> envp;
   envp.reserve(env_store.size() + 1);
   for (auto& s : env_store) envp.push_back(s.data());

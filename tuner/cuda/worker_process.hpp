@@ -23,8 +23,14 @@ constexpr int kWorkerRegionFd = 199;
 /// Starts /proc/self/exe with env_var set to the number of its end of a socket (the parent keeps the other
 /// end), for a static initializer that serves requests before main(). what names the helper in errors ("the
 /// GPU worker"), hint is appended when the spawn itself fails. region_fd >= 0 becomes kWorkerRegionFd there.
+/// glibc_tunable ("name=value", or nullptr) is added to the helper's GLIBC_TUNABLES (glibc_tunables_with()).
 /// Throws EnvironmentError.
-WorkerProcess spawn_helper(const char* env_var, const char* what, const std::string& hint, int region_fd);
+WorkerProcess spawn_helper(const char* env_var, const char* what, const std::string& hint, int region_fd,
+                           const char* glibc_tunable = nullptr);
+
+/// GLIBC_TUNABLES for a helper: current (this process's value, nullptr if unset) with setting ("name=value")
+/// appended after a ':', unless current already sets that name (a choice made by the user stands).
+std::string glibc_tunables_with(const char* current, const std::string& setting);
 
 /// For the static initializer of a helper: if env_var is set (by spawn_helper), serves the socket it names
 /// with serve(fd) and ends the process with serve's return value, before main() runs; otherwise returns.
