@@ -3,14 +3,15 @@
 #include "tuner/lookup/lookup.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <iostream>
 #include <limits>
 #include <map>
-#include <atomic>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <shared_mutex>
 #include <unordered_map>
@@ -506,11 +507,15 @@ class Answerer {
     const std::map<std::string, Score> scores = score_group(cells);
     const std::vector<const Score*> ranked = rank(scores);
     if (ranked.empty()) return false;
-    if (chain != nullptr) *chain = fill_chain(nearest_rows(ranked), cells.front()->problem);
+    std::optional<std::vector<const Row*>> rows;  // the candidates' rows, made once if the chain or the rule needs them
+    auto candidate_rows = [&]() -> const std::vector<const Row*>& {
+      if (!rows) rows = nearest_rows(ranked);
+      return *rows;
+    };
+    if (chain != nullptr) *chain = fill_chain(candidate_rows(), cells.front()->problem);
     const Score* pick = ranked.front();
     if (m == Match::same_cc) {
-      const Row& served =
-          fill_rule(cells.front()->problem, "the group default", *pick->nearest, [&] { return nearest_rows(ranked); });
+      const Row& served = fill_rule(cells.front()->problem, "the group default", *pick->nearest, candidate_rows);
       for (const Score* sc : ranked)
         if (sc->nearest == &served) pick = sc;
     }
