@@ -27,9 +27,11 @@ constexpr const char* kCompileWorkerEnv = "AUTOTUNE_NVRTC_WORKER_FD";
 
 // A compile worker's heap in transparent huge pages: glibc advises MADV_HUGEPAGE on what malloc takes from the
 // kernel (glibc 2.35 and later; older ones ignore the tunable, and so does a kernel whose THP setting is "never").
-// On freshly started GPU machines (virtual, THP in "madvise" mode) compilations in 4 KB pages took 290-410 ms of
-// CPU time each for minutes, the same ones in huge pages 53-60 ms from the first session on (alternating sessions,
-// docs/performance.md "Compile scaling"). GLIBC_TUNABLES=glibc.malloc.hugetlb=0 in the environment keeps 4 KB pages.
+// On a freshly started GPU machine (virtual, THP in "madvise" mode) short sessions of the same compilations,
+// alternating, took 290-410 ms of CPU time per compilation in 4 KB pages and 53-60 ms in huge pages; a long first
+// session there stays slow for its first minute either way (docs/performance.md "The first minutes of a fresh
+// machine").
+// GLIBC_TUNABLES=glibc.malloc.hugetlb=0 in the environment keeps 4 KB pages.
 constexpr const char* kHugePageHeap = "glibc.malloc.hugetlb=1";
 // Longest wait for one compilation in a worker; past it the worker is killed (and the request retried once).
 constexpr double kCompileTimeoutS = 120;
