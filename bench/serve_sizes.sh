@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Serving other sizes from one tune (docs/performance.md, tenth session; docs/lookup.md, "Filling the SMs"): one
-# default 60 s tune at 2^28 from an empty database, then bench/versus_libraries at every size on that database
-# ("after": the lookup's fill rule serves the smaller sizes) and on a copy that keeps only each cell's fastest row
-# ("before": the 2^28 best at every size, what the nearest-size lookup served before the rule).
+# Serving other sizes from one tune (docs/performance.md; docs/lookup.md, "Filling the SMs" and "Smaller sizes"):
+# one default 60 s tune at 2^28 from an empty database, which measures a few of its configurations at the sizes 4
+# to 256 times smaller after the search, then bench/versus_libraries at every size on that database ("after") and
+# on a copy without the smaller sizes' trials ("before": only the 2^28 cell, served at the other sizes by the fill
+# rule, what the lookup did until the smaller sizes).
 #
 #   OUT=<dir> bash bench/serve_sizes.sh <dir with autotune and versus_libraries> scan|compaction
 #
@@ -32,7 +33,7 @@ fi
 start=$(date +%s)
 timeout 120 "$BIN/autotune" --db "$fam.db" tune "$fam" "${tune[@]}" --time-limit 60 > "$OUT/tune_$fam.log" 2>&1
 echo "tune $fam rc=$? in $(($(date +%s) - start)) s"
-grep "measured now" "$OUT/tune_$fam.log"
+grep -E "measured now|smaller sizes" "$OUT/tune_$fam.log"
 python3 - "$fam.db" "$fam.before.db" <<'PY'
 import shutil, sqlite3, sys
 src, dst = sys.argv[1], sys.argv[2]
@@ -41,9 +42,7 @@ s.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 s.close()
 shutil.copyfile(src, dst)
 c = sqlite3.connect(dst)
-c.execute("""DELETE FROM trials WHERE id NOT IN (SELECT id FROM (SELECT id, ROW_NUMBER() OVER
-             (PARTITION BY kernel, workload, problem, device_id ORDER BY median_ns) AS rn FROM trials
-             WHERE status = 'ok' AND median_ns > 0) WHERE rn = 1)""")
+c.execute("DELETE FROM trials WHERE session_id IN (SELECT id FROM sessions WHERE strategy = 'smaller_sizes')")
 c.commit()
 print("before: rows kept", c.execute("SELECT COUNT(*) FROM trials").fetchone()[0])
 PY

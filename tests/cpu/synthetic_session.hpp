@@ -2,6 +2,7 @@
 // sessions on with the SyntheticBackend.
 #pragma once
 #include <memory>
+#include <string>
 
 #include "db/database.hpp"
 #include "tuner/core/spec.hpp"
@@ -9,7 +10,8 @@
 
 namespace autotune_test {
 
-inline autotune::TuningSpec small_spec() {
+/// `extra` adds members to the spec's JSON object (",\"blocks\": ..." for a spec with blocks).
+inline autotune::TuningSpec small_spec(const std::string& extra = "") {
   return autotune::TuningSpec::from_json_text(R"J({
     "name": "synthetic_kernel", "family": "synthetic", "source": "none.cu", "kernels": ["k"],
     "parameters": [
@@ -19,8 +21,8 @@ inline autotune::TuningSpec small_spec() {
     ],
     "constraints": ["BLOCK_SIZE * ITEMS * VEC <= 4096"],
     "problem": {"dims": ["n"], "sizes": [{"n": 1048576}]},
-    "workloads": ["float32/sum"]
-  })J", ".", false);
+    "workloads": ["float32/sum"])J" + extra + "}",
+                                              ".", false);
 }
 
 struct SessionFixture {

@@ -1,12 +1,15 @@
 // A full tuning session on the GPU: the shipped user-kernel example (SAXPY, checked against its reference
-// kernel) and a small reduction space, through CudaBackend into a database.
+// kernel) and a small reduction space, through CudaBackend into a database; the workflow's smaller sizes of the
+// scan, served exactly by the lookup.
 #include <catch2/catch.hpp>
 
 #include "test_support.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
-#include "tuner/specs/specs.hpp"
+#include "tuner/lookup/lookup.hpp"
 #include "tuner/session/session.hpp"
+#include "tuner/session/tune.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 
@@ -106,4 +109,41 @@ TEST_CASE(
   }
   REQUIRE_FALSE(r.top.empty());
   CHECK(r.top.front().config_json.find("\"REPEAT\":1") != std::string::npos);
+}
+
+TEST_CASE("the scan's tune measures its front at smaller sizes and the lookup serves them exactly",
+          "[gpu][session][smaller_sizes]") {
+  TuningSpec spec = specs::builtin_spec("scan");
+  auto adapter = kernels::make_adapter(spec);
+  cuda::TimingOptions to;
+  to.samples = 7;
+  cuda::CudaBackend backend(adapter, to);
+  auto db = db::Database::open(":memory:");
+  session::TuneRequest q;
+  q.workload = Workload::parse("float32/inclusive_sum");
+  q.problem = ProblemKey::parse("n=4194311");  // odd: the smaller sizes are odd too
+  q.strategy = "random_sample";
+  q.budget = 24;
+  q.smaller_sizes = 2;
+  q.bytes_moved = [&adapter](const Workload& w, const ProblemKey& p) { return adapter->bytes_moved(w, p); };
+  const session::TuneOutcome o = session::tune(spec, backend, *db, q);
+  REQUIRE_FALSE(o.result.top.empty());
+  INFO(o.smaller_note);
+  REQUIRE(o.smaller.size() == 2);
+  CHECK(o.smaller[0].problem == "n=1048577");
+  CHECK(o.smaller[1].problem == "n=262144");
+  for (const session::SmallerSize& s : o.smaller) {
+    INFO(s.problem);
+    CHECK(s.configs >= 4);
+    CHECK(s.measured == s.configs);  // every configuration verified at the smaller size
+    db::TrialFilter f;
+    f.session_id = s.session_id;
+    for (const db::TrialRow& t : db->trials(f)) {
+      INFO(t.config_json << " " << to_string(t.m.status) << " " << t.m.log);
+      CHECK(t.m.ok());
+    }
+    const lookup::Answer a = lookup::best(*db, spec, q.workload, backend.device(), ProblemKey::parse(s.problem));
+    CHECK(a.match == lookup::Match::exact);
+    CHECK(a.config == Config::from_json(s.best));
+  }
 }

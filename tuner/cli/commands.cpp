@@ -134,6 +134,12 @@ void add_tune_search_options(CLI::App* c, TuneArgs& a) {
   c->add_option("--screen-share", a.screen_share, "share of --time-limit spent screening")
       ->capture_default_str()
       ->check(number_in(0.05, 0.95));
+  c->add_option("--smaller-sizes", a.smaller_sizes,
+                "kernels whose spec declares \"blocks\" (scan, compaction): after the search, measure up to 12 of "
+                "its configurations at this many sizes 4x, 16x, ... smaller, so that the lookup serves those sizes "
+                "from measurements (within --time-limit; not with --simulate); 0 = off")
+      ->capture_default_str()
+      ->transform(non_negative_integer<std::size_t>());
 }
 
 /// tune's measurement options: samples, timeouts, L2 flush, objective, energy window, verification.

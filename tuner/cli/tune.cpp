@@ -289,6 +289,7 @@ session::TuneRequest TuneRun::request() {
   q.warm_start = ta_.warm_start;
   q.screen = ta_.screen;
   q.screen_share = ta_.screen_share;
+  q.smaller_sizes = ta_.simulate ? 0 : ta_.smaller_sizes;  // a replay measures nothing new
   if (adapter_) q.bytes_moved = [a = adapter_](const Workload& w, const ProblemKey& p) { return a->bytes_moved(w, p); };
   q.note = [this](const std::string& line) { std::cerr << tag_ << line << "\n"; };
   q.on_progress = [this, objective = q.objective](const session::Progress& pr) {
@@ -351,6 +352,18 @@ void TuneRun::print_report(const session::TuneOutcome& o) const {
   if (opt.objective != Objective::time)
     std::fprintf(out_, "objective: %s (the table is ranked by it)\n", ta_.objective.c_str());
   std::fprintf(out_, "%s\n", time_split_line(r).c_str());
+  if (!o.smaller.empty()) {
+    std::string line = "smaller sizes, measured for the lookup:";
+    double wall = 0;
+    for (const session::SmallerSize& s : o.smaller) {
+      line += (&s == &o.smaller.front() ? " " : "; ") + s.problem + " " + std::to_string(s.measured) + " of " +
+              std::to_string(s.configs) + " verified" +
+              (s.best_ns > 0 ? fmt(", fastest %.2f us", s.best_ns / 1e3) : std::string());
+      wall += s.wall_s;
+    }
+    std::fprintf(out_, "%s (%.1f s)\n", line.c_str(), wall);
+  }
+  if (!o.smaller_note.empty()) std::fprintf(out_, "smaller sizes: %s\n", o.smaller_note.c_str());
 }
 
 /// --stats-json: the session's figures, the warm start, the screening and the best-so-far trace.
@@ -372,6 +385,18 @@ void TuneRun::write_stats(const session::TuneOutcome& o) const {
   if (!o.screen.problem.empty())
     j["screen"] = {{"problem", o.screen.problem}, {"configs", o.screen.configs}, {"wall_s", o.screen.wall_s},
                    {"confirmed", o.screen.confirmed}};
+  if (!o.smaller.empty() || !o.smaller_note.empty()) {
+    nlohmann::json sm = nlohmann::json::array();
+    for (const session::SmallerSize& s : o.smaller)
+      sm.push_back({{"problem", s.problem},
+                    {"configs", s.configs},
+                    {"verified", s.measured},
+                    {"session", s.session_id},
+                    {"best_ns", s.best_ns},
+                    {"best", s.best.empty() ? nlohmann::json() : nlohmann::json::parse(s.best)},
+                    {"wall_s", s.wall_s}});
+    j["smaller_sizes"] = {{"sizes", sm}, {"note", o.smaller_note}};
+  }
   nlohmann::json tr = nlohmann::json::array();
   for (const session::TracePoint& t : o.trace)
     tr.push_back({{"elapsed_s", t.elapsed_s}, {"done", t.done}, {"best_ns", t.best_ns}, {"phase", t.phase}});

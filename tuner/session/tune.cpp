@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 
+#include "db/ranking.hpp"
 #include "db/sources.hpp"
 #include "tuner/core/error.hpp"
 
@@ -29,6 +31,46 @@ ProblemKey screening_problem(const TuningSpec& spec, const ProblemKey& p, double
   return small;
 }
 
+std::vector<ProblemKey> smaller_sizes(const TuningSpec& spec, const ProblemKey& p, std::size_t count) {
+  std::vector<ProblemKey> out;
+  const std::string dim = spec.blocks ? spec.blocks_dim() : "";
+  // Inputs from files have one size: there is no smaller problem of the same data.
+  if (dim.empty() || !p.data.empty() || p.dims.count(dim) == 0) return out;
+  ProblemKey small = p;
+  for (std::size_t i = 0; i < count; ++i) {
+    small.dims[dim] /= 4;
+    if (small.dims[dim] < kSmallestSmallerSize) break;
+    out.push_back(small);
+  }
+  return out;
+}
+
+std::vector<Config> smaller_size_picks(const TuningSpec& spec, const std::vector<Config>& ranked,
+                                       const ProblemKey& small, const DeviceInfo& dev, const Workload& w,
+                                       const std::function<bool(const Config&)>& valid) {
+  constexpr std::size_t kFastest = 4, kBlockCounts = 8;
+  std::vector<std::pair<const Config*, std::int64_t>> candidates;  // valid at `small`, with their blocks there
+  bool any_fills = false;
+  for (const Config& c : ranked) {
+    if (!valid(c)) continue;
+    const std::int64_t b = spec.blocks_at(c, small, dev, w).value_or(-1);
+    candidates.emplace_back(&c, b);
+    any_fills = any_fills || b >= dev.sm_count;
+  }
+  std::vector<bool> chosen(candidates.size(), false);
+  for (std::size_t i = 0; i < candidates.size() && i < kFastest; ++i) chosen[i] = true;
+  std::set<std::int64_t> counts;
+  for (std::size_t i = 0; i < candidates.size() && counts.size() < kBlockCounts; ++i) {
+    const std::int64_t b = candidates[i].second;
+    if (b < 0 || (any_fills && b < dev.sm_count)) continue;
+    if (counts.insert(b).second) chosen[i] = true;
+  }
+  std::vector<Config> out;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    if (chosen[i]) out.push_back(*candidates[i].first);
+  return out;
+}
+
 namespace {
 
 std::string seconds(double s) {
@@ -41,7 +83,13 @@ std::string seconds(double s) {
 class Workflow {
  public:
   Workflow(const TuningSpec& spec, Backend& backend, db::Database& db, const TuneRequest& q)
-      : spec_(spec), backend_(backend), db_(db), q_(q), dev_(backend.device()) {}
+      : spec_(spec),
+        backend_(backend),
+        db_(db),
+        q_(q),
+        dev_(backend.device()),
+        smaller_(q.smaller_sizes > 0 && !spec.is_stub() ? smaller_sizes(spec, q.problem, q.smaller_sizes)
+                                                        : std::vector<ProblemKey>{}) {}
 
   TuneOutcome run() {
     TuneOutcome out;
@@ -61,8 +109,11 @@ class Workflow {
         opt.warm_start.push_back(c);
     if (screened.empty()) add_values(out.warm, opt);  // screened configurations are measured as given
     opt.bytes_moved = q_.bytes_moved ? q_.bytes_moved(q_.workload, q_.problem) : 0;
+    // The limit counts from the command's start (TuneRequest::started), set-up and screening included.
+    if (opt.time_limit_s > 0) opt.time_limit_s = std::max(0.001, search_limit_s() - since_start());
     out.result = session::run(spec_, backend_, db_, q_.workload, q_.problem, opt);
     out.options = std::move(opt);
+    if (!smaller_.empty()) measure_smaller(out);
     out.trace = std::move(trace_);
     return out;
   }
@@ -83,7 +134,7 @@ class Workflow {
     opt.strategy_options = q_.strategy_options;
     opt.seed = q_.seed;
     opt.budget = q_.budget;
-    opt.time_limit_s = q_.time_limit_s;
+    opt.time_limit_s = search_limit_s();
     opt.on_progress = [this](const Progress& pr) {
       if (q_.on_progress) q_.on_progress(pr);
       if (trace_.empty() || trace_.back().phase != phase_ || pr.best_ns != trace_.back().best_ns ||
@@ -91,6 +142,69 @@ class Workflow {
         trace_.push_back({since_start(), pr.done, pr.best_ns, phase_});
     };
     return opt;
+  }
+
+  /// The search's time limit: the request's, less what the smaller sizes keep for themselves (5%, at most 3 s).
+  double search_limit_s() const {
+    if (!(q_.time_limit_s > 0)) return 0;
+    return smaller_.empty() ? q_.time_limit_s : q_.time_limit_s - std::min(3.0, 0.05 * q_.time_limit_s);
+  }
+
+  /// After the search: its verified configurations picked for each smaller size (smaller_size_picks()) measured
+  /// there, in sessions of their own named "smaller_sizes", within what is left of the time limit.
+  void measure_smaller(TuneOutcome& out) {
+    auto f = db::TrialFilter::cell(spec_.name, db::accepted_sources(db_, spec_), out.result.device_id,
+                                   q_.workload.key(), q_.problem.key());
+    f.ok_only = true;
+    f.by_time = true;
+    std::vector<Config> ranked;
+    for (const db::TrialRow& t : db::rank_trials(db_.trials(f), q_.objective, false))
+      ranked.push_back(Config::from_json(t.config_json));
+    for (const ProblemKey& small : smaller_) {
+      double left = 0;
+      if (q_.time_limit_s > 0) {
+        left = q_.time_limit_s - since_start();
+        if (left <= 0) {
+          out.smaller_note = "the time limit ended before " + small.key();
+          break;
+        }
+      }
+      if (ranked.empty()) {
+        out.smaller_note = "not measured: no configuration verified at " + q_.problem.key();
+        break;
+      }
+      try {
+        const ParameterSpace space = spec_.space(small, dev_, q_.workload);
+        Options so = options("smaller_sizes");
+        so.configs = smaller_size_picks(spec_, ranked, small, dev_, q_.workload,
+                                        [&space](const Config& c) { return space.is_valid(c); });
+        if (so.configs.empty()) continue;
+        so.budget = 0;
+        so.time_limit_s = left;
+        so.bytes_moved = q_.bytes_moved ? q_.bytes_moved(q_.workload, small) : 0;
+        note("smaller size " + small.key() + ": measuring " + std::to_string(so.configs.size()) +
+             " of the search's configurations there for the lookup");
+        phase_ = "smaller";
+        const Result sr = session::run(spec_, backend_, db_, q_.workload, small, so);
+        SmallerSize s{small.key(), so.configs.size(), 0, sr.session_id, 0, "", sr.timing.wall_s};
+        db::TrialFilter sf = db::TrialFilter::cell(spec_.name, db::accepted_sources(db_, spec_), sr.device_id,
+                                                   q_.workload.key(), small.key());
+        sf.ok_only = true;
+        for (const db::TrialRow& t : db_.trials(sf))
+          if (std::find(so.configs.begin(), so.configs.end(), Config::from_json(t.config_json)) != so.configs.end())
+            ++s.measured;
+        if (!sr.top.empty()) {
+          s.best_ns = sr.top.front().m.median_ns;
+          s.best = sr.top.front().config_json;
+        }
+        out.smaller.push_back(std::move(s));
+      } catch (const std::exception& e) {
+        // The search's results stand; a smaller size that cannot be measured ends this phase with the reason.
+        out.smaller_note = small.key() + ": " + e.what();
+        break;
+      }
+    }
+    phase_ = "target";
   }
 
   /// Trials of this cell recorded with an older kernel code, which this run does not use: say so once.
@@ -147,7 +261,6 @@ class Workflow {
          seconds(sr.timing.wall_s) + " s; the best " + std::to_string(best.size()) + " are measured first at " +
          q_.problem.key());
     summary = {small.key(), measured, sr.timing.wall_s, best.size()};
-    opt.time_limit_s = std::max(0.001, q_.time_limit_s - since_start());
     return best;
   }
 
@@ -156,6 +269,7 @@ class Workflow {
   db::Database& db_;
   const TuneRequest& q_;
   const DeviceInfo dev_;
+  const std::vector<ProblemKey> smaller_;  // the smaller sizes to measure after the search (empty: none)
   std::vector<TracePoint> trace_;
   std::string phase_ = "target";
 };

@@ -1,6 +1,7 @@
 // The tuning workflow of `autotune tune`, on any Backend: the default strategy under a limit, warm starts from
 // the database's trials at other sizes, the optional screening at a smaller size (multi-fidelity), then the
-// session at the target size; with the best-so-far trace. The command line (single process and MPI) only
+// session at the target size, then (specs with "blocks") its front measured at smaller sizes; with the
+// best-so-far trace. The command line (single process and MPI) only
 // prints what this returns.
 #pragma once
 #include <chrono>
@@ -29,6 +30,19 @@ std::string default_strategy(bool limited);
 /// can shrink or the result is not a problem of the spec.
 ProblemKey screening_problem(const TuningSpec& spec, const ProblemKey& p, double factor);
 
+/// The smaller sizes measured after a search at p (TuneRequest::smaller_sizes): p with the dimension that "blocks"
+/// reads divided by 4, 16, ... (`count` of them), down to kSmallestSmallerSize. Empty for a spec without "blocks".
+inline constexpr std::int64_t kSmallestSmallerSize = 4096;
+std::vector<ProblemKey> smaller_sizes(const TuningSpec& spec, const ProblemKey& p, std::size_t count);
+
+/// What is measured at a smaller size `small` after the search, from the search's verified trials `ranked` (best
+/// first): the first 4, and the first configuration of each distinct block count at `small` among those that fill
+/// `sm_count` SMs there (all of them where none does), for the first 8 such counts; best first, each once, each
+/// valid at `small` (`valid`). A tile's best size depends on the problem (docs/lookup.md, "Smaller sizes").
+std::vector<Config> smaller_size_picks(const TuningSpec& spec, const std::vector<Config>& ranked,
+                                       const ProblemKey& small, const DeviceInfo& dev, const Workload& w,
+                                       const std::function<bool(const Config&)>& valid);
+
 struct TuneRequest {
   Workload workload;
   ProblemKey problem;
@@ -41,6 +55,9 @@ struct TuneRequest {
   std::size_t warm_start = 5;  // configurations suggested by other sizes (warm_start.hpp); 0 = off
   double screen = 0;           // > 1: screen at a problem this many times smaller first (needs time_limit_s)
   double screen_share = 0.3;   // the screening's share of the time limit
+  /// Specs with "blocks": after the search, a few of its configurations are measured at this many smaller sizes,
+  /// each 4x smaller than the last (smaller_sizes()), so that the lookup serves them from measurements; 0 = off.
+  std::size_t smaller_sizes = 4;
   /// Bytes one run moves (for GB/s); empty = unknown.
   std::function<double(const Workload&, const ProblemKey&)> bytes_moved;
   /// When the command started: the trace's elapsed seconds and the screening's share count from here.
@@ -66,6 +83,17 @@ struct ScreenSummary {
   std::size_t confirmed = 0;  // its best, measured first at the target size
 };
 
+/// One smaller size measured after the search (TuneRequest::smaller_sizes).
+struct SmallerSize {
+  std::string problem;       // its key
+  std::size_t configs = 0;   // configurations chosen for it
+  std::size_t measured = 0;  // measured now or found from earlier sessions, verified
+  std::int64_t session_id = 0;
+  double best_ns = 0;  // the fastest verified there (0 = none)
+  std::string best;    // its configuration (JSON)
+  double wall_s = 0;
+};
+
 struct TuneOutcome {
   Result result;            // the session at the target size
   Options options;          // what it ran with (strategy, limits, the warm start handed to it)
@@ -73,6 +101,8 @@ struct TuneOutcome {
   bool default_strategy = false;
   WarmStart warm;           // what the database suggested for the target problem
   ScreenSummary screen;
+  std::vector<SmallerSize> smaller;  // in order, largest first
+  std::string smaller_note;          // why the smaller sizes stopped early or were not measured ("" = not asked)
   std::vector<TracePoint> trace;
 };
 
