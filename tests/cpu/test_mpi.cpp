@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -166,6 +167,42 @@ TEST_CASE("mpi: 4 ranks record exactly the trials of one process with the same s
   auto again = autotune_test::run_child(mpirun(2, tune_args(dir / "mpi.db", recording, more)));
   REQUIRE(again.exit_code == 0);
   CHECK_THAT(again.out, Catch::Contains("0 measured now, 300 from earlier sessions"));
+}
+
+TEST_CASE(
+    "mpi: a rank without work left in its round measures the next round ahead, and the trials stay those of one "
+    "process",
+    "[cpu][mpi]") {
+  allow_root();
+  TempDir dir;
+  const std::string recording = kData + "/recorded_h200.db";
+  // Brute force names its next round exactly; 2 ms per replayed configuration gives rounds that end while one rank
+  // still measures its last configurations.
+  const std::vector<std::string> order = {"--strategy", "brute_force", "--budget", "1200"};
+  std::vector<std::string> slow = order;
+  slow.insert(slow.end(), {"--simulate-delay-ms", "2"});
+  auto multi = autotune_test::run_child(mpirun(2, tune_args(dir / "mpi.db", recording, slow)));
+  INFO(multi.out << multi.err);
+  REQUIRE(multi.exit_code == 0);
+  auto single = autotune_test::run_child([&] {
+    auto v = tune_args(dir / "single.db", recording, order);
+    v.insert(v.begin(), AUTOTUNE_BIN);
+    return v;
+  }());
+  REQUIRE(single.exit_code == 0);
+  const auto got = trials_of(dir / "mpi.db");
+  CHECK(got.size() == 1200);
+  CHECK(got == trials_of(dir / "single.db"));
+  // Rank 0's summary: "rank R (...): N configurations (A ahead of their round), ...".
+  std::size_t ahead = 0, ranks = 0;
+  const std::regex line(R"(configurations \((\d+) ahead of their round\))");
+  for (auto it = std::sregex_iterator(multi.out.begin(), multi.out.end(), line); it != std::sregex_iterator(); ++it) {
+    ahead += std::stoul((*it)[1].str());
+    ++ranks;
+  }
+  CHECK(ranks == 2);
+  CHECK(ahead > 0);
+  CHECK_THAT(multi.out, Catch::Contains("s between tasks") && Catch::Contains("waiting for binaries"));
 }
 
 TEST_CASE("mpi: a rank killed with SIGKILL mid-session is taken out and every configuration is still measured once",

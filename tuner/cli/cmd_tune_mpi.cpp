@@ -156,9 +156,11 @@ int run_tune_mpi(const TuneArgs& ta, const std::string& db_path) {
   std::fprintf(stdout, "mpi: what each rank measured\n");
   for (const mpi::RankTally& t : cluster.tallies()) {
     const std::string& w = ranks[static_cast<std::size_t>(t.rank)].where;
-    std::fprintf(stdout, "  rank %d (%s): %zu configurations, %.2f s measuring, %.2f s preparing%s%s\n", t.rank,
-                 w.c_str(), t.configs, t.eval_s, t.prepare_s, t.lost ? "; taken out: " : "",
-                 t.lost ? t.lost_why.c_str() : "");
+    std::fprintf(stdout,
+                 "  rank %d (%s): %zu configurations (%zu ahead of their round), %.2f s measuring (%.2f s of it "
+                 "waiting for binaries), %.2f s between tasks, %.2f s preparing%s%s\n",
+                 t.rank, w.c_str(), t.configs, t.ahead, t.eval_s, t.binary_wait_s, t.between_s, t.prepare_s,
+                 t.lost ? "; taken out: " : "", t.lost ? t.lost_why.c_str() : "");
   }
   return code;
 }

@@ -180,6 +180,10 @@ std::string model_key(const DeviceInfo& d) { return d.normalised_name() + "/" + 
 /// (GroupBackend::evaluate): at 5-6 ms per configuration that is about 40 ms, two compilations' time.
 constexpr std::size_t kRebalanceBelow = 8;
 
+/// A rank measuring ahead of the round keeps this many more configurations in flight than ClusterOptions::depth,
+/// so that it still has work queued while the session records the round and proposes the next (tens of ms).
+constexpr std::size_t kAheadDeeper = 2;
+
 void add(BackendStats& a, const BackendStats& b) {
   a.compile.compiled += b.compile.compiled;
   a.compile.taken += b.compile.taken;
@@ -234,6 +238,7 @@ class GroupBackend : public Backend {
 
   /// Each rank compiles its share of the first configurations while it prepares (the owners stay for prefetch).
   void expect(const Workload& w, const ProblemKey& p, const std::vector<Config>& configs) override {
+    forget_ahead();
     const std::vector<int> ranks = live();
     owner_.clear();
     expected_for_ = case_key(w, p);
@@ -248,6 +253,7 @@ class GroupBackend : public Backend {
   }
 
   void prepare(const Workload& w, const ProblemKey& p, std::uint64_t seed) override {
+    forget_ahead();
     const std::string payload = nlohmann::json{{"workload", w.key()}, {"problem", p.key()}, {"seed", seed}}.dump();
     std::vector<int> asked;
     const Clock::time_point t0 = Clock::now();
@@ -304,6 +310,14 @@ class GroupBackend : public Backend {
     expected_for_.clear();
   }
 
+  /// Forgets what was measured ahead for the problem before (its late results are ignored: their ids are gone).
+  void forget_ahead() {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    flying_.clear();
+    early_.clear();
+    ahead_done_.clear();
+  }
+
   void prefetch(const std::vector<Config>& configs) override {
     const std::vector<int> ranks = live();
     if (ranks.empty()) return;
@@ -320,21 +334,30 @@ class GroupBackend : public Backend {
     std::vector<bool> done(n, false);
     std::vector<int> attempts(n, 0);
     std::size_t remaining = n;
+    std::unordered_map<std::string, std::size_t> index_of;  // config hash -> index in configs
+    for (std::size_t i = 0; i < n; ++i) index_of.emplace(configs[i].hash(), i);
     std::map<int, std::deque<std::size_t>> queue;  // likely owner -> indices still to send
     {
       const std::vector<int> ranks = live();
       if (ranks.empty()) throw lost_everything();
+      // Measured ahead of this round (or on its way): not sent again.
+      std::set<std::string> flying;
+      for (const auto& [id, f] : flying_) flying.insert(f.hash);
       for (std::size_t i = 0; i < n; ++i) {
-        auto it = owner_.find(configs[i].hash());
+        const std::string h = configs[i].hash();
+        if (auto e = early_.find(h); e != early_.end()) {
+          out[i] = std::move(e->second);
+          early_.erase(e);
+          done[i] = true;
+          --remaining;
+          continue;
+        }
+        if (flying.count(h)) continue;
+        auto it = owner_.find(h);
         const bool owned = it != owner_.end() && std::find(ranks.begin(), ranks.end(), it->second) != ranks.end();
         queue[owned ? it->second : ranks[(next_owner_++) % ranks.size()]].push_back(i);
       }
     }
-    struct Task {
-      int rank;
-      std::size_t index;
-    };
-    std::map<std::uint64_t, Task> in_flight;
 
     // A rank whose own queue runs low takes the back half of what the longest other queue holds beyond its own,
     // while there is time to compile it there first (kPrefetch): a configuration taken only once the rank's queue
@@ -366,14 +389,15 @@ class GroupBackend : public Backend {
       held.lock();
       if (!sent) s_->take_out(r, "cannot be reached");
     };
-    auto pick = [&](int r) -> std::optional<std::size_t> {
+    auto pick_own = [&](int r) -> std::optional<std::size_t> {
       auto& own = queue[r];
-      if (!own.empty()) {
-        const std::size_t i = own.front();
-        own.pop_front();
-        return i;
-      }
-      // Steal from the back of the longest queue: its owner reaches those last.
+      if (own.empty()) return std::nullopt;
+      const std::size_t i = own.front();
+      own.pop_front();
+      return i;
+    };
+    // Steal from the back of the longest queue: its owner reaches those last.
+    auto steal = [&]() -> std::optional<std::size_t> {
       std::deque<std::size_t>* longest = nullptr;
       for (auto& [other, q] : queue)
         if (!q.empty() && (!longest || q.size() > longest->size())) longest = &q;
@@ -382,14 +406,35 @@ class GroupBackend : public Backend {
       longest->pop_back();
       return i;
     };
+    // A rank with nothing of this round left to take measures ahead: the next configuration that the session's
+    // last prefetch named to it beyond this round (a fixed order names its next round exactly), so that its GPU
+    // does not wait for the other ranks' last configurations and for the session's step between the rounds. It
+    // compiled those first, which taking another rank's configuration would not have. Held until asked for.
+    std::map<int, std::deque<std::pair<std::string, Config>>> beyond;  // per rank: named, not of this round
+    for (const auto& [r, list] : named_)
+      for (const Config& c : list)
+        if (std::string h = c.hash(); !index_of.count(h)) beyond[r].emplace_back(std::move(h), c);
+    auto pick_ahead = [&](int r) -> std::optional<Config> {
+      auto& mine = beyond[r];
+      std::set<std::string> flying;
+      for (const auto& [id, f] : flying_) flying.insert(f.hash);
+      while (!mine.empty()) {
+        auto [h, c] = std::move(mine.front());
+        mine.pop_front();
+        if (!early_.count(h) && !flying.count(h) && !ahead_done_.count(h)) return c;
+      }
+      return std::nullopt;
+    };
     auto requeue_tasks_of = [&](int r) {
-      for (auto it = in_flight.begin(); it != in_flight.end();) {
+      for (auto it = flying_.begin(); it != flying_.end();) {
         if (it->second.rank != r) {
           ++it;
           continue;
         }
-        const std::size_t i = it->second.index;
-        it = in_flight.erase(it);
+        auto want = index_of.find(it->second.hash);
+        it = flying_.erase(it);
+        if (want == index_of.end() || done[want->second]) continue;  // measured ahead: dropped with the rank
+        const std::size_t i = want->second;
         if (++attempts[i] >= 2) {
           out[i].status = TrialStatus::runtime_fault;
           out[i].log = "two ranks were lost while measuring this configuration; not tried again";
@@ -399,6 +444,15 @@ class GroupBackend : public Backend {
           queue[-1].push_front(i);  // no owner: any rank takes it first
         }
       }
+    };
+    auto send_task = [&](int r, const Config& c, std::unique_lock<std::mutex>& held) {
+      const std::uint64_t id = ++task_id_;
+      flying_[id] = {r, c.hash()};
+      const std::string payload = nlohmann::json{{"id", id}, {"configs", to_json({c})}}.dump();
+      held.unlock();
+      const bool sent = s_->send(r, kTask, payload, true);
+      held.lock();
+      if (!sent) s_->take_out(r, "cannot be reached");
     };
 
     std::unique_lock<std::mutex> lock(s_->mu);
@@ -410,19 +464,18 @@ class GroupBackend : public Backend {
         rebalance(r, lock);
         if (!s_->alive[static_cast<std::size_t>(r)]) continue;
         std::size_t busy = 0;
-        for (const auto& [id, t] : in_flight) busy += t.rank == r ? 1 : 0;
-        while (busy < s_->opt.depth) {
-          std::optional<std::size_t> i = pick(r);
-          if (!i) break;
-          const std::uint64_t id = ++task_id_;
-          in_flight[id] = {r, *i};
+        for (const auto& [id, f] : flying_) busy += f.rank == r ? 1 : 0;
+        const std::size_t depth = s_->opt.depth;
+        while (s_->alive[static_cast<std::size_t>(r)]) {
+          std::optional<std::size_t> i;
+          if (busy < depth) i = pick_own(r);
+          if (!i && busy < depth && queue.count(-1)) i = steal();  // what a lost rank left: before measuring ahead
+          std::optional<Config> ahead;
+          if (!i && queue[r].empty() && busy < depth + kAheadDeeper) ahead = pick_ahead(r);
+          if (!i && !ahead && busy < depth) i = steal();
+          if (!i && !ahead) break;
+          send_task(r, i ? configs[*i] : *ahead, lock);
           ++busy;
-          const std::string payload = nlohmann::json{{"id", id}, {"configs", to_json({configs[*i]})}}.dump();
-          lock.unlock();
-          const bool sent = s_->send(r, kTask, payload, true);
-          lock.lock();
-          if (!sent) s_->take_out(r, "cannot be reached");
-          if (!s_->alive[static_cast<std::size_t>(r)]) break;
         }
       }
       // Collect replies.
@@ -439,18 +492,29 @@ class GroupBackend : public Backend {
             continue;
           }
           if (m.tag != kResult) continue;
-          auto it = in_flight.find(j.at("id").get<std::uint64_t>());
-          if (it == in_flight.end() || it->second.rank != r) continue;  // reassigned meanwhile
-          const std::size_t i = it->second.index;
-          in_flight.erase(it);
-          out[i] = measurement_from_json(j.at("measurements").at(0));
-          done[i] = true;
-          --remaining;
+          auto it = flying_.find(j.at("id").get<std::uint64_t>());
+          if (it == flying_.end() || it->second.rank != r) continue;  // reassigned meanwhile
+          const std::string h = it->second.hash;
+          flying_.erase(it);
+          Measurement got = measurement_from_json(j.at("measurements").at(0));
           RankTally& t = s_->tally[static_cast<std::size_t>(r)];
           ++t.configs;
           t.eval_s += j.value("eval_ms", 0.0) / 1e3;
+          t.binary_wait_s += j.value("wait_ms", 0.0) / 1e3;
+          t.between_s += j.value("between_ms", 0.0) / 1e3;
           stats_[r] = stats_from_json(j.at("stats"));
           if (const std::string note = j.value("observer_note", ""); !note.empty()) observer_notes_[r] = note;
+          auto want = index_of.find(h);
+          if (want == index_of.end()) {
+            ++t.ahead;
+            ahead_done_.insert(h);
+            early_[h] = std::move(got);
+            continue;
+          }
+          if (done[want->second]) continue;
+          out[want->second] = std::move(got);
+          done[want->second] = true;
+          --remaining;
         }
       }
       for (int r : group_)
@@ -521,6 +585,13 @@ class GroupBackend : public Backend {
   std::map<int, std::vector<Config>> named_;    // per rank, what the last expect() or prefetch() named to it
   std::size_t next_owner_ = 0;
   std::uint64_t task_id_ = 0;
+  struct Flight {
+    int rank;
+    std::string hash;  // of the configuration
+  };
+  std::map<std::uint64_t, Flight> flying_;  // tasks sent and not answered yet, this round's or measured ahead
+  std::unordered_map<std::string, Measurement> early_;  // measured ahead of their round, not asked for yet
+  std::set<std::string> ahead_done_;   // measured ahead for the prepared problem: never measured ahead again
   std::map<int, BackendStats> stats_;  // latest cumulative counters per rank
   std::map<int, std::string> observer_notes_;  // per rank, once it said why it records no clocks or power
 };

@@ -1,6 +1,7 @@
 // Rank 0 of an MPI tuning job: knows every rank (its device, where it runs, whether it is alive), groups the
 // ranks by device model, and gives each group a Backend whose evaluate() hands configurations out one at a
-// time to whichever rank of the group is free, so fast and slow GPUs both stay busy. A rank that falls silent
+// time to whichever rank of the group is free, so fast and slow GPUs both stay busy (a rank with nothing of the
+// round left measures ahead what the last prefetch named to it for the next round). A rank that falls silent
 // (no heartbeat for rank_timeout_s: killed, hung, its node gone) or whose backend fails is taken out; its
 // unfinished configurations go to the other ranks.
 #pragma once
@@ -33,9 +34,13 @@ struct RankInfo {
 /// What each rank did, for the session's summary.
 struct RankTally {
   int rank = 0;
-  std::size_t configs = 0;  // configurations it measured and that were used
+  std::size_t configs = 0;  // configurations it measured
+  std::size_t ahead = 0;    // of those, measured ahead of their round (before the session asked for them)
   double eval_s = 0;        // time its backend spent in evaluate()
   double prepare_s = 0;     // from asking it to prepare (inputs, reference, uploads) to its answer, summed
+  double binary_wait_s = 0;  // of eval_s: its GPU waiting for a compilation (BackendStats::compile.wait_ms)
+  double between_s = 0;      // from the end of one task to the start of the next of the same problem, summed:
+                             // the rank without work (rounds' ends, messages in flight)
   bool lost = false;
   std::string lost_why;
 };

@@ -18,7 +18,7 @@ enum Tag : int {
   kPrepared = 3,   // rank -> 0: {ok, copy_gbps, verification, error, usage}
   kPrefetch = 4,   // 0 -> rank: {configs}: compile these ahead, they will probably be this rank's
   kTask = 5,       // 0 -> rank: {id, configs}
-  kResult = 6,     // rank -> 0: {id, measurements, eval_ms, stats, observer_note}
+  kResult = 6,     // rank -> 0: {id, measurements, eval_ms, wait_ms, between_ms, stats, observer_note}
   kHeartbeat = 7,  // both ways, every heartbeat interval: "still here"
   kStop = 8,       // 0 -> rank: serve no more
   kFailure = 9,    // rank -> 0: {error}: this rank's backend cannot go on (it stops serving)

@@ -33,6 +33,7 @@ std::optional<Message> RankServer::handle(const Message& request) {
     const nlohmann::json j = nlohmann::json::parse(request.payload);
     switch (request.tag) {
       case kPrepare: {
+        last_task_end_.reset();
         try {
           backend_->prepare(Workload::parse(j.at("workload")), ProblemKey::parse(j.at("problem")),
                             j.at("seed").get<std::uint64_t>());
@@ -51,16 +52,26 @@ std::optional<Message> RankServer::handle(const Message& request) {
                          configs_from_json(j.at("configs")));
         return std::nullopt;
       case kTask: {
+        using ms_t = std::chrono::duration<double, std::milli>;
         const auto t0 = std::chrono::steady_clock::now();
+        const double between_ms = last_task_end_ ? ms_t(t0 - *last_task_end_).count() : 0.0;
+        const double waited_before = backend_->stats().compile.wait_ms;
         std::vector<Measurement> ms = backend_->evaluate(configs_from_json(j.at("configs")));
-        const double eval_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        last_task_end_ = std::chrono::steady_clock::now();
+        const double eval_ms = ms_t(*last_task_end_ - t0).count();
+        const BackendStats st = backend_->stats();
         nlohmann::json out = nlohmann::json::array();
         for (Measurement& m : ms) {
           if (m.measured_by.empty()) m.measured_by = where_;
           out.push_back(to_json(m));
         }
-        return reply(kResult, {{"id", j.at("id")}, {"measurements", out}, {"eval_ms", eval_ms},
-                               {"stats", to_json(backend_->stats())}, {"observer_note", backend_->observer_note()}});
+        return reply(kResult, {{"id", j.at("id")},
+                               {"measurements", out},
+                               {"eval_ms", eval_ms},
+                               {"wait_ms", st.compile.wait_ms - waited_before},
+                               {"between_ms", between_ms},
+                               {"stats", to_json(st)},
+                               {"observer_note", backend_->observer_note()}});
       }
       default:
         return reply(kFailure, {{"error", "unknown request tag " + std::to_string(request.tag)}, {"usage", false}});

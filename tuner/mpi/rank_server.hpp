@@ -2,6 +2,7 @@
 // backend on this rank's GPU, or a replay). Used by every rank >= 1 through serve(), and by rank 0 for its own
 // GPU on a thread of the Cluster.
 #pragma once
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -30,6 +31,9 @@ class RankServer {
   std::unique_ptr<Backend> backend_;
   std::string where_, error_, note_;
   bool failed_ = false;
+  // End of the last task of the prepared problem (none: no task since the last prepare): the result of the next
+  // task says how long the rank was without work in between.
+  std::optional<std::chrono::steady_clock::time_point> last_task_end_;
 };
 
 struct ServeOptions {

@@ -153,8 +153,8 @@ class Workflow {
   /// After the search: its verified configurations picked for each smaller size (smaller_size_picks()) measured
   /// there, in sessions of their own named "smaller_sizes", within what is left of the time limit.
   void measure_smaller(TuneOutcome& out) {
-    auto f = db::TrialFilter::cell(spec_.name, db::accepted_sources(db_, spec_), out.result.device_id,
-                                   q_.workload.key(), q_.problem.key());
+    const std::vector<std::string> sources = db::accepted_sources(db_, spec_);
+    auto f = db::TrialFilter::cell(spec_.name, sources, out.result.device_id, q_.workload.key(), q_.problem.key());
     f.ok_only = true;
     f.by_time = true;
     std::vector<Config> ranked;
@@ -187,8 +187,7 @@ class Workflow {
         phase_ = "smaller";
         const Result sr = session::run(spec_, backend_, db_, q_.workload, small, so);
         SmallerSize s{small.key(), so.configs.size(), 0, sr.session_id, 0, "", sr.timing.wall_s};
-        db::TrialFilter sf = db::TrialFilter::cell(spec_.name, db::accepted_sources(db_, spec_), sr.device_id,
-                                                   q_.workload.key(), small.key());
+        db::TrialFilter sf = db::TrialFilter::cell(spec_.name, sources, sr.device_id, q_.workload.key(), small.key());
         sf.ok_only = true;
         for (const db::TrialRow& t : db_.trials(sf))
           if (std::find(so.configs.begin(), so.configs.end(), Config::from_json(t.config_json)) != so.configs.end())
