@@ -149,6 +149,23 @@ TEST_CASE("a key is compiled once however often it is submitted or prefetched", 
   CHECK(pipe.stats().compiled == 2);
 }
 
+TEST_CASE("ready says whether a key's result can be taken without waiting", "[cpu][compile]") {
+  CompilePipeline pipe(2, nullptr);
+  Gate gate;
+  pipe.prefetch({{"a", gated(gate, "a")}});
+  REQUIRE(gate.started(1));
+  CHECK_FALSE(pipe.ready("a"));  // running
+  CHECK_FALSE(pipe.ready("b"));  // never named
+  gate.open();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!pipe.ready("a") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK(pipe.ready("a"));
+  pipe.submit("a", gated(gate, "a"));
+  CHECK(pipe.take("a").log == "a");
+  CHECK(pipe.stats().compiled == 1);  // asking compiled nothing more
+}
+
 TEST_CASE("submitted tasks run before speculative ones", "[cpu][compile]") {
   Gate gate;
   CompilePipeline pipe(1, nullptr);

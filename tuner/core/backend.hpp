@@ -60,6 +60,12 @@ class Backend {
     (void)p;
     (void)configs;
   }
+  /// Whether evaluate({c}) would start measuring c at once: its binary is compiled (a backend without a compile
+  /// stage: always). A rank holding several tasks measures a ready one first, as evaluate() does within a batch.
+  virtual bool ready(const Config& c) {
+    (void)c;
+    return true;
+  }
   /// How many devices measure at once (MPI: the live ranks of the group); 1 for a backend of one GPU.
   virtual std::size_t parallel_devices() const { return 1; }
   /// Where the backend's time went since it was made (all zero for backends that do not measure it).
@@ -89,6 +95,7 @@ class ForwardingBackend : public Backend {
   void expect(const Workload& w, const ProblemKey& p, const std::vector<Config>& configs) override {
     inner_->expect(w, p, configs);
   }
+  bool ready(const Config& c) override { return inner_->ready(c); }
   std::size_t parallel_devices() const override { return inner_->parallel_devices(); }
   BackendStats stats() const override { return inner_->stats(); }
   std::string verification() const override { return inner_->verification(); }

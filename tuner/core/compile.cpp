@@ -274,6 +274,12 @@ void CompilePipeline::prefetch(std::vector<Item> items) {
   if (queued) work_cv_.notify_all();
 }
 
+bool CompilePipeline::ready(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(key);
+  return it != entries_.end() && it->second->state == State::done;
+}
+
 void CompilePipeline::cancel() {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [key, e] : entries_) drop(e);

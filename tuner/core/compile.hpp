@@ -131,6 +131,9 @@ class CompilePipeline {
   CompileResult take(const std::string& key);
   /// Speculative tasks (see the class comment), in the order they should run.
   void prefetch(std::vector<Item> items);
+  /// Whether key's result is there to take without waiting (compiled, or found in the cache by an earlier
+  /// submit). Never compiles or asks the cache.
+  bool ready(const std::string& key) const;
   /// Drops every entry: tasks not yet started are skipped, running ones finish and are discarded.
   void cancel();
   /// Submits every item, then hands the results to consume(i, result) in the items' order, so that the consumer

@@ -726,6 +726,10 @@ std::vector<Measurement> CudaBackend::evaluate(const std::vector<Config>& config
 
 void CudaBackend::prefetch(const std::vector<Config>& configs) { impl_->prefetch(configs); }
 
+bool CudaBackend::ready(const Config& c) {
+  return impl_->prepared && impl_->pipeline.ready(impl_->compile_item(c).key);
+}
+
 void CudaBackend::expect(const Workload& w, const ProblemKey& p, const std::vector<Config>& configs) {
   impl_->expect(w, p, configs);
 }

@@ -159,8 +159,9 @@ struct Cluster::State {
         std::unique_lock<std::mutex> lock(mu);
         local_cv.wait(lock, [&] { return stopping || !local_requests.empty(); });
         if (stopping) return;
-        req = std::move(local_requests.front());
-        local_requests.pop_front();
+        const auto at = local_requests.begin() + static_cast<std::ptrdiff_t>(local->next(local_requests));
+        req = std::move(*at);
+        local_requests.erase(at);
       }
       std::optional<Message> reply = local->handle(req);
       if (!reply) continue;

@@ -87,6 +87,26 @@ std::optional<Message> RankServer::handle(const Message& request) {
   }
 }
 
+std::size_t RankServer::next(const std::deque<Message>& pending) {
+  std::optional<std::size_t> first_task;
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    const Message& m = pending[i];
+    if (m.tag == kPrefetch) return i;
+    if (m.tag != kTask) break;  // a new problem (or an unknown request): after the tasks before it
+    if (!first_task) first_task = i;
+    if (!backend_ || failed_) break;
+    try {
+      bool all = true;
+      for (const Config& c : configs_from_json(nlohmann::json::parse(m.payload).at("configs")))
+        all = all && backend_->ready(c);
+      if (all) return i;
+    } catch (const std::exception&) {
+      return i;  // handle() answers what is wrong with it
+    }
+  }
+  return first_task.value_or(0);
+}
+
 int serve(Comm& comm, const std::function<std::unique_ptr<Backend>()>& make_backend, const std::string& where,
           const ServeOptions& opt) {
   std::unique_ptr<RankServer> server;
@@ -107,11 +127,25 @@ int serve(Comm& comm, const std::function<std::unique_ptr<Backend>()>& make_back
   comm.send(0, kHello, server->hello(), opt.coordinator_timeout_s);
   auto heard = std::chrono::steady_clock::now();
   int code = 0;
+  std::deque<Message> pending;  // requests taken off the wire, not handled yet
   for (;;) {
-    std::optional<Message> m = comm.poll(0);
-    const auto now = std::chrono::steady_clock::now();
-    if (!m) {
-      if (std::chrono::duration<double>(now - heard).count() > opt.coordinator_timeout_s) {
+    bool stopped = false;
+    while (std::optional<Message> m = comm.poll(0)) {
+      heard = std::chrono::steady_clock::now();
+      if (m->tag == kStop) {
+        // After a lost rank, MPI_Finalize could wait for it forever: rank 0 says so (Comm::skip_finalize).
+        try {
+          if (!m->payload.empty() && !nlohmann::json::parse(m->payload).value("finalize", true)) comm.skip_finalize();
+        } catch (const std::exception&) {
+        }
+        stopped = true;
+        break;
+      }
+      if (m->tag != kHeartbeat) pending.push_back(std::move(*m));
+    }
+    if (stopped) break;
+    if (pending.empty()) {
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - heard).count() > opt.coordinator_timeout_s) {
         code = 3;  // rank 0 is gone
         comm.skip_finalize();
         break;
@@ -119,17 +153,10 @@ int serve(Comm& comm, const std::function<std::unique_ptr<Backend>()>& make_back
       std::this_thread::sleep_for(std::chrono::microseconds(200));
       continue;
     }
-    heard = now;
-    if (m->tag == kStop) {
-      // After a lost rank, MPI_Finalize could wait for it forever: rank 0 says so (Comm::skip_finalize).
-      try {
-        if (!m->payload.empty() && !nlohmann::json::parse(m->payload).value("finalize", true)) comm.skip_finalize();
-      } catch (const std::exception&) {
-      }
-      break;
-    }
-    if (m->tag == kHeartbeat) continue;
-    if (std::optional<Message> r = server->handle(*m)) {
+    const auto at = pending.begin() + static_cast<std::ptrdiff_t>(server->next(pending));
+    const Message request = std::move(*at);
+    pending.erase(at);
+    if (std::optional<Message> r = server->handle(request)) {
       // A result goes out without waiting for the transfer: the next task is usually here already.
       if (r->tag == kResult)
         comm.post(0, r->tag, r->payload);

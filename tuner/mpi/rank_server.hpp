@@ -3,6 +3,7 @@
 // GPU on a thread of the Cluster.
 #pragma once
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -25,6 +26,11 @@ class RankServer {
   /// backend becomes a kPrepared {ok: false} or a kFailure reply, after which failed() is true.
   std::optional<Message> handle(const Message& request);
   bool failed() const { return failed_; }
+  /// Which of the requests waiting (in the order they came) to handle next: prefetches at once; then a task whose
+  /// configurations the backend has compiled already (Backend::ready), else the first task, as a backend measures
+  /// whichever binary of a batch is ready first; no request is taken past one that changes the problem (kPrepare,
+  /// kExpect), which waits for the tasks before it. pending must not be empty.
+  std::size_t next(const std::deque<Message>& pending);
   const std::string& where() const { return where_; }
 
  private:
