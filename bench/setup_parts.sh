@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The set-up of a large problem (docs/performance.md "The set-up of a 2^28 problem"): what a tune does before its
+# The set-up of a large problem (docs/performance.md "The set-up's memory"): what a tune does before its
 # first measurement -- make the inputs, compute the reference, copy them through the shared region to the GPU --
 # split into its parts (`setup_parts_s` of --stats-json), for one or more builds, alternating round by round.
 # Each run: `tune <case> --budget BUDGET` from an empty database (and so a cold binary cache); the table also gives
@@ -62,14 +62,16 @@ for round in $(seq 1 "$ROUNDS"); do
         [ "$ranks" -gt 0 ] && cmd=(mpirun --bind-to none --oversubscribe -np "$ranks")
         cmd+=("${BINS[$b]}" --db "$WORK/$name.db" tune "${P[@]}" --budget "$BUDGET" --stats-json "$WORK/$name.json")
         echo "== $name: ${cmd[*]}" >> "$LOG"
-        if ! "${cmd[@]}" >> "$LOG" 2>&1; then
+        "${cmd[@]}" > "$WORK/$name.log" 2>&1
+        rc=$?
+        cat "$WORK/$name.log" >> "$LOG"
+        if [ $rc -ne 0 ]; then
           echo "$name failed (see $LOG)"
           failed=1
           continue
         fi
-        # Rank 0's summary: how long each rank took to prepare.
-        grep -E "^ *rank [0-9]+ \(" "$LOG" | tail -n "$ranks" | sed -n 's/.*, \([0-9.]*\) s preparing.*/\1/p' |
-          paste -sd/ > "$WORK/$name.ranks"
+        # Rank 0's summary of this run: how long each rank took to prepare.
+        sed -n 's/^ *rank [0-9]* (.*, \([0-9.]*\) s preparing.*/\1/p' "$WORK/$name.log" | paste -sd/ > "$WORK/$name.ranks"
         echo "$c $b $ranks $round $WORK/$name.json $WORK/$name.ranks" >> "$WORK/runs.txt"
       done
     done
