@@ -1,10 +1,11 @@
 // What filling the shared region costs (docs/performance.md "The set-up's memory"): a problem's inputs are copied
 // from the adapter's buffer into fresh pages of a memfd on all cores, which the GPU executor then reads from a
 // mapping of its own. This measures both sides for one GiB, with the destination's pages faulted in by the copy
-// ("none") or mapped in first by MADV_POPULATE_WRITE on every thread ("populate"), and the reader with and without
-// MADV_POPULATE_READ. CPU only.
+// ("none"), mapped in first by MADV_POPULATE_WRITE on every thread ("populate") or on one ("populate1"), or
+// allocated first by one fallocate() of the file ("fallocate", as the CUDA backend does on a thread of its own while
+// the inputs are drawn), and the reader with and without MADV_POPULATE_READ. CPU only.
 //
-// Usage: region_fill none|populate [MiB, default 1024]
+// Usage: region_fill none|populate|populate1|fallocate [MiB, default 1024]
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -55,8 +56,8 @@ void* map_or_die(std::size_t bytes, int prot, int flags, int fd) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
-  if (mode != "none" && mode != "populate") {
-    std::fprintf(stderr, "usage: region_fill none|populate [MiB]\n");
+  if (mode != "none" && mode != "populate" && mode != "populate1" && mode != "fallocate") {
+    std::fprintf(stderr, "usage: region_fill none|populate|populate1|fallocate [MiB]\n");
     return 2;
   }
   const std::size_t bytes = (argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 1024) << 20;
@@ -77,13 +78,15 @@ int main(int argc, char** argv) {
     on_all_cores(bytes, [&](std::size_t b, std::size_t e) {
       if (::madvise(region + b, e - b, MADV_POPULATE_WRITE) != 0) populate_error = errno;
     });
+  if (mode == "populate1" && ::madvise(region, bytes, MADV_POPULATE_WRITE) != 0) populate_error = errno;
+  if (mode == "fallocate" && ::fallocate(fd, 0, 0, static_cast<off_t>(bytes)) != 0) populate_error = errno;
   const double prepare_s = seconds_since(t);
   t = Clock::now();
   on_all_cores(bytes, [&](std::size_t b, std::size_t e) { std::memcpy(region + b, src + b, e - b); });
   const double fill_s = seconds_since(t);
   const std::string failed =
       populate_error != 0 ? " (populate failed: " + std::string(std::strerror(populate_error)) + ")" : "";
-  std::printf("%u threads, %zu MiB, writer %-8s: populate %.3f s, copy %.3f s, together %.3f s%s\n",
+  std::printf("%u threads, %zu MiB, writer %-9s: populate %.3f s, copy %.3f s, together %.3f s%s\n",
               std::max(1u, std::thread::hardware_concurrency()), bytes >> 20, mode.c_str(), prepare_s, fill_s,
               prepare_s + fill_s, failed.c_str());
 

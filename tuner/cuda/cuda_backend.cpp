@@ -56,6 +56,9 @@ std::string basename_of(const std::string& path) {
 
 std::size_t aligned64(std::size_t bytes) { return (bytes + 63) / 64 * 64; }
 
+/// Problems whose data in the shared region reach this size get its pages allocated ahead (prefault_region).
+constexpr std::size_t kPrefaultFrom = std::size_t{64} << 20;
+
 /// Fills status and log of m from a failed request; false if it succeeded.
 bool failed(const CallStatus& r, Measurement& m) {
   switch (r.kind) {
@@ -110,6 +113,7 @@ struct CudaBackend::Impl {
   bool tools_installed = false;                     // the executor has them (set by the first prepare())
 
   detail::SharedRegion region;  // inputs [0, inputs_end), where the executor finds them; then outputs or expected
+  detail::RegionPrefault prefault;  // the region's pages for the problem being prepared, allocated ahead
   std::unique_ptr<detail::ExecutorClient> executor;
 
   bool prepared = false;
@@ -206,6 +210,7 @@ struct CudaBackend::Impl {
   /// The inputs go through the start of the shared region, not the socket, and stay there for the
   /// problem's lifetime (the executor restores inputs from there; outputs go after them).
   void upload_inputs(const HostBuffers& inputs) {
+    prefault.wait_first();
     std::vector<std::pair<const HostBuffers::value_type*, std::size_t>> placed;  // input, offset
     std::size_t end = 0;
     for (const auto& in : inputs) {
@@ -246,6 +251,7 @@ struct CudaBackend::Impl {
   /// The expected values the checks read, one buffer at a time through the region after the inputs, to the
   /// device, where they stay for the problem's lifetime.
   void upload_expected() {
+    prefault.wait_all();
     for (const std::string& name : expected_names()) {
       const std::vector<unsigned char>& data = expected.at(name);
       const std::size_t end = inputs_end + aligned64(data.size());
@@ -284,14 +290,11 @@ struct CudaBackend::Impl {
     return (spec.name.empty() ? std::string("kernel") : spec.name) + ".cu";
   }
 
-  /// Device bytes the problem needs besides expected values: the default configuration's buffers and the L2
-  /// flush buffer; nullopt when the default configuration cannot be planned for this device.
-  std::optional<std::size_t> planned_bytes() const {
-    std::size_t needed = flush_bytes();
+  /// The default configuration's plan for the problem (its buffers give the device bytes the problem needs and
+  /// where its data will lie in the shared region); nullopt when it cannot be planned for this device.
+  std::optional<LaunchPlan> default_plan() const {
     try {
-      LaunchPlan plan = adapter->plan(adapter->spec().default_config(), workload, problem, info);
-      for (const auto& b : plan.buffers) needed += b.bytes;
-      return needed;
+      return adapter->plan(adapter->spec().default_config(), workload, problem, info);
     } catch (const UsageError&) {
       throw;
     } catch (const std::exception&) {
@@ -299,8 +302,27 @@ struct CudaBackend::Impl {
     }
   }
 
+  /// Starts allocating the shared region's pages for the problem of `plan` while its inputs are made: its inputs
+  /// (placed as upload_inputs places them), then its largest output (the expected values pass there one at a
+  /// time, and host-verified outputs start there). Only for problems large enough for the copies to matter.
+  void prefault_region(const LaunchPlan& plan) {
+    std::size_t inputs = 0, largest = 0;
+    for (const auto& b : plan.buffers) {
+      if (b.role == BufferRole::input) inputs += aligned64(b.bytes);
+      if (b.role == BufferRole::output) largest = std::max(largest, b.bytes);
+    }
+    const std::size_t total = inputs + aligned64(largest);
+    if (total < kPrefaultFrom) return;
+    try {
+      region.reserve(total);
+      prefault = detail::RegionPrefault(region.fd(), inputs, total);
+    } catch (const std::exception&) {  // no thread or no room: the copies allocate the pages, as without this
+    }
+  }
+
   void prepare(const Workload& w, const ProblemKey& p, std::uint64_t s) {
-    adapter->validate_inputs(w, p);  // files the inputs come from: a SpecError before anything else
+    adapter->validate_inputs(w, p);
+    prefault.wait_all();  // files the inputs come from: a SpecError before anything else
     // Compile options depend on the workload: what was queued for another one is of no use now. What expect()
     // queued for this problem compiles on while the inputs are made.
     if (expected_for != case_key(w, p)) pipeline.cancel();
@@ -319,10 +341,14 @@ struct CudaBackend::Impl {
     inputs_end = 0;
 
     // Size check before any host or device allocation, from the plan of the default configuration.
-    const std::optional<std::size_t> planned = planned_bytes();
-    if (planned) check_fits(*planned);
-    std::size_t needed = planned.value_or(flush_bytes());
-    make_and_upload(planned.has_value(), needed);
+    const std::optional<LaunchPlan> plan = default_plan();
+    std::size_t needed = flush_bytes();
+    if (plan) {
+      for (const auto& b : plan->buffers) needed += b.bytes;
+      check_fits(needed);
+      prefault_region(*plan);
+    }
+    make_and_upload(plan.has_value(), needed);
     choose_verification(needed);
     const std::string against = adapter->spec().reference_text();
     if (!against.empty()) verification += ", against " + against;
@@ -342,9 +368,9 @@ struct CudaBackend::Impl {
   }
 
   /// Makes the inputs (on all its cores) while the GPU worker measures the copy bandwidth (once per backend;
-  /// only when the size check has passed), and computes the reference while the inputs travel to the GPU:
-  /// together the set-up takes about as long as its longest part. needed grows by the inputs when the size
-  /// check could not be made from a plan (estimated == false).
+  /// only when the size check has passed) and prefault_region allocates the region's pages, and computes the reference
+  /// while the inputs travel to the GPU: together the set-up takes about as long as its longest part. needed grows by
+  /// the inputs when the size check could not be made from a plan (estimated == false).
   void make_and_upload(bool estimated, std::size_t& needed) {
     double inputs_ms = 0, reference_ms = 0;
     HostBuffers inputs;
