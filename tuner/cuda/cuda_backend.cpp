@@ -321,8 +321,8 @@ struct CudaBackend::Impl {
   }
 
   void prepare(const Workload& w, const ProblemKey& p, std::uint64_t s) {
-    adapter->validate_inputs(w, p);
-    prefault.wait_all();  // files the inputs come from: a SpecError before anything else
+    adapter->validate_inputs(w, p);  // files the inputs come from: a SpecError before anything else
+    prefault.wait_all();             // the previous problem's allocation ahead, if it still runs
     // Compile options depend on the workload: what was queued for another one is of no use now. What expect()
     // queued for this problem compiles on while the inputs are made.
     if (expected_for != case_key(w, p)) pipeline.cancel();
