@@ -5,7 +5,9 @@
 # Each run: `tune <case> --budget BUDGET` from an empty database (and so a cold binary cache); the table also gives
 # the session's wall time and how long its GPU waited for binaries.
 #
-# Usage: OUT=<dir> bash bench/setup_parts.sh <dir with autotune> [<another dir with autotune> ...]
+# Usage: OUT=<dir> bash bench/setup_parts.sh <build> [<another build> ...]
+#   a build is a dir with autotune, optionally followed by "::" and options for its tune commands
+#   (e.g. "bin::--inputs-on host" against "bin": one binary, inputs made on the host and drawn on the GPU)
 #   CASES   which problems (default "red28 scan28": reduction float32 sum and scan float32 inclusive sum at 2^28)
 #   ROUNDS  rounds of alternation (default 3)
 #   BUDGET  configurations per run (default 8)
@@ -24,9 +26,14 @@ ROUNDS=${ROUNDS:-3}
 RANKS=${RANKS:-0}
 BUDGET=${BUDGET:-8}
 BINS=()
-for d in "$@"; do
+EXTRA=()
+for build in "$@"; do
+  d=${build%%::*}
+  extra=""
+  [ "$d" != "$build" ] && extra=${build#*::}
   [ -x "$d/autotune" ] || { echo "error: no autotune binary at $d/autotune" >&2; exit 2; }
   BINS+=("$(cd "$d" && pwd)/autotune")
+  EXTRA+=("$extra")
 done
 command -v python3 >/dev/null || { echo "error: python3 is needed for the table" >&2; exit 2; }
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -60,7 +67,9 @@ for round in $(seq 1 "$ROUNDS"); do
         name="${c}_b${b}_np${ranks}_r${round}"
         cmd=()
         [ "$ranks" -gt 0 ] && cmd=(mpirun --bind-to none --oversubscribe -np "$ranks")
-        cmd+=("${BINS[$b]}" --db "$WORK/$name.db" tune "${P[@]}" --budget "$BUDGET" --stats-json "$WORK/$name.json")
+        read -r -a X <<< "${EXTRA[$b]}"
+        cmd+=("${BINS[$b]}" --db "$WORK/$name.db" tune "${P[@]}" --budget "$BUDGET" --stats-json "$WORK/$name.json"
+              "${X[@]}")
         echo "== $name: ${cmd[*]}" >> "$LOG"
         "${cmd[@]}" > "$WORK/$name.log" 2>&1
         rc=$?
@@ -85,16 +94,16 @@ runs = [l.split() for l in open(sys.argv[1])]
 dirs = sys.argv[2:]
 print("builds: " + ", ".join(f"b{i} = {d}" for i, d in enumerate(dirs)))
 print()
-print("| case | build | ranks | round | set-up s | inputs | reference | upload | expected values upload | "
+print("| case | build | ranks | round | set-up s | inputs | draw | tools | reference | upload | expected values upload | "
       "copy bandwidth | each rank preparing s | configs | session wall s | idle GPU s |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for case, b, ranks, rnd, js, rk in runs:
     s = json.load(open(js))
     p = s.get("setup_parts_s", {})
     cell = lambda k: f"{p[k]:.2f}" if k in p else "-"
     per_rank = open(rk).read().strip() if ranks != "0" else ""
     print(f"| {case} | b{b} | {ranks if ranks != '0' else '1 (no mpirun)'} | {rnd} | {s.get('setup_s', 0):.2f} | "
-          f"{cell('inputs')} | {cell('reference')} | {cell('upload')} | {cell('expected_upload')} | "
+          f"{cell('inputs')} | {cell('draw')} | {cell('tools')} | {cell('reference')} | {cell('upload')} | {cell('expected_upload')} | "
           f"{cell('copy_bandwidth')} | {per_rank or '-'} | {s.get('configs', 0)} | {s.get('wall_s', 0):.2f} | "
           f"{s.get('idle_gpu_s', 0):.2f} |")
 PY

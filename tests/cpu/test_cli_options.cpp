@@ -262,6 +262,7 @@ TEST_CASE("cli options: every numeric option refuses 0 (unless it means off), -1
       {"tune reduction --screen 0.5", "--screen must be 0 (off) or a number above 1"},
       {"tune reduction --top 99999999999", "--top must be a positive integer up to 2147483647 (got 99999999999)"},
       {"tune reduction --verify gpu", "--verify must be one of device, host (got gpu)"},
+      {"tune reduction --inputs-on device", "--inputs-on must be one of gpu, host (got device)"},
   });
 }
 

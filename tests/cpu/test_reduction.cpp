@@ -7,8 +7,10 @@
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 
+#include "tuner/core/draw.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/kernels/host_util.hpp"
 #include "tuner/kernels/reduction.hpp"
@@ -405,6 +407,64 @@ TEST_CASE("reduction: exact references and verification of int32 and min/max", "
   CHECK(dbest > 0.99);
   CHECK(a->verify(one_value(to_bytes(dbest)), dexp, dmax, big).empty());
   CHECK_FALSE(a->verify(one_value(to_bytes(std::nextafter(dbest, 0.0))), dexp, dmax, big).empty());
+}
+
+TEST_CASE(
+    "reduction: the recipes of inputs drawn on the GPU describe make_inputs, and their summaries give the "
+    "same expected values",
+    "[cpu][reduction]") {
+  auto a = adapter();
+  // Three whole chunks and a part of one: the chunks' seeds and the order of their combination both matter.
+  const std::int64_t n = 3 * static_cast<std::int64_t>(kernels::kChunkElements) + 17;
+  const ProblemKey p = problem(n);
+  for (const char* key : {"int32/sum", "int32/min", "int32/max", "float32/sum", "float32/min", "float32/max",
+                          "float64/sum", "float64/min", "float64/max"}) {
+    INFO(key);
+    const Workload w = Workload::parse(key);
+    const HostBuffers in = a->make_inputs(w, p, 77);
+    const std::vector<DrawRecipe> draws = a->device_draws(w, p, 77);
+    REQUIRE(draws.size() == 1);
+    const DrawRecipe& r = draws.front();
+    CHECK(r.name == "in");
+    CHECK(r.seed == 77);
+    CHECK(r.count == static_cast<std::uint64_t>(n));
+    CHECK(r.chunks() == 4);
+    REQUIRE(r.bytes() == in.at("in").size());
+    const std::vector<DrawChunk> chunks = summarize_draw(r, in.at("in"));
+    const std::optional<HostBuffers> from_draws = a->reference_of_draws({{"in", chunks}}, w, p);
+    REQUIRE(from_draws);
+    CHECK(*from_draws == *a->reference(in, w, p));
+    // The summaries are of these inputs: another seed gives other hashes and another reference.
+    const std::vector<DrawChunk> other = summarize_draw(r, a->make_inputs(w, p, 78).at("in"));
+    CHECK(other.front().hash != chunks.front().hash);
+    CHECK(*a->reference_of_draws({{"in", other}}, w, p) != *from_draws);
+    CHECK_THROWS_AS(a->reference_of_draws({{"in", {chunks.front()}}}, w, p), UsageError);  // too few chunks
+    CHECK_THROWS_AS(a->reference_of_draws({}, w, p), UsageError);
+  }
+  // Custom operators keep their inputs on the host (their reference kernels read them there or on the device).
+  CHECK(a->device_draws(Workload::parse("float3/maxmag"), p, 77).empty());
+}
+
+TEST_CASE("summarize_draw: one changed element changes its chunk's hash and extremes only", "[cpu][reduction]") {
+  DrawRecipe r;
+  r.name = "in";
+  r.kind = DrawRecipe::Kind::int32_nonzero;
+  r.count = 10;
+  r.chunk = 4;
+  std::vector<unsigned char> bytes(40);
+  for (std::int32_t i = 0; i < 10; ++i) store_element(bytes, static_cast<std::size_t>(i), i + 1);
+  const std::vector<DrawChunk> a = summarize_draw(r, bytes);
+  REQUIRE(a.size() == 3);
+  CHECK(a[1].min == 5);
+  CHECK(a[1].max == 8);
+  CHECK(a[2].wrapped == 19u);
+  store_element(bytes, 5, std::int32_t{-7});
+  const std::vector<DrawChunk> b = summarize_draw(r, bytes);
+  CHECK(b[0].hash == a[0].hash);
+  CHECK(b[1].hash != a[1].hash);
+  CHECK(b[1].min == -7);
+  CHECK(b[2].hash == a[2].hash);
+  CHECK_THROWS_AS(summarize_draw(r, std::vector<unsigned char>(36)), UsageError);
 }
 
 TEST_CASE("reduction: maxmag picks the largest magnitude with deterministic ties", "[cpu][reduction]") {

@@ -13,8 +13,14 @@
 
 #include "gpu_support.hpp"
 #include "tuner/core/compile.hpp"
+#include "tuner/core/draw.hpp"
 #include "tuner/core/error.hpp"
+#include "tuner/cuda/device_kernels.hpp"
+#include "tuner/cuda/executor_client.hpp"
+#include "tuner/cuda/messages.hpp"
 #include "tuner/cuda/runtime.hpp"
+#include "tuner/cuda/worker_process.hpp"
+#include "tuner/kernels/host_util.hpp"
 #include "tuner/kernels/registry.hpp"
 #include "tuner/specs/embedded.hpp"
 #include "tuner/specs/specs.hpp"
@@ -160,13 +166,112 @@ TEST_CASE("reduction: a kernel that drops the n % VEC tail is rejected", "[gpu][
   Config vec2 = base, vec1 = base;
   vec2.set("VEC", 2);
   vec1.set("VEC", 1);
-  for (const char* wk : {"float32/sum", "int32/sum", "float64/sum"}) {
-    INFO(wk);
-    backend.prepare(Workload::parse(wk), problem((std::int64_t{1} << 20) + 3), 99);
-    const std::vector<Measurement> r = backend.evaluate({base, vec2, vec1});
-    CHECK(r[0].status == TrialStatus::wrong_result);  // 3 elements dropped
-    CHECK(r[1].status == TrialStatus::wrong_result);  // 1 element dropped
-    CHECK(r[2].status == TrialStatus::ok);            // no tail
+  // The larger size's inputs are drawn on the GPU (64 MiB and more): after a wrong result they are drawn again.
+  for (const std::int64_t n : {(std::int64_t{1} << 20) + 3, (std::int64_t{1} << 24) + 3}) {
+    for (const char* wk : {"float32/sum", "int32/sum", "float64/sum"}) {
+      INFO(wk << " n=" << n);
+      backend.prepare(Workload::parse(wk), problem(n), 99);
+      const std::vector<Measurement> r = backend.evaluate({base, vec2, vec1});
+      CHECK(r[0].status == TrialStatus::wrong_result);  // 3 elements dropped
+      CHECK(r[1].status == TrialStatus::wrong_result);  // 1 element dropped
+      CHECK(r[2].status == TrialStatus::ok);            // no tail
+    }
+  }
+}
+
+TEST_CASE("reduction: after a fault a new GPU worker draws the inputs again", "[gpu][reduction]") {
+  require_gpu();
+  TuningSpec spec = specs::builtin_spec("reduction");
+  const std::string tail_code = "if (V > 1) {";
+  const std::size_t at = spec.source_text.find(tail_code);
+  REQUIRE(at != std::string::npos);
+  spec.source_text.replace(at, tail_code.size(), "if (V == 2) __trap();\n  " + tail_code);
+  auto adapter = kernels::make_adapter(spec);
+  CudaBackend backend(adapter, quick_options());
+  Config base = spec.default_config();  // 4-wide loads
+  Config vec2 = base, vec1 = base;
+  vec2.set("VEC", 2);
+  vec1.set("VEC", 1);
+  // 2^24 + 3 values: 64 MiB and more, drawn on the GPU; the fault ends the worker, and its replacement has
+  // nothing until the backend restores the inputs and the expected values.
+  backend.prepare(Workload::parse("float32/sum"), problem((std::int64_t{1} << 24) + 3), 17);
+  const std::vector<Measurement> r = backend.evaluate({base, vec2, vec1, base});
+  CHECK(r[0].status == TrialStatus::ok);
+  CHECK(r[1].status == TrialStatus::runtime_fault);
+  INFO(r[2].log);
+  CHECK(r[2].status == TrialStatus::ok);
+  CHECK(r[3].status == TrialStatus::ok);
+}
+
+TEST_CASE("reduction: the GPU draws the inputs bit for bit as the host makes them", "[gpu][reduction]") {
+  require_gpu();
+  const TuningSpec spec = specs::builtin_spec("reduction");
+  auto adapter = kernels::make_adapter(spec);
+  detail::SharedRegion region;
+  region.create();
+  detail::ExecutorClient executor(false, 0, region);
+  const CompileResult tools = compile(detail::tool_kernels_source(), {}, "autotune_tools.cu",
+                                      detail::tool_kernels_options(), "sm_" + std::to_string(executor.device().cc));
+  REQUIRE(tools.ok);
+  detail::ToolKernelsRequest load;
+  load.cubin = tools.cubin;
+  executor.call_ok(load, "loading the tool kernels");
+  // Several chunks and a part of one.
+  const ProblemKey p = problem(5 * static_cast<std::int64_t>(kernels::kChunkElements) + 1001);
+  for (const char* key : {"int32/sum", "int32/max", "float32/sum", "float32/min", "float64/sum", "float64/max"}) {
+    INFO(key);
+    const Workload w = Workload::parse(key);
+    const std::vector<DrawRecipe> draws = adapter->device_draws(w, p, 4321);
+    REQUIRE(draws.size() == 1);
+    const std::vector<DrawChunk> host = summarize_draw(draws.front(), adapter->make_inputs(w, p, 4321).at("in"));
+    detail::DrawRequest q;
+    q.recipe = draws.front();
+    const std::vector<DrawChunk> device = executor.call_ok(q, "drawing").chunks;
+    REQUIRE(device.size() == host.size());
+    for (std::size_t c = 0; c < host.size(); ++c) {
+      INFO("chunk " << c);
+      CHECK(device[c].hash == host[c].hash);  // every element's bits, in order
+      CHECK(device[c].sum == host[c].sum);
+      CHECK(device[c].comp == host[c].comp);
+      CHECK(device[c].max_abs == host[c].max_abs);
+      CHECK(device[c].min == host[c].min);
+      CHECK(device[c].max == host[c].max);
+      CHECK(device[c].wrapped == host[c].wrapped);
+    }
+    CHECK(*adapter->reference_of_draws({{"in", device}}, w, p) ==
+          *adapter->reference(adapter->make_inputs(w, p, 4321), w, p));
+  }
+}
+
+TEST_CASE("reduction: inputs drawn on the GPU verify what inputs made on the host verify", "[gpu][reduction]") {
+  require_gpu();
+  const TuningSpec spec = specs::builtin_spec("reduction");
+  auto adapter = kernels::make_adapter(spec);
+  const ProblemKey p = problem((std::int64_t{1} << 24) + 5);  // 64 MiB and more: drawn on the GPU by default
+  MemoryBinaryCache cache;
+  for (const bool on_device : {true, false}) {
+    for (const auto verify : {TimingOptions::Verify::device, TimingOptions::Verify::host}) {
+      TimingOptions o = quick_options();
+      o.draw_on_device = on_device;
+      o.verify = verify;
+      CudaBackend backend(adapter, o, &cache);
+      for (const char* key : {"int32/sum", "int32/min", "float32/sum", "float32/max", "float64/sum", "float64/min"}) {
+        INFO(key << (on_device ? ", drawn on the GPU" : ", made on the host")
+                 << (verify == TimingOptions::Verify::host ? ", verified on the host" : ""));
+        const Workload w = Workload::parse(key);
+        const BackendStats before = backend.stats();
+        backend.prepare(w, p, 5);
+        const std::vector<Config> configs = configs_for(spec, spec.space(p, backend.device(), w));
+        const std::vector<Measurement> r = backend.evaluate(
+            std::vector<Config>(configs.begin(), configs.begin() + std::min<std::size_t>(6, configs.size())));
+        for (const Measurement& m : r) {
+          INFO(m.log);
+          CHECK(m.status == TrialStatus::ok);
+        }
+        const BackendStats part = backend.stats() - before;
+        CHECK(part.setup_ms.count("draw") == (on_device ? 1u : 0u));
+      }
+    }
   }
 }
 

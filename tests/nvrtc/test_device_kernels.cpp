@@ -1,4 +1,4 @@
-// The tuner's own kernels (tuner/cuda/device_kernels.*): the L2 flush and the comparison kernels compile for
+// The tuner's own kernels (tuner/cuda/device_kernels.*): the L2 flush, the draw and the comparison kernels compile for
 // the architectures the tuner targets, and every comparison a check can ask for has its entry point.
 #include <catch2/catch.hpp>
 
@@ -17,13 +17,15 @@ bool contains(const std::vector<unsigned char>& image, const std::string& text) 
 
 }  // namespace
 
-TEST_CASE("the tool kernels (L2 flush, comparisons) compile for sm_80 and sm_90 with every entry point", "[nvrtc]") {
+TEST_CASE("the tool kernels (L2 flush, draw, comparisons) compile for sm_80 and sm_90 with every entry point",
+          "[nvrtc]") {
   for (const char* arch : {"sm_80", "sm_90"}) {
     const cuda::CompileResult r =
         cuda::compile(cuda::detail::tool_kernels_source(), {}, "autotune_tools.cu", cuda::detail::tool_kernels_options(), arch);
     INFO(arch << ": " << r.log);
     REQUIRE(r.ok);
     CHECK(contains(r.cubin, cuda::detail::kL2FlushKernel));
+    CHECK(contains(r.cubin, cuda::detail::kDrawKernel + std::string(1, '\0')));
     OutputCheck c;
     using K = OutputCheck::Kind;
     for (K kind : {K::bits, K::float_equal, K::abs_tolerance, K::rel_tolerance}) {

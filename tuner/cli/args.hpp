@@ -48,6 +48,7 @@ struct TuneArgs {
   bool no_flush = false, simulate = false, compile_in_process = false;
   double simulate_delay_ms = 0;
   std::string verify = "device";
+  std::string inputs_on = "gpu";
   std::string objective = "time";  // what the strategy minimises (time, energy, edp, gbps_per_watt)
   /// The energy window after the samples (NVML's energy counter), ms; < 0 = automatic: 100 for an objective
   /// that needs energy, else 0 (a window costs about that much per configuration; clocks and power are

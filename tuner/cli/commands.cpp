@@ -176,6 +176,11 @@ void add_tune_measure_options(CLI::App* c, TuneArgs& a) {
                 "a verdict comes back) or host (outputs copied back and compared on the CPU)")
       ->capture_default_str()
       ->check(one_of({"device", "host"}));
+  c->add_option("--inputs-on", a.inputs_on,
+                "where the inputs are made: gpu (drawn on the GPU where the kernel family can, the reduction's "
+                "built-in operators from 64 MiB of inputs on: the same values, never in host memory) or host")
+      ->capture_default_str()
+      ->check(one_of({"gpu", "host"}));
 }
 
 /// tune's remaining options: compilation, outputs, the GPU, replay and MPI.

@@ -78,7 +78,7 @@ std::string time_split_line(const session::Result& r) {
   if (t.wall_s > 0) line += fmt(" (%.1f configs/s)", static_cast<double>(r.evaluated) / t.wall_s);
   line += " | setup " + fmt("%.2f s", t.setup_s);
   std::string parts;  // what the set-up consisted of (parts may overlap), and the start before the session
-  for (const char* part : {"inputs", "reference", "upload", "copy_bandwidth"}) {
+  for (const char* part : {"inputs", "draw", "tools", "reference", "upload", "copy_bandwidth"}) {
     auto it = t.setup_parts_s.find(part);
     if (it != t.setup_parts_s.end())
       parts += (parts.empty() ? "" : ", ") + std::string(part) + fmt(" %.2f", it->second);
@@ -440,6 +440,7 @@ LocalBackend make_local_backend(const TuneArgs& ta, const TuningSpec& spec,
   to.compile_processes = !ta.compile_in_process;
   to.device = gpu;
   to.verify = ta.verify == "host" ? cuda::TimingOptions::Verify::host : cuda::TimingOptions::Verify::device;
+  to.draw_on_device = ta.inputs_on == "gpu";
   to.observe = !ta.no_observe;
   to.energy_ms = ta.energy_ms >= 0 ? ta.energy_ms : (needs_power(objective_from_string(ta.objective)) ? 100.0 : 0.0);
   if (!ta.binary_cache.empty()) lb.cache_db = db::Database::open(ta.binary_cache);

@@ -9,6 +9,7 @@
 
 #include "tuner/core/check.hpp"
 #include "tuner/core/config.hpp"
+#include "tuner/core/draw.hpp"
 #include "tuner/core/keys.hpp"
 #include "tuner/core/plan.hpp"
 #include "tuner/core/spec.hpp"
@@ -30,6 +31,26 @@ class KernelAdapter {
 
   /// Host contents of every input buffer, deterministic in seed, random and non-zero where the type allows.
   virtual HostBuffers make_inputs(const Workload& w, const ProblemKey& p, std::uint64_t seed) const = 0;
+
+  /// Inputs the GPU can draw itself (tuner/core/draw.hpp): one recipe per input buffer, giving exactly the bytes
+  /// make_inputs() gives for this seed. Empty (the default): the inputs are made on the host. An adapter offers
+  /// this only where reference_of_draws() makes the expected values from the draws' chunk summaries.
+  virtual std::vector<DrawRecipe> device_draws(const Workload& w, const ProblemKey& p, std::uint64_t seed) const {
+    (void)w;
+    (void)p;
+    (void)seed;
+    return {};
+  }
+
+  /// The expected values that reference() would give for the inputs of device_draws(), from the chunk summaries
+  /// of the drawn inputs alone (by input name). nullopt: not possible (the default).
+  virtual std::optional<HostBuffers> reference_of_draws(const DrawSummaries& summaries, const Workload& w,
+                                                        const ProblemKey& p) const {
+    (void)summaries;
+    (void)w;
+    (void)p;
+    return std::nullopt;
+  }
 
   /// Checks, without making them, that the inputs and expected values of this problem can be made: for a user
   /// kernel, that the files its spec names exist and hold the dtype and element count the problem needs (a

@@ -23,9 +23,9 @@
 #include "tuner/cuda/device_kernels.hpp"
 #include "tuner/cuda/driver.hpp"
 #include "tuner/cuda/executor_client.hpp"
-#include "tuner/cuda/host_copy.hpp"
 #include "tuner/cuda/launcher.hpp"
 #include "tuner/cuda/plan_binding.hpp"
+#include "tuner/cuda/problem_data.hpp"
 #include "tuner/cuda/runtime.hpp"
 
 namespace autotune::cuda {
@@ -54,10 +54,9 @@ std::string basename_of(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-std::size_t aligned64(std::size_t bytes) { return (bytes + 63) / 64 * 64; }
-
-/// Problems whose data in the shared region reach this size get its pages allocated ahead (prefault_region).
-constexpr std::size_t kPrefaultFrom = std::size_t{64} << 20;
+/// Inputs of this size and more are drawn on the GPU where the adapter can (KernelAdapter::device_draws): below
+/// it the host makes them in milliseconds, while the draw kernel's one thread per chunk takes a few either way.
+constexpr std::size_t kDeviceDrawFrom = std::size_t{64} << 20;
 
 /// Fills status and log of m from a failed request; false if it succeeded.
 bool failed(const CallStatus& r, Measurement& m) {
@@ -112,9 +111,9 @@ struct CudaBackend::Impl {
   std::shared_future<CompileResult> tools_compile;  // its compilation, started once the arch is known
   bool tools_installed = false;                     // the executor has them (set by the first prepare())
 
-  detail::SharedRegion region;  // inputs [0, inputs_end), where the executor finds them; then outputs or expected
-  detail::RegionPrefault prefault;  // the region's pages for the problem being prepared, allocated ahead
+  detail::SharedRegion region;  // the problem's inputs (unless drawn on the GPU), then outputs or expected values
   std::unique_ptr<detail::ExecutorClient> executor;
+  std::unique_ptr<detail::ProblemData> data;  // where the problem's data lie, over region and executor
 
   bool prepared = false;
   Workload workload;
@@ -125,8 +124,7 @@ struct CudaBackend::Impl {
   std::vector<unsigned char> compare_cubin;  // the reference's module, holding the spec's comparison kernels
   bool compare_installed = false;            // the executor has compare_cubin loaded
   std::string verification = "host";
-  HostBuffers outputs;            // verification outputs on the host path, reused (no allocation per trial)
-  std::size_t inputs_end = 0;     // 64-byte aligned
+  HostBuffers outputs;  // verification outputs on the host path, reused (no allocation per trial)
   std::optional<double> copy_gbps;
   std::string observer_note;  // why the GPU worker observes nothing (no NVML ...), from its first timing
   double best_run_seconds = 0;  // fastest verification run of a configuration that verified (0: none yet)
@@ -149,6 +147,7 @@ struct CudaBackend::Impl {
       executor = std::make_unique<detail::ExecutorClient>(opt.isolate, opt.device, region);
     }
     info = executor->device();
+    data = std::make_unique<detail::ProblemData>(region, *executor);
     executor->on_restart([this] { restore_after_restart(); });
     begin_tools_compile();  // runs while the caller goes on; prepare() installs the kernels
   }
@@ -186,9 +185,9 @@ struct CudaBackend::Impl {
   void restore_after_restart() {
     if (tools_installed) install_tool_kernels();
     if (!prepared) return;
-    upload_inputs(adapter->make_inputs(workload, problem, seed));
+    data->restore_inputs([this] { return adapter->make_inputs(workload, problem, seed); });
     if (compare_installed) install_compare_kernels();
-    if (!checks.empty()) upload_expected();
+    if (!checks.empty()) data->upload_expected(expected, expected_names());
   }
 
   /// Hands the module with the spec's comparison kernels (the reference kernel's, built by
@@ -207,29 +206,15 @@ struct CudaBackend::Impl {
 
   std::size_t flush_bytes() const { return opt.flush_l2 ? detail::l2_flush_bytes(info.l2_bytes) : 0; }
 
-  /// The inputs go through the start of the shared region, not the socket, and stay there for the
-  /// problem's lifetime (the executor restores inputs from there; outputs go after them).
-  void upload_inputs(const HostBuffers& inputs) {
-    prefault.wait_first();
-    std::vector<std::pair<const HostBuffers::value_type*, std::size_t>> placed;  // input, offset
-    std::size_t end = 0;
-    for (const auto& in : inputs) {
-      placed.emplace_back(&in, end);
-      end += aligned64(in.second.size());
-    }
-    region.reserve(end);
-    unsigned char* base = region.map(region.fd(), end);
-    for (const auto& [in, offset] : placed) detail::parallel_copy(base + offset, in->second.data(), in->second.size());
-    inputs_end = end;
-    for (const auto& [in, offset] : placed) {
-      detail::UploadRequest q;
-      q.name = in->first;
-      q.fd = executor->region_fd();
-      q.region_bytes = end;
-      q.offset = offset;
-      q.bytes = in->second.size();
-      executor->call_ok(q, "uploading the inputs failed");
-    }
+  /// The recipes of the problem's inputs when the GPU is to draw them: the adapter can, the option allows it and
+  /// they are large enough to be worth it. Empty: make_inputs() on the host.
+  std::vector<DrawRecipe> device_draws() const {
+    if (!opt.draw_on_device) return {};
+    std::vector<DrawRecipe> draws = adapter->device_draws(workload, problem, seed);
+    std::size_t bytes = 0;
+    for (const DrawRecipe& r : draws) bytes += r.bytes();
+    if (bytes < kDeviceDrawFrom) draws.clear();
+    return draws;
   }
 
   /// Names of the expected buffers the checks read (values and tolerances), each once.
@@ -246,26 +231,6 @@ struct CudaBackend::Impl {
     std::size_t total = 0;
     for (const std::string& name : expected_names()) total += expected.at(name).size();
     return total;
-  }
-
-  /// The expected values the checks read, one buffer at a time through the region after the inputs, to the
-  /// device, where they stay for the problem's lifetime.
-  void upload_expected() {
-    prefault.wait_all();
-    for (const std::string& name : expected_names()) {
-      const std::vector<unsigned char>& data = expected.at(name);
-      const std::size_t end = inputs_end + aligned64(data.size());
-      region.reserve(end);
-      detail::parallel_copy(region.map(region.fd(), end) + inputs_end, data.data(), data.size());
-      detail::UploadRequest q;
-      q.name = name;
-      q.expected = true;
-      q.fd = executor->region_fd();
-      q.region_bytes = end;
-      q.offset = inputs_end;
-      q.bytes = data.size();
-      executor->call_ok(q, "uploading the expected values failed");
-    }
   }
 
   std::uint64_t free_memory() {
@@ -302,27 +267,9 @@ struct CudaBackend::Impl {
     }
   }
 
-  /// Starts allocating the shared region's pages for the problem of `plan` while its inputs are made: its inputs
-  /// (placed as upload_inputs places them), then its largest output (the expected values pass there one at a
-  /// time, and host-verified outputs start there). Only for problems large enough for the copies to matter.
-  void prefault_region(const LaunchPlan& plan) {
-    std::size_t inputs = 0, largest = 0;
-    for (const auto& b : plan.buffers) {
-      if (b.role == BufferRole::input) inputs += aligned64(b.bytes);
-      if (b.role == BufferRole::output) largest = std::max(largest, b.bytes);
-    }
-    const std::size_t total = inputs + aligned64(largest);
-    if (total < kPrefaultFrom) return;
-    try {
-      region.reserve(total);
-      prefault = detail::RegionPrefault(region.fd(), inputs, total);
-    } catch (const std::exception&) {  // no thread or no room: the copies allocate the pages, as without this
-    }
-  }
-
   void prepare(const Workload& w, const ProblemKey& p, std::uint64_t s) {
     adapter->validate_inputs(w, p);  // files the inputs come from: a SpecError before anything else
-    prefault.wait_all();             // the previous problem's allocation ahead, if it still runs
+    data->reset();                   // waits for the previous problem's allocation ahead, if it still runs
     // Compile options depend on the workload: what was queued for another one is of no use now. What expect()
     // queued for this problem compiles on while the inputs are made.
     if (expected_for != case_key(w, p)) pipeline.cancel();
@@ -338,7 +285,7 @@ struct CudaBackend::Impl {
     race_best_ms = 0;
     race_best_spread = 0;
     executor->call_ok(detail::ReleaseRequest{}, "releasing the previous problem failed");
-    inputs_end = 0;
+    const std::vector<DrawRecipe> draws = device_draws();
 
     // Size check before any host or device allocation, from the plan of the default configuration.
     const std::optional<LaunchPlan> plan = default_plan();
@@ -346,9 +293,12 @@ struct CudaBackend::Impl {
     if (plan) {
       for (const auto& b : plan->buffers) needed += b.bytes;
       check_fits(needed);
-      prefault_region(*plan);
+      data->prefault(*plan, !draws.empty());
     }
-    make_and_upload(plan.has_value(), needed);
+    if (draws.empty())
+      make_and_upload(plan.has_value(), needed);
+    else
+      draw_inputs(draws, plan.has_value(), needed);
     choose_verification(needed);
     const std::string against = adapter->spec().reference_text();
     if (!against.empty()) verification += ", against " + against;
@@ -360,17 +310,17 @@ struct CudaBackend::Impl {
       double ms = 0;
       {
         ScopedTimer t(ms);
-        upload_expected();
+        data->upload_expected(expected, expected_names());
       }
       counters.setup_ms["expected_upload"] = ms;
     }
     prepared = true;
   }
 
-  /// Makes the inputs (on all its cores) while the GPU worker measures the copy bandwidth (once per backend;
-  /// only when the size check has passed) and prefault_region allocates the region's pages, and computes the reference
-  /// while the inputs travel to the GPU: together the set-up takes about as long as its longest part. needed grows by
-  /// the inputs when the size check could not be made from a plan (estimated == false).
+  /// Makes the inputs (on all its cores) while the GPU worker measures the copy bandwidth (once per backend; only
+  /// when the size check has passed) and ProblemData::prefault allocates the region's pages, and computes the
+  /// reference while the inputs travel to the GPU: together the set-up takes about as long as its longest part.
+  /// needed grows by the inputs when the size check could not be made from a plan (estimated == false).
   void make_and_upload(bool estimated, std::size_t& needed) {
     double inputs_ms = 0, reference_ms = 0;
     HostBuffers inputs;
@@ -402,7 +352,7 @@ struct CudaBackend::Impl {
         double upload_ms = 0;
         {
           ScopedTimer t(upload_ms);
-          upload_inputs(inputs);
+          data->upload_inputs(inputs);
         }
         counters.setup_ms["upload"] = upload_ms;
       } catch (...) {
@@ -413,6 +363,35 @@ struct CudaBackend::Impl {
     }
     counters.setup_ms["reference"] = reference_ms;
     inputs.clear();
+    expected = expected_values(std::move(ref));
+  }
+
+  /// Draws the inputs on the GPU (after the copy bandwidth, which needs the device to itself) and makes the
+  /// expected values from the draws' summaries: no input is made on the host or travels through the region.
+  void draw_inputs(const std::vector<DrawRecipe>& draws, bool estimated, std::size_t& needed) {
+    if (estimated) copy_bandwidth();
+    if (!estimated) {
+      for (const DrawRecipe& r : draws) needed += r.bytes();
+      check_fits(needed);
+    }
+    if (!tools_installed) {
+      ScopedTimer t(counters.setup_ms["tools"]);
+      install_tool_kernels();
+      tools_installed = true;
+    }
+    DrawSummaries summaries;
+    {
+      ScopedTimer t(counters.setup_ms["draw"]);
+      summaries = data->draw(draws);
+    }
+    std::optional<HostBuffers> ref;
+    {
+      ScopedTimer t(counters.setup_ms["reference"]);
+      ref = adapter->reference_of_draws(summaries, workload, problem);
+    }
+    if (!ref)
+      throw UsageError("kernel '" + adapter->spec().name +
+                       "' draws its inputs on the GPU but has no reference of them");
     expected = expected_values(std::move(ref));
   }
 
@@ -456,7 +435,7 @@ struct CudaBackend::Impl {
     // The inputs are on the device already: the configurations' other buffers and the expected values must
     // fit in what is free now.
     const std::size_t extra = expected_device_bytes();
-    const std::size_t still_needed = needed - std::min(needed, inputs_end);
+    const std::size_t still_needed = needed - std::min(needed, data->device_input_bytes());
     if (extra + still_needed + kMemoryReserve > free_memory()) {
       if (!compare.empty())
         throw UsageError(gpu_only + ", but the expected values (" + gib_text(static_cast<double>(extra)) +
@@ -516,8 +495,8 @@ struct CudaBackend::Impl {
     q.cubin = cr.cubin;
     q.fd = executor->region_fd();
     q.copy_outputs = copy_outputs;
-    q.region_bytes = inputs_end + (copy_outputs ? detail::output_region_bytes(plan) : 0);
-    q.outputs_at = inputs_end;
+    q.region_bytes = data->inputs_end() + (copy_outputs ? detail::output_region_bytes(plan) : 0);
+    q.outputs_at = data->inputs_end();
     if (!copy_outputs) q.checks = checks;
     region.reserve(q.region_bytes);
     auto r = executor->call(q, effective_timeout(opt, best_run_seconds));

@@ -15,6 +15,115 @@ extern "C" __global__ void autotune_l2_flush(const uint4* __restrict__ buffer, u
   if (acc == 0x2545f491u) *sink = acc;  // keeps the loads; the buffer's pattern never gives this value
 }
 
+// ---- inputs drawn on the device (tuner/core/draw.hpp) ----
+// std::mt19937_64 as the C++ standard defines it (seeded from one value), one per chunk of elements.
+struct Mt64 {
+  u64 x[312];
+  int next_index;
+  __device__ void seed(u64 s) {
+    x[0] = s;
+    for (int k = 1; k < 312; ++k) x[k] = 6364136223846793005ull * (x[k - 1] ^ (x[k - 1] >> 62)) + (u64)k;
+    next_index = 312;
+  }
+  __device__ void twist() {
+    for (int k = 0; k < 312; ++k) {
+      const u64 y = (x[k] & 0xffffffff80000000ull) | (x[k + 1 < 312 ? k + 1 : 0] & 0x7fffffffull);
+      x[k] = x[k + 156 < 312 ? k + 156 : k - 156] ^ (y >> 1) ^ ((y & 1) ? 0xb5026f5aa96619e9ull : 0ull);
+    }
+    next_index = 0;
+  }
+  __device__ u64 next() {
+    if (next_index >= 312) twist();
+    u64 z = x[next_index++];
+    z ^= (z >> 29) & 0x5555555555555555ull;
+    z ^= (z << 17) & 0x71d67fffeda60000ull;
+    z ^= (z << 37) & 0xfff7eee000000000ull;
+    return z ^ (z >> 43);
+  }
+};
+
+__device__ u64 autotune_splitmix64(u64 x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Random::uniform() and scaled_int() of the host (tuner/core/random.hpp, tuner/kernels/host_util.cpp).
+__device__ double draw_uniform(Mt64& g) { return (double)(g.next() >> 11) * (1.0 / 9007199254740992.0); }
+__device__ long long draw_scaled_int(Mt64& g, long long lo, long long hi) {
+  const double span = (double)hi - (double)lo + 1.0;
+  long long k = (long long)floor(draw_uniform(g) * span);
+  if (k > hi - lo) k = hi - lo;
+  return lo + k;
+}
+
+// Thread c draws chunk c: elements [c * chunk, min((c + 1) * chunk, count)) with the generator seeded as
+// for_each_chunk seeds it, and writes the chunk's DrawChunk as 7 words to summary[7c..7c+6] (sum, comp, max_abs,
+// min, max as double bits, hash, wrapped) unless summary is null.
+extern "C" __global__ void autotune_draw(void* out, u64 count, u64 chunk, u64 seed, int kind, long long lo,
+                                         long long hi, int sum, u64* summary) {
+  const u64 c = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+  const u64 begin = c * chunk;
+  if (begin >= count) return;
+  const u64 end = min(begin + chunk, count);
+  Mt64 g;
+  g.seed(autotune_splitmix64(autotune_splitmix64(seed) ^ autotune_splitmix64(c)));
+  double s = 0, comp = 0, max_abs = 0, lowest = __longlong_as_double(0x7ff0000000000000ll), highest = -lowest;
+  u64 hash = 0xcbf29ce484222325ull;
+  unsigned wrapped = 0;
+  const int bits = kind == 1 ? 24 : 53;
+  const double scale = ldexp(1.0, -bits);
+  for (u64 i = begin; i < end; ++i) {
+    double x;
+    u64 word;
+    if (kind == 0) {  // uniform_nonzero_int
+      long long v;
+      if (lo > 0 || hi < 0) {
+        v = draw_scaled_int(g, lo, hi);
+      } else {
+        v = draw_scaled_int(g, lo, hi - 1);
+        v += v >= 0 ? 1 : 0;
+      }
+      const int v32 = (int)v;
+      ((int*)out)[i] = v32;
+      x = (double)v32;
+      wrapped += (unsigned)v32;
+      word = (unsigned)v32;
+    } else {  // signed_input_value
+      const u64 r = g.next();
+      const double sign = 1.0 - 2.0 * (double)(r & 1);
+      const double v = sum ? sign * (double)(32 + (r >> 59)) / 64.0 : sign * (double)((r >> (64 - bits)) + 1) * scale;
+      if (kind == 1) {
+        const float f = (float)v;
+        ((float*)out)[i] = f;
+        x = (double)f;
+        word = __float_as_uint(f);
+      } else {
+        ((double*)out)[i] = v;
+        x = v;
+        word = (u64)__double_as_longlong(v);
+      }
+      const double t = s + x;
+      comp += fabs(s) >= fabs(x) ? (s - t) + x : (x - t) + s;
+      s = t;
+      max_abs = fmax(max_abs, fabs(x));
+    }
+    lowest = fmin(lowest, x);
+    highest = fmax(highest, x);
+    hash = (hash ^ word) * 0x100000001b3ull;
+  }
+  if (summary == nullptr) return;
+  u64* w = summary + 7 * c;
+  w[0] = (u64)__double_as_longlong(s);
+  w[1] = (u64)__double_as_longlong(comp);
+  w[2] = (u64)__double_as_longlong(max_abs);
+  w[3] = (u64)__double_as_longlong(lowest);
+  w[4] = (u64)__double_as_longlong(highest);
+  w[5] = hash;
+  w[6] = wrapped;
+}
+
 // Predicates of element i, as element_matches() on the host.
 template <typename T>
 struct BitsEqual {

@@ -1,6 +1,7 @@
 // Internal to tuner/cuda: the tuner's own kernels, compiled once per GPU architecture with NVRTC and loaded
-// into the GPU executor next to the configurations it measures: the L2 flush before each timed sample, and the
-// comparison kernels that verify an output against expected values kept on the device (tuner/core/check.hpp).
+// into the GPU executor next to the configurations it measures: the L2 flush before each timed sample, the draw
+// kernel that makes inputs on the device, and the comparison kernels that verify an output against expected
+// values kept on the device (tuner/core/check.hpp).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -18,6 +19,11 @@ namespace autotune::cuda::detail {
 /// included (their write-back happens during the flush, not in the next timed run), and leaves no dirty line of
 /// its own, unlike a memset.
 ///
+/// autotune_draw(void* out, u64 count, u64 chunk, u64 seed, int kind, long long lo, long long hi, int sum,
+/// u64* summary): draws the input of a DrawRecipe (tuner/core/draw.hpp; kind is DrawRecipe::Kind) into out, one
+/// thread per chunk, bit for bit as make_inputs() on the host, and writes each chunk's DrawChunk as
+/// kDrawSummaryWords words (sum, comp, max_abs, min, max as double bits, hash, wrapped) unless summary is null.
+///
 /// autotune_compare_<kind>(const void* got, const void* expected, const void* tolerance,
 /// unsigned long long count, unsigned long long chunk, unsigned element_bytes, double relative,
 /// unsigned long long* results): block b compares elements [b * chunk, min((b + 1) * chunk, count)) with the
@@ -27,6 +33,11 @@ const char* tool_kernels_source();
 
 /// NVRTC options of tool_kernels_source() (no fused multiply-add, so the comparisons round like the host's).
 std::vector<std::string> tool_kernels_options();
+
+/// Entry point of the draw kernel, its threads per block and the words of one chunk's summary.
+constexpr const char* kDrawKernel = "autotune_draw";
+constexpr unsigned kDrawBlockThreads = 32;
+constexpr std::size_t kDrawSummaryWords = 7;
 
 /// Entry point of the L2 flush kernel.
 constexpr const char* kL2FlushKernel = "autotune_l2_flush";

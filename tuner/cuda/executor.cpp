@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <vector>
 
@@ -56,6 +57,7 @@ struct Executor::State {
     std::uint64_t region_bytes = 0, offset = 0, bytes = 0;
   };
   std::map<std::string, HostInput> inputs_host;  // for restore_inputs
+  std::map<std::string, DrawRecipe> inputs_drawn;  // inputs drawn on the device, for restore_inputs
   std::map<std::string, DeviceBuffer> inputs;    // exact sizes
   std::map<std::string, DeviceBuffer> expected;  // expected values of the comparison kernels, exact sizes
   std::map<std::string, DeviceBuffer> work;      // outputs and scratch, reused while large enough
@@ -64,6 +66,7 @@ struct Executor::State {
   DeviceBuffer compare_results;                  // 2 x kCompareMaxBlocks u64
   CUmodule tools = nullptr;                      // device_kernels.hpp, when the backend sent them
   CUfunction flush_fn = nullptr;
+  CUfunction draw_fn = nullptr;
   std::map<std::string, CUfunction> compare_fns;  // by entry point, resolved on first use
   CUmodule user_compare = nullptr;               // the user's comparison kernels, when the backend sent them
   std::map<std::string, CUfunction> user_compare_fns;  // by entry point, resolved on first use
@@ -157,6 +160,7 @@ struct Executor::State {
     }
     free_checked(flush);
     inputs_host.clear();
+    inputs_drawn.clear();
   }
 
   /// An input (kept in the shared region for restore_inputs) or expected values (the region may be reused)
@@ -169,7 +173,54 @@ struct Executor::State {
     if (b.ptr != 0 && b.bytes != q.bytes) free_checked(b);
     if (b.ptr == 0) b = allocate(q.bytes);
     copy_to_device(b.ptr, data, q.bytes);
-    if (!q.expected) inputs_host[q.name] = HostInput{q.fd, q.region_bytes, q.offset, q.bytes};
+    if (!q.expected) {
+      inputs_host[q.name] = HostInput{q.fd, q.region_bytes, q.offset, q.bytes};
+      inputs_drawn.erase(q.name);
+    }
+  }
+
+  /// An input drawn on the device by the draw kernel; replies with its chunks' summaries.
+  DrawRequest::Reply draw(const DrawRecipe& r) {
+    if (draw_fn == nullptr) throw UsageError("input '" + r.name + "' cannot be drawn: the tool kernels are not loaded");
+    if (r.count == 0 || r.chunk == 0)
+      throw UsageError("input '" + r.name + "': a draw needs elements and a chunk size");
+    DeviceBuffer& b = inputs[r.name];
+    if (b.ptr != 0 && b.bytes != r.bytes()) free_checked(b);
+    if (b.ptr == 0) b = allocate(r.bytes());
+    inputs_host.erase(r.name);
+    inputs_drawn[r.name] = r;
+    const std::size_t words = static_cast<std::size_t>(r.chunks()) * kDrawSummaryWords;
+    struct FreeOnExit {
+      State& self;
+      DeviceBuffer buffer;
+      ~FreeOnExit() { self.free_quietly(buffer); }
+    } summary{*this, allocate(words * 8)};
+    launch_draw(b.ptr, r, summary.buffer.ptr);
+    std::vector<std::uint64_t> host(words);
+    check(d->memcpy_dtoh(host.data(), summary.buffer.ptr, words * 8), "cuMemcpyDtoH(draw summaries)");
+    DrawRequest::Reply reply;
+    reply.chunks.resize(static_cast<std::size_t>(r.chunks()));
+    for (std::size_t c = 0; c < reply.chunks.size(); ++c) {
+      const std::uint64_t* w = host.data() + c * kDrawSummaryWords;
+      DrawChunk& out = reply.chunks[c];
+      double* doubles[] = {&out.sum, &out.comp, &out.max_abs, &out.min, &out.max};
+      for (int k = 0; k < 5; ++k) std::memcpy(doubles[k], w + k, 8);
+      out.hash = w[5];
+      out.wrapped = static_cast<std::uint32_t>(w[6]);
+    }
+    return reply;
+  }
+
+  /// Runs the draw kernel for r into dst and waits for it (summary 0: no summaries).
+  void launch_draw(CUdeviceptr dst, const DrawRecipe& r, CUdeviceptr summary) {
+    unsigned long long count = r.count, chunk = r.chunk, seed = r.seed;
+    int kind = static_cast<int>(r.kind), sum = r.sum ? 1 : 0;
+    long long lo = r.lo, hi = r.hi;
+    void* args[] = {&dst, &count, &chunk, &seed, &kind, &lo, &hi, &sum, &summary};
+    const unsigned blocks = static_cast<unsigned>((r.chunks() + kDrawBlockThreads - 1) / kDrawBlockThreads);
+    CUresult e = d->launch_kernel(draw_fn, blocks, 1, 1, kDrawBlockThreads, 1, 1, 0, stream, args, nullptr);
+    if (e != CUDA_SUCCESS) throw_call_error(e, "cuLaunchKernel(draw)");
+    check(d->stream_synchronize(stream), "cuStreamSynchronize(draw)");
   }
 
   /// Host (the shared region: pageable memory) to device. From kStageFrom bytes on, in pieces of kStageBytes through
@@ -198,6 +249,7 @@ struct Executor::State {
   }
 
   void restore_inputs() {
+    for (const auto& [name, r] : inputs_drawn) launch_draw(inputs.at(name).ptr, r, 0);
     for (const auto& [name, h] : inputs_host) {
       if (h.bytes == 0) continue;
       copy_to_device(inputs.at(name).ptr, region.map(h.fd, h.region_bytes) + h.offset, h.bytes);
@@ -537,11 +589,13 @@ struct Executor::State {
       CUmodule m = tools;
       tools = nullptr;
       flush_fn = nullptr;
+      draw_fn = nullptr;
       compare_fns.clear();
       check(d->module_unload(m), "cuModuleUnload");
     }
     check(d->module_load_data(&tools, cubin.data()), "cuModuleLoadData(tool kernels)");
     check(d->module_get_function(&flush_fn, tools, kL2FlushKernel), "cuModuleGetFunction(L2 flush)");
+    check(d->module_get_function(&draw_fn, tools, kDrawKernel), "cuModuleGetFunction(draw)");
     if (flush_sink.ptr == 0) flush_sink = allocate(4);
   }
 
@@ -612,6 +666,8 @@ struct Executor::State {
       case Op::release: release(); break;
       case Op::upload: upload(decode<UploadRequest>(r)); break;
       case Op::restore_inputs: restore_inputs(); break;
+      case Op::draw:
+        return encode_ok(draw(decode<DrawRequest>(r).recipe));
       case Op::load_run: {
         LoadRunRequest q = decode<LoadRunRequest>(r);
         return encode_ok(load_run(q));

@@ -59,6 +59,28 @@ void check_fields(S& c, F&& f) {
 }
 
 template <typename S, typename F>
+void recipe_fields(S& d, F&& f) {
+  f(d.name);
+  f(d.seed);
+  f(d.count);
+  f(d.chunk);
+  f(d.lo);
+  f(d.hi);
+  f(d.sum);
+}
+
+template <typename S, typename F>
+void chunk_fields(S& c, F&& f) {
+  f(c.sum);
+  f(c.comp);
+  f(c.max_abs);
+  f(c.min);
+  f(c.max);
+  f(c.hash);
+  f(c.wrapped);
+}
+
+template <typename S, typename F>
 void mismatch_fields(S& m, F&& f) {
   f(m.index);
   f(m.got);
@@ -158,6 +180,21 @@ void put(Writer& w, const OutputCheck& c) {
 void get(Reader& r, OutputCheck& c) {
   get_enum(r, c.kind, OutputCheck::Kind::user_kernel, "comparison kind");
   check_fields(c, [&r](auto& v) { get(r, v); });
+}
+
+void put(Writer& w, const DrawRecipe& d) {
+  put_enum(w, d.kind);
+  recipe_fields(d, [&w](const auto& v) { put(w, v); });
+}
+void get(Reader& r, DrawRecipe& d) {
+  get_enum(r, d.kind, DrawRecipe::Kind::float64_signed, "draw kind");
+  recipe_fields(d, [&r](auto& v) { get(r, v); });
+}
+void put(Writer& w, const DrawChunk& v) {
+  chunk_fields(v, [&w](const auto& f) { put(w, f); });
+}
+void get(Reader& r, DrawChunk& v) {
+  chunk_fields(v, [&r](auto& f) { get(r, f); });
 }
 
 void put(Writer& w, const Mismatch& v) { mismatch_fields(v, [&w](const auto& f) { put(w, f); }); }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tuner/core/check.hpp"
+#include "tuner/core/draw.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/core/keys.hpp"
 #include "tuner/core/plan.hpp"
@@ -100,7 +101,7 @@ class Reader {
 
 // ---- values ---------------------------------------------------------------------------------------------
 // put()/get() for every type a message holds: arithmetic values, bool, strings, byte strings, vectors, the
-// core types (plans, device properties, checks, sampling rules) and the structs below (by their fields()).
+// core types (plans, device properties, checks, draws, sampling rules) and the structs below (by their fields()).
 
 void put(Writer& w, const std::string& v);
 void get(Reader& r, std::string& v);
@@ -114,6 +115,10 @@ void put(Writer& w, const DeviceInfo& v);
 void get(Reader& r, DeviceInfo& v);
 void put(Writer& w, const OutputCheck& c);
 void get(Reader& r, OutputCheck& c);
+void put(Writer& w, const DrawRecipe& d);
+void get(Reader& r, DrawRecipe& d);
+void put(Writer& w, const DrawChunk& v);
+void get(Reader& r, DrawChunk& v);
 void put(Writer& w, const Mismatch& v);
 void get(Reader& r, Mismatch& v);
 void put(Writer& w, const CheckVerdict& v);
@@ -172,6 +177,7 @@ enum class Op : std::uint8_t {
   quit,
   tool_kernels,
   compare_kernels,
+  draw,
 };
 
 /// First byte of a reply.
@@ -237,7 +243,26 @@ struct UploadRequest {
   }
 };
 
-/// Uploads every input again from the shared region (after a wrong result, which may have written them).
+/// Draws an input on the device with the tool kernels' draw kernel (which must be loaded): it stays on the device
+/// until release, and restore_inputs draws it again. Replies with the summary of each chunk of the draw.
+struct DrawRequest {
+  static constexpr Op kOp = Op::draw;
+  struct Reply {
+    std::vector<DrawChunk> chunks;
+    template <typename S, typename F>
+    static void fields(S& s, F&& f) {
+      f(s.chunks);
+    }
+  };
+  DrawRecipe recipe;
+  template <typename S, typename F>
+  static void fields(S& s, F&& f) {
+    f(s.recipe);
+  }
+};
+
+/// Uploads every input again from the shared region, or draws it again (after a wrong result, which may have
+/// written them).
 struct RestoreInputsRequest {
   static constexpr Op kOp = Op::restore_inputs;
   using Reply = NoReply;

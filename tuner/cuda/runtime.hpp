@@ -131,6 +131,10 @@ struct TimingOptions {
   /// compares them on the CPU.
   enum class Verify { device, host };
   Verify verify = Verify::device;
+  /// Draw the inputs on the GPU where the kernel family can (KernelAdapter::device_draws: the reduction's
+  /// built-in operators) and they take 64 MiB or more: the same values as on the host, and expected values made
+  /// from the draw's summaries, so the inputs never pass through host memory. false: always on the host.
+  bool draw_on_device = true;
   /// Limit for one verification run (isolate only; the timing phase gets this plus its expected duration):
   /// past it the worker is killed -> TrialStatus::timeout, and a new worker takes over.
   /// 0 (the default): derived from the session, see effective_timeout().

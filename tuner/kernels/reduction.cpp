@@ -282,6 +282,59 @@ class ReductionAdapter : public KernelAdapter {
     return out;
   }
 
+  /// The built-in operators' inputs (int32, float32, float64): their references need only the chunk summaries.
+  std::vector<DrawRecipe> device_draws(const Workload& w, const ProblemKey& p, std::uint64_t seed) const override {
+    const Kind k = kind(w);
+    if (k.custom != nullptr || k.elem == Elem::vector) return {};
+    DrawRecipe r;
+    r.name = "in";
+    r.seed = seed;
+    r.count = static_cast<std::uint64_t>(problem_n(p));
+    r.chunk = kChunkElements;
+    r.sum = k.op == Op::sum;
+    switch (k.elem) {
+      case Elem::int32:
+        r.kind = DrawRecipe::Kind::int32_nonzero;
+        r.lo = k.op == Op::sum ? -1000 : -(1 << 30);  // as make_inputs()
+        r.hi = k.op == Op::sum ? 1000 : 1 << 30;
+        break;
+      case Elem::float32:
+        r.kind = DrawRecipe::Kind::float32_signed;
+        break;
+      case Elem::float64:
+        r.kind = DrawRecipe::Kind::float64_signed;
+        break;
+      case Elem::vector:
+        return {};
+    }
+    return {r};
+  }
+
+  std::optional<HostBuffers> reference_of_draws(const DrawSummaries& summaries, const Workload& w,
+                                                const ProblemKey& p) const override {
+    const Kind k = kind(w);
+    const auto count = static_cast<std::size_t>(problem_n(p));
+    auto it = summaries.find("in");
+    if (k.custom != nullptr || k.elem == Elem::vector) return std::nullopt;
+    if (it == summaries.end() || it->second.size() != (count + kChunkElements - 1) / kChunkElements)
+      throw UsageError("reduction reference: the summaries of input 'in' do not cover n elements");
+    const std::vector<DrawChunk>& chunks = it->second;
+    if (k.float_sum()) return float_sum_expected(chunks, count, w);
+    HostBuffers out;
+    if (k.elem == Elem::int32 && k.op == Op::sum) {
+      std::uint32_t acc = 0;
+      for (const DrawChunk& c : chunks) acc += c.wrapped;
+      out["out"] = to_bytes(static_cast<std::int32_t>(acc));
+      return out;
+    }
+    double acc = k.op == Op::min ? chunks.front().min : chunks.front().max;
+    for (const DrawChunk& c : chunks) acc = combine_builtin(k.op, acc, k.op == Op::min ? c.min : c.max);
+    if (k.elem == Elem::int32) out["out"] = to_bytes(static_cast<std::int32_t>(acc));
+    if (k.elem == Elem::float32) out["out"] = to_bytes(static_cast<float>(acc));
+    if (k.elem == Elem::float64) out["out"] = to_bytes(acc);
+    return out;
+  }
+
   std::optional<HostBuffers> reference(const HostBuffers& inputs, const Workload& w,
                                        const ProblemKey& p) const override {
     const Kind k = kind(w);
@@ -469,34 +522,30 @@ class ReductionAdapter : public KernelAdapter {
 
   template <typename T>
   HostBuffers float_sum_reference(const std::vector<unsigned char>& in, std::size_t count, const Workload& w) const {
-    // Neumaier-compensated double sums of the chunks on all cores, then of the chunk sums in chunk order:
-    // exact for the generated inputs, accurate for any others, and independent of the number of threads.
-    struct Part {
-      double sum = 0, comp = 0, max_abs = 0;
-      void add(double x) {
-        const double t = sum + x;
-        comp += std::fabs(sum) >= std::fabs(x) ? (sum - t) + x : (x - t) + sum;
-        sum = t;
-      }
-    };
-    std::vector<Part> parts((count + kChunkElements - 1) / kChunkElements);
+    // Neumaier-compensated double sums of the chunks on all cores (as the draw kernel sums its chunks), then of
+    // the chunk sums in chunk order: exact for the generated inputs, accurate for any others, and independent
+    // of the number of threads.
+    std::vector<DrawChunk> parts((count + kChunkElements - 1) / kChunkElements);
     parallel_chunks(count, [&](std::size_t c, std::size_t begin, std::size_t end) {
-      Part p;
+      DrawChunk p;
       for (std::size_t i = begin; i < end; ++i) {
         const double x = static_cast<double>(load_element<T>(in, i));
-        p.add(x);
+        neumaier_add(p.sum, p.comp, x);
         p.max_abs = std::max(p.max_abs, std::fabs(x));
       }
       parts[c] = p;
     });
-    Part all;
-    double max_abs = 0;
-    for (const Part& p : parts) {
-      all.add(p.sum);
-      all.add(p.comp);
+    return float_sum_expected(parts, count, w);
+  }
+
+  /// The float sum's reference and tolerance from the compensated sums of its chunks (sum, comp, max_abs).
+  HostBuffers float_sum_expected(const std::vector<DrawChunk>& parts, std::size_t count, const Workload& w) const {
+    double sum = 0, comp = 0, max_abs = 0;
+    for (const DrawChunk& p : parts) {
+      neumaier_add(sum, comp, p.sum);
+      neumaier_add(sum, comp, p.comp);
       max_abs = std::max(max_abs, p.max_abs);
     }
-    const double sum = all.sum, comp = all.comp;
     const double tol = reduction::sum_tolerance(spec_.tolerance, reduction::dtype_epsilon(w.dtype),
                                                 static_cast<std::int64_t>(count), max_abs);
     HostBuffers out;

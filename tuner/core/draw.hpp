@@ -1,0 +1,63 @@
+// Inputs drawn on the GPU. A DrawRecipe describes an input buffer whose values the CUDA backend's draw kernel
+// (tuner/cuda/device_kernels.hpp) makes on the device exactly as a kernel family's make_inputs() makes them on
+// the host: the same generator (std::mt19937_64), the same seed per chunk of elements and the same arithmetic.
+// The kernel also sums each chunk up (DrawChunk), so that a family whose reference needs no more than these
+// summaries (a reduction) gets its expected values without the inputs ever being on the host. Pure data and
+// host arithmetic: no CUDA here.
+#pragma once
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace autotune {
+
+struct DrawRecipe {
+  enum class Kind : std::uint8_t {
+    int32_nonzero = 0,   // int32 from uniform_nonzero_int(rng, lo, hi) (tuner/kernels/host_util.hpp)
+    float32_signed = 1,  // float(signed_input_value(rng, sum, 24))
+    float64_signed = 2,  // signed_input_value(rng, sum, 53)
+  };
+  std::string name;  // the input buffer's name (a name of make_inputs())
+  Kind kind = Kind::float32_signed;
+  std::uint64_t seed = 0;       // the seed for_each_chunk is given
+  std::uint64_t count = 0;      // elements
+  std::uint64_t chunk = 0;      // elements per chunk (kernels::kChunkElements): the unit of seeding
+  std::int64_t lo = 0, hi = 0;  // int32_nonzero: the range
+  bool sum = false;             // float kinds: signed_input_value's form for sums
+
+  std::size_t element_bytes() const { return kind == Kind::float64_signed ? 8 : 4; }
+  std::size_t bytes() const { return static_cast<std::size_t>(count) * element_bytes(); }
+  std::uint64_t chunks() const { return chunk == 0 ? 0 : (count + chunk - 1) / chunk; }
+};
+
+/// What the draw kernel reports of one chunk, over its elements in order. x is each element as a double.
+struct DrawChunk {
+  double sum = 0, comp = 0;   // Neumaier-compensated sum of x (neumaier_add), float kinds only (else 0)
+  double max_abs = 0;         // max |x|, float kinds only (else 0)
+  double min = 0, max = 0;    // min and max of x (exact: every element is a double exactly)
+  std::uint64_t hash = 0;     // FNV-1a over the elements' bit patterns (4 or 8 bytes as one word each)
+  std::uint32_t wrapped = 0;  // int32_nonzero: the sum modulo 2^32 (else 0)
+};
+
+/// Chunk summaries of drawn inputs, by input name.
+using DrawSummaries = std::map<std::string, std::vector<DrawChunk>>;
+
+/// Adds x to the compensated sum (sum, comp) as the CPU references of the reductions do (Neumaier): after any
+/// sequence of additions, sum + comp is the sum with far less rounding than sum alone.
+inline void neumaier_add(double& sum, double& comp, double x) {
+  const double t = sum + x;
+  comp += std::fabs(sum) >= std::fabs(x) ? (sum - t) + x : (x - t) + sum;
+  sum = t;
+}
+
+constexpr std::uint64_t kDrawHashBasis = 0xcbf29ce484222325ull;
+constexpr std::uint64_t kDrawHashPrime = 0x100000001b3ull;
+
+/// The chunk summaries of a buffer holding the recipe's elements, computed on the host as the draw kernel
+/// computes them on the device (tests compare the two; bytes.size() must be recipe.bytes()).
+std::vector<DrawChunk> summarize_draw(const DrawRecipe& recipe, const std::vector<unsigned char>& bytes);
+
+}  // namespace autotune
