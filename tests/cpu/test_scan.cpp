@@ -469,6 +469,95 @@ TEST_CASE("scan reference for n = 1 and known inputs", "[cpu][scan]") {
   CHECK(r->at("tolerance").size() == 2 * sizeof(double));
 }
 
+TEST_CASE(
+    "scan: the recipes of inputs drawn on the GPU and of expected values made there match make_inputs, reference() "
+    "and checks()",
+    "[cpu][scan]") {
+  auto a = adapter();
+  // Three whole chunks and a part of one: the chunks' seeds and the carries between them both matter.
+  const std::int64_t n = 3 * static_cast<std::int64_t>(kernels::kChunkElements) + 17;
+  const ProblemKey p = size_n(n);
+  for (const char* key : kWorkloads) {
+    INFO(key);
+    const Workload w = Workload::parse(key);
+    const HostBuffers in = a->make_inputs(w, p, 77);
+    const std::vector<DrawRecipe> draws = a->device_draws(w, p, 77);
+    REQUIRE(draws.size() == 1);
+    const DrawRecipe& r = draws.front();
+    CHECK(r.name == "in");
+    CHECK(r.seed == 77);
+    CHECK(r.count == static_cast<std::uint64_t>(n));
+    CHECK(r.chunk == kernels::kChunkElements);
+    REQUIRE(r.bytes() == in.at("in").size());
+    // The range of the integers: every made value lies in the recipe's range, and both ends are near.
+    if (r.kind == DrawRecipe::Kind::int32_nonzero) {
+      const std::vector<DrawChunk> chunks = summarize_draw(r, in.at("in"));
+      for (const DrawChunk& c : chunks) {
+        CHECK(c.min >= static_cast<double>(r.lo));
+        CHECK(c.max <= static_cast<double>(r.hi));
+      }
+      CHECK(chunks.front().min < 0.9 * static_cast<double>(r.lo));
+      CHECK(chunks.front().max > 0.9 * static_cast<double>(r.hi));
+    }
+    const std::optional<PrefixRecipe> made = a->device_reference(w, p);
+    REQUIRE(made);
+    CHECK(made->input == "in");
+    CHECK(made->count == r.count);
+    CHECK(made->chunk == r.chunk);
+    CHECK(made->element_bytes() == r.element_bytes());
+    // The buffers it makes are the ones reference() makes and the checks read, of the same sizes.
+    const HostBuffers expected = *a->reference(in, w, p);
+    const OutputCheck c = a->checks(expected, w, p).front();
+    CHECK(made->values == c.expected);
+    CHECK(made->tolerance == (c.kind == OutputCheck::Kind::abs_tolerance ? c.tolerance : std::string()));
+    std::size_t bytes = 0;
+    for (const auto& [name, data] : expected) {
+      CHECK((name == made->values || name == made->tolerance));
+      bytes += data.size();
+    }
+    CHECK(made->expected_bytes() == bytes);
+    CHECK(made->float_sum() == (made->scale > 0));
+  }
+}
+
+TEST_CASE("scan: the float sums' reference stays within a few units in the last place of a long double sum",
+          "[cpu][scan]") {
+  auto a = adapter();
+  const std::int64_t n = 3 * static_cast<std::int64_t>(kernels::kChunkElements) + 17;
+  const ProblemKey p = size_n(n);
+  for (const bool exclusive : {false, true}) {
+    const Workload w = Workload::parse(exclusive ? "float64/exclusive_sum" : "float64/inclusive_sum");
+    const HostBuffers in = a->make_inputs(w, p, 5);
+    const HostBuffers e = *a->reference(in, w, p);
+    const double scale = a->device_reference(w, p)->scale;
+    REQUIRE(scale > 0);
+    long double acc = 0, abs_acc = 0;
+    std::size_t worst = 0, bad_tolerances = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double x = load_element<double>(in.at("in"), static_cast<std::size_t>(i));
+      if (!exclusive) {
+        acc += x;
+        abs_acc += std::fabs(x);
+      }
+      const double ref = load_element<double>(e.at("reference"), static_cast<std::size_t>(i));
+      const double tol = load_element<double>(e.at("tolerance"), static_cast<std::size_t>(i));
+      const long double ulp = std::numeric_limits<double>::epsilon() * std::max(std::fabs(acc), 1e-300L);
+      const auto off = static_cast<std::size_t>(std::fabs(static_cast<long double>(ref) - acc) / ulp);
+      worst = std::max(worst, off);
+      // The tolerance is the documented bound: scale times the prefix of |x| (float64: no rounding to add).
+      const long double want = static_cast<long double>(scale) * abs_acc;
+      if (std::fabs(static_cast<long double>(tol) - want) > want * 1e-12L) ++bad_tolerances;
+      if (exclusive) {
+        acc += x;
+        abs_acc += std::fabs(x);
+      }
+    }
+    INFO("exclusive " << exclusive << ": worst " << worst << " ulp");
+    CHECK(worst <= 2);
+    CHECK(bad_tolerances == 0);
+  }
+}
+
 TEST_CASE("scan verify accepts rounding and rejects real errors", "[cpu][scan]") {
   auto a = adapter();
   const std::int64_t n = 10000;

@@ -1,5 +1,5 @@
-// The tuner's own kernels (tuner/cuda/device_kernels.*): the L2 flush, the draw and the comparison kernels compile for
-// the architectures the tuner targets, and every comparison a check can ask for has its entry point.
+// The tuner's own kernels (tuner/cuda/device_kernels.*): the L2 flush, the draw, prefix and comparison kernels
+// compile for the architectures the tuner targets, and every comparison a check can ask for has its entry point.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -17,7 +17,7 @@ bool contains(const std::vector<unsigned char>& image, const std::string& text) 
 
 }  // namespace
 
-TEST_CASE("the tool kernels (L2 flush, draw, comparisons) compile for sm_80 and sm_90 with every entry point",
+TEST_CASE("the tool kernels (L2 flush, draw, prefix, comparisons) compile for sm_80 and sm_90 with every entry point",
           "[nvrtc]") {
   for (const char* arch : {"sm_80", "sm_90"}) {
     const cuda::CompileResult r =
@@ -26,6 +26,9 @@ TEST_CASE("the tool kernels (L2 flush, draw, comparisons) compile for sm_80 and 
     REQUIRE(r.ok);
     CHECK(contains(r.cubin, cuda::detail::kL2FlushKernel));
     CHECK(contains(r.cubin, cuda::detail::kDrawKernel + std::string(1, '\0')));
+    for (const char* prefix :
+         {cuda::detail::kPrefixTotalsKernel, cuda::detail::kPrefixCarriesKernel, cuda::detail::kPrefixWriteKernel})
+      CHECK(contains(r.cubin, prefix + std::string(1, '\0')));
     OutputCheck c;
     using K = OutputCheck::Kind;
     for (K kind : {K::bits, K::float_equal, K::abs_tolerance, K::rel_tolerance}) {

@@ -178,7 +178,8 @@ void add_tune_measure_options(CLI::App* c, TuneArgs& a) {
       ->check(one_of({"device", "host"}));
   c->add_option("--inputs-on", a.inputs_on,
                 "where the inputs are made: gpu (drawn on the GPU where the kernel family can, the reduction's "
-                "built-in operators from 64 MiB of inputs on: the same values, never in host memory) or host")
+                "built-in operators and the scan from 64 MiB of inputs on: the same values, never in host memory; "
+                "a scan's expected values are then made on the GPU too) or host")
       ->capture_default_str()
       ->check(one_of({"gpu", "host"}));
 }

@@ -34,7 +34,8 @@ class KernelAdapter {
 
   /// Inputs the GPU can draw itself (tuner/core/draw.hpp): one recipe per input buffer, giving exactly the bytes
   /// make_inputs() gives for this seed. Empty (the default): the inputs are made on the host. An adapter offers
-  /// this only where reference_of_draws() makes the expected values from the draws' chunk summaries.
+  /// this only where reference_of_draws() makes the expected values from the draws' chunk summaries, or
+  /// device_reference() has the GPU make them from the drawn inputs.
   virtual std::vector<DrawRecipe> device_draws(const Workload& w, const ProblemKey& p, std::uint64_t seed) const {
     (void)w;
     (void)p;
@@ -47,6 +48,16 @@ class KernelAdapter {
   virtual std::optional<HostBuffers> reference_of_draws(const DrawSummaries& summaries, const Workload& w,
                                                         const ProblemKey& p) const {
     (void)summaries;
+    (void)w;
+    (void)p;
+    return std::nullopt;
+  }
+
+  /// Expected values the GPU makes from the inputs on the device, the same bytes as reference() would give for
+  /// them (tuner/core/draw.hpp): for a family whose reference needs every value (a scan's prefixes). Used with
+  /// device_draws() and verification on the GPU, in place of reference_of_draws(); its buffers are the ones
+  /// checks() names. nullopt: not possible (the default).
+  virtual std::optional<PrefixRecipe> device_reference(const Workload& w, const ProblemKey& p) const {
     (void)w;
     (void)p;
     return std::nullopt;

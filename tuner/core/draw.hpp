@@ -33,6 +33,36 @@ struct DrawRecipe {
   std::uint64_t chunks() const { return chunk == 0 ? 0 : (count + chunk - 1) / chunk; }
 };
 
+/// Expected values of a prefix scan made on the GPU from an input already there (the CUDA backend's prefix tool
+/// kernels, tuner/cuda/device_kernels.hpp), for families whose reference needs every value. The arithmetic is the
+/// one the scan family's reference() uses on the host, step for step in IEEE double (no long double, no fused
+/// multiply-add), so the two give the same bytes:
+///   - chunks of `chunk` elements; each chunk's total; the chunks' exclusive prefix of totals (in chunk order) as
+///     the carry into each chunk; then each element's prefix from its chunk's carry;
+///   - float sums: a Neumaier-compensated (sum, comp) pair (neumaier_add; a total enters a carry as
+///     neumaier_add(sum, comp, total.sum) then comp += total.comp) and a plain double sum of |x|; the value
+///     sum + comp rounded to the element type, and the tolerance scale * prefix of |x| plus that rounding, rounded
+///     up to the element type;
+///   - int32 sums modulo 2^32, maxima (from INT32_MIN or -infinity) exact.
+struct PrefixRecipe {
+  enum class Elem : std::uint8_t { int32 = 0, float32 = 1, float64 = 2 };
+  std::string input;      // the input buffer (drawn or uploaded)
+  std::string values;     // the expected buffer of prefix values: element type, n elements
+  std::string tolerance;  // float sums: the expected buffer of tolerances (element type); empty otherwise
+  Elem elem = Elem::float32;
+  bool max = false;        // prefix maxima instead of sums
+  bool exclusive = false;  // element i's prefix leaves element i out
+  double scale = 0;        // float sums: the tolerance per unit of the prefix of |x|
+  std::uint64_t count = 0, chunk = 0;
+
+  bool float_sum() const { return !max && elem != Elem::int32; }
+  std::size_t element_bytes() const { return elem == Elem::float64 ? 8 : 4; }
+  std::size_t bytes() const { return static_cast<std::size_t>(count) * element_bytes(); }
+  std::uint64_t chunks() const { return chunk == 0 ? 0 : (count + chunk - 1) / chunk; }
+  /// Bytes of the expected buffers it makes.
+  std::size_t expected_bytes() const { return bytes() * (float_sum() ? 2 : 1); }
+};
+
 /// What the draw kernel reports of one chunk, over its elements in order. x is each element as a double.
 struct DrawChunk {
   double sum = 0, comp = 0;   // Neumaier-compensated sum of x (neumaier_add), float kinds only (else 0)

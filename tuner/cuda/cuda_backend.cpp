@@ -210,6 +210,8 @@ struct CudaBackend::Impl {
   /// they are large enough to be worth it. Empty: make_inputs() on the host.
   std::vector<DrawRecipe> device_draws() const {
     if (!opt.draw_on_device) return {};
+    // Expected values the GPU makes from the draws are verified there only.
+    if (opt.verify == TimingOptions::Verify::host && adapter->device_reference(workload, problem)) return {};
     std::vector<DrawRecipe> draws = adapter->device_draws(workload, problem, seed);
     std::size_t bytes = 0;
     for (const DrawRecipe& r : draws) bytes += r.bytes();
@@ -217,13 +219,15 @@ struct CudaBackend::Impl {
     return draws;
   }
 
-  /// Names of the expected buffers the checks read (values and tolerances), each once.
+  /// Names of the expected buffers the checks read (values and tolerances), each once, but those the GPU made
+  /// itself (ProblemData::make_expected): the ones that go from the host to the device.
   std::set<std::string> expected_names() const {
     std::set<std::string> names;
     for (const OutputCheck& c : checks) {
       names.insert(c.expected);
       if (c.kind == OutputCheck::Kind::abs_tolerance) names.insert(c.tolerance);
     }
+    for (const std::string& made : data->expected_made()) names.erase(made);
     return names;
   }
 
@@ -231,6 +235,13 @@ struct CudaBackend::Impl {
     std::size_t total = 0;
     for (const std::string& name : expected_names()) total += expected.at(name).size();
     return total;
+  }
+
+  /// The recipe of the expected values the GPU is to make from drawn inputs (KernelAdapter::device_reference),
+  /// when they are to be verified there.
+  std::optional<PrefixRecipe> device_reference() const {
+    if (opt.verify == TimingOptions::Verify::host) return std::nullopt;
+    return adapter->device_reference(workload, problem);
   }
 
   std::uint64_t free_memory() {
@@ -285,7 +296,8 @@ struct CudaBackend::Impl {
     race_best_ms = 0;
     race_best_spread = 0;
     executor->call_ok(detail::ReleaseRequest{}, "releasing the previous problem failed");
-    const std::vector<DrawRecipe> draws = device_draws();
+    std::vector<DrawRecipe> draws = device_draws();
+    const std::optional<PrefixRecipe> made = draws.empty() ? std::nullopt : device_reference();
 
     // Size check before any host or device allocation, from the plan of the default configuration.
     const std::optional<LaunchPlan> plan = default_plan();
@@ -293,12 +305,15 @@ struct CudaBackend::Impl {
     if (plan) {
       for (const auto& b : plan->buffers) needed += b.bytes;
       check_fits(needed);
-      data->prefault(*plan, !draws.empty());
+      // Expected values made on the GPU must fit there next to the problem; else the host makes everything.
+      if (made && needed + made->expected_bytes() + kMemoryReserve > free_memory()) draws.clear();
+      // With everything made on the GPU, nothing of this problem passes through the region.
+      if (!(made && !draws.empty())) data->prefault(*plan, !draws.empty());
     }
     if (draws.empty())
       make_and_upload(plan.has_value(), needed);
     else
-      draw_inputs(draws, plan.has_value(), needed);
+      draw_inputs(draws, made, plan.has_value(), needed);
     choose_verification(needed);
     const std::string against = adapter->spec().reference_text();
     if (!against.empty()) verification += ", against " + against;
@@ -367,12 +382,14 @@ struct CudaBackend::Impl {
   }
 
   /// Draws the inputs on the GPU (after the copy bandwidth, which needs the device to itself) and makes the
-  /// expected values from the draws' summaries: no input is made on the host or travels through the region.
-  void draw_inputs(const std::vector<DrawRecipe>& draws, bool estimated, std::size_t& needed) {
+  /// expected values from the draws' summaries, or on the GPU from the drawn inputs (`made`): no input is made
+  /// on the host or travels through the region.
+  void draw_inputs(const std::vector<DrawRecipe>& draws, const std::optional<PrefixRecipe>& made, bool estimated,
+                   std::size_t& needed) {
     if (estimated) copy_bandwidth();
     if (!estimated) {
       for (const DrawRecipe& r : draws) needed += r.bytes();
-      check_fits(needed);
+      check_fits(needed + (made ? made->expected_bytes() : 0));
     }
     if (!tools_installed) {
       ScopedTimer t(counters.setup_ms["tools"]);
@@ -387,7 +404,12 @@ struct CudaBackend::Impl {
     std::optional<HostBuffers> ref;
     {
       ScopedTimer t(counters.setup_ms["reference"]);
-      ref = adapter->reference_of_draws(summaries, workload, problem);
+      if (made) {
+        data->make_expected(*made);
+        ref = HostBuffers{};
+      } else {
+        ref = adapter->reference_of_draws(summaries, workload, problem);
+      }
     }
     if (!ref)
       throw UsageError("kernel '" + adapter->spec().name +
@@ -437,6 +459,10 @@ struct CudaBackend::Impl {
     const std::size_t extra = expected_device_bytes();
     const std::size_t still_needed = needed - std::min(needed, data->device_input_bytes());
     if (extra + still_needed + kMemoryReserve > free_memory()) {
+      if (!data->expected_made().empty())
+        throw UsageError(problem.key() +
+                         ": the expected values made on the GPU leave no room to verify there; "
+                         "--inputs-on host makes them on the host");
       if (!compare.empty())
         throw UsageError(gpu_only + ", but the expected values (" + gib_text(static_cast<double>(extra)) +
                          " GiB) do not fit on the GPU next to the problem");

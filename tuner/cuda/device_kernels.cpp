@@ -124,6 +124,120 @@ extern "C" __global__ void autotune_draw(void* out, u64 count, u64 chunk, u64 se
   w[6] = wrapped;
 }
 
+// ---- expected values of a prefix scan made on the device (PrefixRecipe, tuner/core/draw.hpp) ----
+// The scan family's reference() (tuner/kernels/scan.cpp) in the same IEEE double steps (this module is compiled
+// without fused multiply-add). elem: 0 int32, 1 float32, 2 float64. A prefix's state is 4 doubles: a float sum's
+// (sum, comp, abs), an int32 sum modulo 2^32 in word 3, a maximum in word 0.
+__device__ double prefix_load(const void* in, int elem, u64 i) {
+  return elem == 0 ? (double)((const int*)in)[i] : elem == 1 ? (double)((const float*)in)[i] : ((const double*)in)[i];
+}
+__device__ void prefix_start(double* a, int elem, int is_max) {
+  a[0] = is_max ? (elem == 0 ? -2147483648.0 : -__longlong_as_double(0x7ff0000000000000ll)) : 0.0;
+  a[1] = a[2] = a[3] = 0.0;
+}
+__device__ void prefix_neumaier(double* a, double x) {
+  const double t = a[0] + x;
+  a[1] += fabs(a[0]) >= fabs(x) ? (a[0] - t) + x : (x - t) + a[0];
+  a[0] = t;
+}
+__device__ void prefix_add(double* a, double x, int elem, int is_max) {
+  if (is_max) {
+    a[0] = a[0] < x ? x : a[0];  // std::max(acc, x)
+  } else if (elem == 0) {
+    a[3] = (double)((unsigned)a[3] + (unsigned)(int)x);
+  } else {
+    prefix_neumaier(a, x);
+    a[2] += fabs(x);
+  }
+}
+
+// Thread c: the total of chunk c into totals[4c..4c+3].
+extern "C" __global__ void autotune_prefix_totals(const void* in, u64 count, u64 chunk, int elem, int is_max,
+                                                  double* totals) {
+  const u64 c = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+  const u64 begin = c * chunk;
+  if (begin >= count) return;
+  const u64 end = min(begin + chunk, count);
+  double a[4];
+  prefix_start(a, elem, is_max);
+  for (u64 i = begin; i < end; ++i) prefix_add(a, prefix_load(in, elem, i), elem, is_max);
+  for (int k = 0; k < 4; ++k) totals[4 * c + k] = a[k];
+}
+
+// One thread: the totals become the carries into each chunk (their exclusive prefix, in chunk order).
+extern "C" __global__ void autotune_prefix_carries(double* totals, u64 chunks, int elem, int is_max) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  double run[4];
+  prefix_start(run, elem, is_max);
+  for (u64 c = 0; c < chunks; ++c) {
+    double* t = totals + 4 * c;
+    const double total[4] = {t[0], t[1], t[2], t[3]};
+    for (int k = 0; k < 4; ++k) t[k] = run[k];
+    if (is_max) {
+      run[0] = run[0] < total[0] ? total[0] : run[0];
+    } else if (elem == 0) {
+      run[3] = (double)((unsigned)run[3] + (unsigned)total[3]);
+    } else {
+      prefix_neumaier(run, total[0]);
+      run[1] += total[1];
+      run[2] += total[2];
+    }
+  }
+}
+
+// Thread c: the expected values of chunk c from its carry (values: the element type; tolerance: float sums),
+// then over its carry the FNV-1a hash of what it wrote (each element's value bits, then its tolerance's).
+extern "C" __global__ void autotune_prefix_write(const void* in, void* values, void* tolerance, u64 count,
+                                                 u64 chunk, int elem, int is_max, int exclusive, double scale,
+                                                 double* state) {
+  const u64 c = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+  const u64 begin = c * chunk;
+  if (begin >= count) return;
+  const u64 end = min(begin + chunk, count);
+  double a[4];
+  for (int k = 0; k < 4; ++k) a[k] = state[4 * c + k];
+  u64 hash = 0xcbf29ce484222325ull;
+  for (u64 i = begin; i < end; ++i) {
+    const double x = prefix_load(in, elem, i);
+    if (!exclusive) prefix_add(a, x, elem, is_max);
+    u64 value_bits, tolerance_bits = 0;
+    if (is_max || elem == 0) {
+      if (elem == 0) {
+        const int v = is_max ? (int)a[0] : (int)(unsigned)a[3];
+        ((int*)values)[i] = v;
+        value_bits = (unsigned)v;
+      } else if (elem == 1) {
+        ((float*)values)[i] = (float)a[0];
+        value_bits = __float_as_uint((float)a[0]);
+      } else {
+        ((double*)values)[i] = a[0];
+        value_bits = (u64)__double_as_longlong(a[0]);
+      }
+    } else {
+      const double exact = a[0] + a[1];
+      const double rounded = elem == 1 ? (double)(float)exact : exact;
+      const double bound = scale * a[2] + fabs(exact - rounded);
+      if (elem == 1) {
+        float t = (float)bound;
+        if ((double)t < bound) t = __uint_as_float(__float_as_uint(t) + 1u);  // round_up<float>
+        ((float*)values)[i] = (float)rounded;
+        ((float*)tolerance)[i] = t;
+        value_bits = __float_as_uint((float)rounded);
+        tolerance_bits = __float_as_uint(t);
+      } else {
+        ((double*)values)[i] = rounded;
+        ((double*)tolerance)[i] = bound;
+        value_bits = (u64)__double_as_longlong(rounded);
+        tolerance_bits = (u64)__double_as_longlong(bound);
+      }
+    }
+    hash = (hash ^ value_bits) * 0x100000001b3ull;
+    if (!is_max && elem != 0) hash = (hash ^ tolerance_bits) * 0x100000001b3ull;
+    if (exclusive) prefix_add(a, x, elem, is_max);
+  }
+  ((u64*)state)[4 * c] = hash;
+}
+
 // Predicates of element i, as element_matches() on the host.
 template <typename T>
 struct BitsEqual {

@@ -1,7 +1,7 @@
 // Internal to tuner/cuda: the tuner's own kernels, compiled once per GPU architecture with NVRTC and loaded
 // into the GPU executor next to the configurations it measures: the L2 flush before each timed sample, the draw
-// kernel that makes inputs on the device, and the comparison kernels that verify an output against expected
-// values kept on the device (tuner/core/check.hpp).
+// kernel that makes inputs on the device, the prefix kernels that make a scan's expected values there, and the
+// comparison kernels that verify an output against expected values kept on the device (tuner/core/check.hpp).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -24,6 +24,14 @@ namespace autotune::cuda::detail {
 /// thread per chunk, bit for bit as make_inputs() on the host, and writes each chunk's DrawChunk as
 /// kDrawSummaryWords words (sum, comp, max_abs, min, max as double bits, hash, wrapped) unless summary is null.
 ///
+/// autotune_prefix_totals(const void* in, u64 count, u64 chunk, int elem, int is_max, double* state),
+/// autotune_prefix_carries(double* state, u64 chunks, int elem, int is_max) and autotune_prefix_write(const void*
+/// in, void* values, void* tolerance, u64 count, u64 chunk, int elem, int is_max, int exclusive, double scale,
+/// double* state), in this order: the expected values of a PrefixRecipe (tuner/core/draw.hpp; elem is
+/// PrefixRecipe::Elem), one thread per chunk, with kPrefixStateWords doubles of state per chunk; the write
+/// leaves in the first word of each chunk's state the FNV-1a hash (kDrawHashBasis, kDrawHashPrime) of what it
+/// wrote there, element by element: the value's bits, then (float sums) the tolerance's.
+///
 /// autotune_compare_<kind>(const void* got, const void* expected, const void* tolerance,
 /// unsigned long long count, unsigned long long chunk, unsigned element_bytes, double relative,
 /// unsigned long long* results): block b compares elements [b * chunk, min((b + 1) * chunk, count)) with the
@@ -38,6 +46,12 @@ std::vector<std::string> tool_kernels_options();
 constexpr const char* kDrawKernel = "autotune_draw";
 constexpr unsigned kDrawBlockThreads = 32;
 constexpr std::size_t kDrawSummaryWords = 7;
+
+/// Entry points of the prefix kernels and the doubles of state per chunk.
+constexpr const char* kPrefixTotalsKernel = "autotune_prefix_totals";
+constexpr const char* kPrefixCarriesKernel = "autotune_prefix_carries";
+constexpr const char* kPrefixWriteKernel = "autotune_prefix_write";
+constexpr std::size_t kPrefixStateWords = 4;
 
 /// Entry point of the L2 flush kernel.
 constexpr const char* kL2FlushKernel = "autotune_l2_flush";

@@ -67,6 +67,7 @@ struct Executor::State {
   CUmodule tools = nullptr;                      // device_kernels.hpp, when the backend sent them
   CUfunction flush_fn = nullptr;
   CUfunction draw_fn = nullptr;
+  CUfunction prefix_fns[3] = {};                  // totals, carries, write
   std::map<std::string, CUfunction> compare_fns;  // by entry point, resolved on first use
   CUmodule user_compare = nullptr;               // the user's comparison kernels, when the backend sent them
   std::map<std::string, CUfunction> user_compare_fns;  // by entry point, resolved on first use
@@ -145,6 +146,20 @@ struct Executor::State {
     return b;
   }
 
+  /// A device buffer for the length of one request.
+  struct Scratch {
+    State& self;
+    DeviceBuffer buffer;
+    ~Scratch() { self.free_quietly(buffer); }
+  };
+
+  /// b at exactly `bytes` (freed and allocated again when its size differs); its contents are undefined.
+  DeviceBuffer& exact_size(DeviceBuffer& b, std::size_t bytes) {
+    if (b.ptr != 0 && b.bytes != bytes) free_checked(b);
+    if (b.ptr == 0) b = allocate(bytes);
+    return b;
+  }
+
   void ensure_work(const std::string& name, std::size_t bytes) {
     DeviceBuffer& b = work[name];
     if (b.ptr != 0 && b.bytes >= bytes) return;
@@ -169,9 +184,7 @@ struct Executor::State {
     if (q.offset > q.region_bytes || q.bytes > q.region_bytes - q.offset)
       throw UsageError("buffer '" + q.name + "' lies beyond the shared region");
     const unsigned char* data = region.map(q.fd, q.region_bytes) + q.offset;
-    DeviceBuffer& b = q.expected ? expected[q.name] : inputs[q.name];
-    if (b.ptr != 0 && b.bytes != q.bytes) free_checked(b);
-    if (b.ptr == 0) b = allocate(q.bytes);
+    DeviceBuffer& b = exact_size(q.expected ? expected[q.name] : inputs[q.name], q.bytes);
     copy_to_device(b.ptr, data, q.bytes);
     if (!q.expected) {
       inputs_host[q.name] = HostInput{q.fd, q.region_bytes, q.offset, q.bytes};
@@ -184,17 +197,11 @@ struct Executor::State {
     if (draw_fn == nullptr) throw UsageError("input '" + r.name + "' cannot be drawn: the tool kernels are not loaded");
     if (r.count == 0 || r.chunk == 0)
       throw UsageError("input '" + r.name + "': a draw needs elements and a chunk size");
-    DeviceBuffer& b = inputs[r.name];
-    if (b.ptr != 0 && b.bytes != r.bytes()) free_checked(b);
-    if (b.ptr == 0) b = allocate(r.bytes());
+    DeviceBuffer& b = exact_size(inputs[r.name], r.bytes());
     inputs_host.erase(r.name);
     inputs_drawn[r.name] = r;
     const std::size_t words = static_cast<std::size_t>(r.chunks()) * kDrawSummaryWords;
-    struct FreeOnExit {
-      State& self;
-      DeviceBuffer buffer;
-      ~FreeOnExit() { self.free_quietly(buffer); }
-    } summary{*this, allocate(words * 8)};
+    Scratch summary{*this, allocate(words * 8)};
     launch_draw(b.ptr, r, summary.buffer.ptr);
     std::vector<std::uint64_t> host(words);
     check(d->memcpy_dtoh(host.data(), summary.buffer.ptr, words * 8), "cuMemcpyDtoH(draw summaries)");
@@ -208,6 +215,39 @@ struct Executor::State {
       out.hash = w[5];
       out.wrapped = static_cast<std::uint32_t>(w[6]);
     }
+    return reply;
+  }
+
+  /// The expected values of a prefix scan of an input on the device (device_kernels.hpp's prefix kernels).
+  PrefixRequest::Reply prefix(const PrefixRecipe& r) {
+    if (prefix_fns[0] == nullptr)
+      throw UsageError("expected values '" + r.values + "' cannot be made: the tool kernels are not loaded");
+    auto in = inputs.find(r.input);
+    if (in == inputs.end() || in->second.bytes != r.bytes() || r.chunk == 0 || r.values.empty() ||
+        r.float_sum() == r.tolerance.empty())
+      throw UsageError("expected values '" + r.values + "': no input '" + r.input + "' of " + std::to_string(r.count) +
+                       " elements on the device, or a malformed prefix recipe");
+    CUdeviceptr src = in->second.ptr, values = exact_size(expected[r.values], r.bytes()).ptr, tolerance = 0;
+    if (r.float_sum()) tolerance = exact_size(expected[r.tolerance], r.bytes()).ptr;
+    unsigned long long count = r.count, chunk = r.chunk, chunks = r.chunks();
+    int elem = static_cast<int>(r.elem), is_max = r.max ? 1 : 0, exclusive = r.exclusive ? 1 : 0;
+    double scale = r.scale;
+    Scratch state{*this, allocate(static_cast<std::size_t>(chunks) * kPrefixStateWords * 8)};
+    CUdeviceptr carries = state.buffer.ptr;
+    void* totals_args[] = {&src, &count, &chunk, &elem, &is_max, &carries};
+    void* carries_args[] = {&carries, &chunks, &elem, &is_max};
+    void* write_args[] = {&src, &values, &tolerance, &count, &chunk, &elem, &is_max, &exclusive, &scale, &carries};
+    const auto blocks = static_cast<unsigned>((chunks + kDrawBlockThreads - 1) / kDrawBlockThreads);
+    const std::pair<unsigned, void**> launches[] = {{blocks, totals_args}, {1, carries_args}, {blocks, write_args}};
+    for (int k = 0; k < 3; ++k) {
+      CUresult e = d->launch_kernel(prefix_fns[k], launches[k].first, 1, 1, kDrawBlockThreads, 1, 1, 0, stream,
+                                    launches[k].second, nullptr);
+      if (e != CUDA_SUCCESS) throw_call_error(e, "cuLaunchKernel(prefix)");
+    }
+    PrefixRequest::Reply reply;
+    std::vector<std::uint64_t> words(static_cast<std::size_t>(chunks) * kPrefixStateWords);
+    check(d->memcpy_dtoh(words.data(), carries, words.size() * 8), "cuMemcpyDtoH(prefix hashes)");
+    for (std::size_t c = 0; c < chunks; ++c) reply.hashes.push_back(words[c * kPrefixStateWords]);
     return reply;
   }
 
@@ -590,12 +630,16 @@ struct Executor::State {
       tools = nullptr;
       flush_fn = nullptr;
       draw_fn = nullptr;
+      for (CUfunction& f : prefix_fns) f = nullptr;
       compare_fns.clear();
       check(d->module_unload(m), "cuModuleUnload");
     }
     check(d->module_load_data(&tools, cubin.data()), "cuModuleLoadData(tool kernels)");
     check(d->module_get_function(&flush_fn, tools, kL2FlushKernel), "cuModuleGetFunction(L2 flush)");
     check(d->module_get_function(&draw_fn, tools, kDrawKernel), "cuModuleGetFunction(draw)");
+    const char* prefix_names[] = {kPrefixTotalsKernel, kPrefixCarriesKernel, kPrefixWriteKernel};
+    for (int k = 0; k < 3; ++k)
+      check(d->module_get_function(&prefix_fns[k], tools, prefix_names[k]), "cuModuleGetFunction(prefix)");
     if (flush_sink.ptr == 0) flush_sink = allocate(4);
   }
 
@@ -668,6 +712,8 @@ struct Executor::State {
       case Op::restore_inputs: restore_inputs(); break;
       case Op::draw:
         return encode_ok(draw(decode<DrawRequest>(r).recipe));
+      case Op::prefix:
+        return encode_ok(prefix(decode<PrefixRequest>(r).recipe));
       case Op::load_run: {
         LoadRunRequest q = decode<LoadRunRequest>(r);
         return encode_ok(load_run(q));

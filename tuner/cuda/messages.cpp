@@ -70,6 +70,18 @@ void recipe_fields(S& d, F&& f) {
 }
 
 template <typename S, typename F>
+void prefix_fields(S& p, F&& f) {
+  f(p.input);
+  f(p.values);
+  f(p.tolerance);
+  f(p.max);
+  f(p.exclusive);
+  f(p.scale);
+  f(p.count);
+  f(p.chunk);
+}
+
+template <typename S, typename F>
 void chunk_fields(S& c, F&& f) {
   f(c.sum);
   f(c.comp);
@@ -189,6 +201,14 @@ void put(Writer& w, const DrawRecipe& d) {
 void get(Reader& r, DrawRecipe& d) {
   get_enum(r, d.kind, DrawRecipe::Kind::float64_signed, "draw kind");
   recipe_fields(d, [&r](auto& v) { get(r, v); });
+}
+void put(Writer& w, const PrefixRecipe& p) {
+  put_enum(w, p.elem);
+  prefix_fields(p, [&w](const auto& v) { put(w, v); });
+}
+void get(Reader& r, PrefixRecipe& p) {
+  get_enum(r, p.elem, PrefixRecipe::Elem::float64, "prefix element type");
+  prefix_fields(p, [&r](auto& v) { get(r, v); });
 }
 void put(Writer& w, const DrawChunk& v) {
   chunk_fields(v, [&w](const auto& f) { put(w, f); });

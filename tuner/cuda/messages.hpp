@@ -117,6 +117,8 @@ void put(Writer& w, const OutputCheck& c);
 void get(Reader& r, OutputCheck& c);
 void put(Writer& w, const DrawRecipe& d);
 void get(Reader& r, DrawRecipe& d);
+void put(Writer& w, const PrefixRecipe& p);
+void get(Reader& r, PrefixRecipe& p);
 void put(Writer& w, const DrawChunk& v);
 void get(Reader& r, DrawChunk& v);
 void put(Writer& w, const Mismatch& v);
@@ -178,6 +180,7 @@ enum class Op : std::uint8_t {
   tool_kernels,
   compare_kernels,
   draw,
+  prefix,
 };
 
 /// First byte of a reply.
@@ -255,6 +258,25 @@ struct DrawRequest {
     }
   };
   DrawRecipe recipe;
+  template <typename S, typename F>
+  static void fields(S& s, F&& f) {
+    f(s.recipe);
+  }
+};
+
+/// Makes the expected values of a PrefixRecipe on the device from its input there, with the tool kernels' prefix
+/// kernels (which must be loaded); they stay on the device until release, like uploaded expected values. Replies
+/// with a hash of each chunk's expected values.
+struct PrefixRequest {
+  static constexpr Op kOp = Op::prefix;
+  struct Reply {
+    std::vector<std::uint64_t> hashes;  // per chunk: the FNV-1a hash of its expected values (device_kernels.hpp)
+    template <typename S, typename F>
+    static void fields(S& s, F&& f) {
+      f(s.hashes);
+    }
+  };
+  PrefixRecipe recipe;
   template <typename S, typename F>
   static void fields(S& s, F&& f) {
     f(s.recipe);

@@ -19,6 +19,7 @@ void ProblemData::reset() {
   prefault_.wait_all();  // the previous problem's allocation ahead, if it still runs
   inputs_end_ = 0;
   drawn_.clear();
+  made_.clear();
 }
 
 void ProblemData::prefault(const LaunchPlan& plan, bool inputs_drawn) {
@@ -73,6 +74,24 @@ DrawSummaries ProblemData::draw(const std::vector<DrawRecipe>& draws) {
   return out;
 }
 
+std::vector<std::uint64_t> ProblemData::make_expected(const PrefixRecipe& recipe) {
+  PrefixRequest q;
+  q.recipe = recipe;
+  const std::string what = "making the expected values '" + recipe.values + "' on the GPU failed";
+  std::vector<std::uint64_t> hashes = executor_.call_ok(q, what.c_str()).hashes;
+  made_.push_back(recipe);
+  return hashes;
+}
+
+std::set<std::string> ProblemData::expected_made() const {
+  std::set<std::string> names;
+  for (const PrefixRecipe& r : made_) {
+    names.insert(r.values);
+    if (!r.tolerance.empty()) names.insert(r.tolerance);
+  }
+  return names;
+}
+
 void ProblemData::upload_expected(const HostBuffers& expected, const std::set<std::string>& names) {
   prefault_.wait_all();
   for (const std::string& name : names) {
@@ -97,7 +116,10 @@ void ProblemData::restore_inputs(const std::function<HostBuffers()>& make) {
     return;
   }
   const std::vector<DrawRecipe> draws = drawn_;
+  const std::vector<PrefixRecipe> made = made_;
   draw(draws);
+  made_.clear();
+  for (const PrefixRecipe& r : made) make_expected(r);
 }
 
 std::size_t ProblemData::device_input_bytes() const {

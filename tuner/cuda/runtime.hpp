@@ -132,8 +132,9 @@ struct TimingOptions {
   enum class Verify { device, host };
   Verify verify = Verify::device;
   /// Draw the inputs on the GPU where the kernel family can (KernelAdapter::device_draws: the reduction's
-  /// built-in operators) and they take 64 MiB or more: the same values as on the host, and expected values made
-  /// from the draw's summaries, so the inputs never pass through host memory. false: always on the host.
+  /// built-in operators, every scan workload) and they take 64 MiB or more: the same values as on the host, and
+  /// expected values made from the draw's summaries (reduction) or on the GPU from the drawn inputs (scan, when
+  /// verified there), so the inputs never pass through host memory. false: always on the host.
   bool draw_on_device = true;
   /// Limit for one verification run (isolate only; the timing phase gets this plus its expected duration):
   /// past it the worker is killed -> TrialStatus::timeout, and a new worker takes over.

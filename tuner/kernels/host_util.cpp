@@ -137,6 +137,22 @@ double signed_input_value(Random& rng, bool sum, int bits) {
   return sign * static_cast<double>((r >> (64 - bits)) + 1) * std::ldexp(1.0, -bits);
 }
 
+DrawRecipe signed_input_draw(const std::string& name, std::uint64_t seed, std::size_t count, DrawRecipe::Kind kind,
+                             bool sum, std::int64_t int_range) {
+  DrawRecipe r;
+  r.name = name;
+  r.seed = seed;
+  r.count = static_cast<std::uint64_t>(count);
+  r.chunk = kChunkElements;
+  r.sum = sum;
+  r.kind = kind;
+  if (kind == DrawRecipe::Kind::int32_nonzero) {
+    r.lo = -int_range;
+    r.hi = int_range;
+  }
+  return r;
+}
+
 void check_workloads(const TuningSpec& spec, const std::function<void(const Workload&)>& check) {
   for (std::size_t i = 0; i < spec.workloads.size(); ++i) {
     try {

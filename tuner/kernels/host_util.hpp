@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tuner/core/draw.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/core/plan.hpp"
 #include "tuner/core/random.hpp"
@@ -133,6 +134,12 @@ std::string element_text(const std::vector<unsigned char>& bytes, std::size_t i,
 /// enough to catch one dropped element. Otherwise: magnitude uniform in (0, 1] at `bits` bits of precision (24
 /// for float, 53 for double), random sign.
 double signed_input_value(Random& rng, bool sum, int bits);
+
+/// The draw recipe (tuner/core/draw.hpp) of an input `name` of `count` elements that make_inputs() fills chunk by
+/// chunk (for_each_chunk): int32_nonzero from uniform_nonzero_int(rng, -int_range, int_range), the float kinds from
+/// signed_input_value(rng, sum, 24 or 53).
+DrawRecipe signed_input_draw(const std::string& name, std::uint64_t seed, std::size_t count, DrawRecipe::Kind kind,
+                             bool sum, std::int64_t int_range);
 
 /// A one-dimensional kernel launch step of `family`'s plan; UsageError naming the kernel when grid is not in
 /// [1, 2^31 - 1].

@@ -286,28 +286,11 @@ class ReductionAdapter : public KernelAdapter {
   std::vector<DrawRecipe> device_draws(const Workload& w, const ProblemKey& p, std::uint64_t seed) const override {
     const Kind k = kind(w);
     if (k.custom != nullptr || k.elem == Elem::vector) return {};
-    DrawRecipe r;
-    r.name = "in";
-    r.seed = seed;
-    r.count = static_cast<std::uint64_t>(problem_n(p));
-    r.chunk = kChunkElements;
-    r.sum = k.op == Op::sum;
-    switch (k.elem) {
-      case Elem::int32:
-        r.kind = DrawRecipe::Kind::int32_nonzero;
-        r.lo = k.op == Op::sum ? -1000 : -(1 << 30);  // as make_inputs()
-        r.hi = k.op == Op::sum ? 1000 : 1 << 30;
-        break;
-      case Elem::float32:
-        r.kind = DrawRecipe::Kind::float32_signed;
-        break;
-      case Elem::float64:
-        r.kind = DrawRecipe::Kind::float64_signed;
-        break;
-      case Elem::vector:
-        return {};
-    }
-    return {r};
+    const DrawRecipe::Kind drawn = k.elem == Elem::int32     ? DrawRecipe::Kind::int32_nonzero
+                                   : k.elem == Elem::float32 ? DrawRecipe::Kind::float32_signed
+                                                             : DrawRecipe::Kind::float64_signed;
+    // as make_inputs()
+    return {signed_input_draw("in", seed, problem_n(p), drawn, k.op == Op::sum, k.op == Op::sum ? 1000 : 1 << 30)};
   }
 
   std::optional<HostBuffers> reference_of_draws(const DrawSummaries& summaries, const Workload& w,

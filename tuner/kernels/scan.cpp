@@ -192,6 +192,36 @@ class ScanAdapter : public KernelAdapter {
     return out;
   }
 
+  /// Every workload's inputs: the reference the GPU makes from them (device_reference()) needs no host copy.
+  std::vector<DrawRecipe> device_draws(const Workload& w, const ProblemKey& p, std::uint64_t seed) const override {
+    const Kind k = kind(w);
+    const DrawRecipe::Kind drawn = k.elem == Elem::int32     ? DrawRecipe::Kind::int32_nonzero
+                                   : k.elem == Elem::float32 ? DrawRecipe::Kind::float32_signed
+                                                             : DrawRecipe::Kind::float64_signed;
+    // as make_inputs()
+    return {signed_input_draw("in", seed, problem_n(p), drawn, k.op == Op::sum, k.op == Op::sum ? 100 : 1 << 30)};
+  }
+
+  /// reference()'s expected buffers, made by the GPU's prefix kernels in reference()'s arithmetic.
+  std::optional<PrefixRecipe> device_reference(const Workload& w, const ProblemKey& p) const override {
+    const Kind k = kind(w);
+    const auto n = static_cast<std::size_t>(problem_n(p));
+    PrefixRecipe r;
+    r.input = "in";
+    r.elem = static_cast<PrefixRecipe::Elem>(static_cast<int>(k.elem));  // the same numbering
+    r.max = k.op == Op::max;
+    r.exclusive = k.exclusive;
+    r.count = n;
+    r.chunk = kChunkElements;
+    const OutputCheck c = checks({}, w, p).front();
+    r.values = c.expected;
+    if (k.float_sum()) {
+      r.tolerance = c.tolerance;
+      r.scale = tolerance_scale(n, k);
+    }
+    return r;
+  }
+
   std::optional<HostBuffers> reference(const HostBuffers& inputs, const Workload& w,
                                        const ProblemKey& p) const override {
     const Kind k = kind(w);
@@ -303,6 +333,12 @@ class ScanAdapter : public KernelAdapter {
     return n;
   }
 
+  /// The float tolerance per unit of the prefix of |x| (float_sum_reference()).
+  double tolerance_scale(std::size_t n, const Kind& k) const {
+    const double depth = std::ceil(std::log2(static_cast<double>(std::max<std::size_t>(n, 2)))) + kSequentialDepth;
+    return spec_.tolerance * epsilon_of(k.elem) * depth;
+  }
+
   static std::vector<unsigned char> int_reference(const std::vector<unsigned char>& in, std::size_t n, const Kind& k) {
     std::vector<unsigned char> out = host_bytes(n * 4);
     if (k.op == Op::sum) {
@@ -338,58 +374,61 @@ class ScanAdapter : public KernelAdapter {
     return out;
   }
 
-  /// Prefix sums in long double and the per-element tolerance
-  ///   tolerance_i = factor * eps * (ceil(log2 n) + 16) * sum_{j in prefix i} |x_j|
+  /// Prefix sums and the per-element tolerance
+  ///   tolerance_i = factor * eps * (ceil(log2 n) + 32) * sum_{j in prefix i} |x_j|
   /// (factor: the spec's "tolerance"; eps: machine epsilon of V): the rounding bound of a summation tree of
   /// that depth, so a dropped element or a missing tile offset larger than it is caught. Stored as V: for
   /// float, the reference rounded to float and the tolerance widened by that rounding and rounded up, so
   /// that the comparison kernel reads 12 instead of 20 bytes per element (it is bound by memory bandwidth);
   /// the rounding is below 1/30 of the tolerance (eps / 2 * |prefix| against 17 * eps * prefix of |x|).
+  /// The arithmetic is PrefixRecipe's (tuner/core/draw.hpp), which the GPU's prefix kernels repeat bit for bit:
+  /// Neumaier-compensated double sums per chunk, the chunks' totals carried in chunk order.
   template <typename V>
   HostBuffers float_sum_reference(const std::vector<unsigned char>& in, std::size_t n, const Kind& k) const {
-    const double depth = std::ceil(std::log2(static_cast<double>(std::max<std::size_t>(n, 2)))) + kSequentialDepth;
-    const double scale = spec_.tolerance * epsilon_of(k.elem) * depth;
+    const double scale = tolerance_scale(n, k);
     // The two buffers are zero-filled at once (a 1 GB buffer takes about 0.2 s to fill on one thread).
     std::future<std::vector<unsigned char>> tol_made =
         std::async(std::launch::async, [&] { return host_bytes(n * sizeof(V)); });
     std::vector<unsigned char> ref = host_bytes(n * sizeof(V)), tol = tol_made.get();
     // Two passes over the chunks on all cores: the chunk totals, then each chunk's prefixes started from the
     // sum of the totals before it (in chunk order, so the result does not depend on the number of threads).
-    std::vector<long double> totals((n + kChunkElements - 1) / kChunkElements), abs_totals(totals.size());
+    struct Carry {
+      double sum = 0, comp = 0, abs = 0;
+    };
+    std::vector<Carry> carry((n + kChunkElements - 1) / kChunkElements);
     parallel_chunks(n, [&](std::size_t c, std::size_t begin, std::size_t end) {
-      long double t = 0, a = 0;
+      Carry t;
       for (std::size_t i = begin; i < end; ++i) {
-        const long double x = static_cast<long double>(load_element<V>(in, i));
-        t += x;
-        a += std::fabs(x);
+        const double x = static_cast<double>(load_element<V>(in, i));
+        neumaier_add(t.sum, t.comp, x);
+        t.abs += std::fabs(x);
       }
-      totals[c] = t;
-      abs_totals[c] = a;
+      carry[c] = t;
     });
-    long double run = 0, abs_run = 0;
-    for (std::size_t c = 0; c < totals.size(); ++c) {  // exclusive prefixes of the totals
-      const long double t = totals[c], a = abs_totals[c];
-      totals[c] = run;
-      abs_totals[c] = abs_run;
-      run += t;
-      abs_run += a;
+    Carry run;
+    for (Carry& c : carry) {  // exclusive prefixes of the totals
+      const Carry t = c;
+      c = run;
+      neumaier_add(run.sum, run.comp, t.sum);
+      run.comp += t.comp;
+      run.abs += t.abs;
     }
     parallel_chunks(n, [&](std::size_t c, std::size_t begin, std::size_t end) {
-      long double acc = totals[c], abs_acc = abs_totals[c];
+      Carry acc = carry[c];
       for (std::size_t i = begin; i < end; ++i) {
-        const long double x = static_cast<long double>(load_element<V>(in, i));
+        const double x = static_cast<double>(load_element<V>(in, i));
         if (!k.exclusive) {
-          acc += x;
-          abs_acc += std::fabs(x);
+          neumaier_add(acc.sum, acc.comp, x);
+          acc.abs += std::fabs(x);
         }
-        const double exact = static_cast<double>(acc);
+        const double exact = acc.sum + acc.comp;
         const V rounded = static_cast<V>(exact);
-        const double bound = scale * static_cast<double>(abs_acc) + std::fabs(exact - static_cast<double>(rounded));
+        const double bound = scale * acc.abs + std::fabs(exact - static_cast<double>(rounded));
         store_element(tol, i, round_up<V>(bound));
         store_element(ref, i, rounded);
         if (k.exclusive) {
-          acc += x;
-          abs_acc += std::fabs(x);
+          neumaier_add(acc.sum, acc.comp, x);
+          acc.abs += std::fabs(x);
         }
       }
     });
