@@ -47,7 +47,7 @@ std::vector<std::uint64_t> chunk_hashes(const PrefixRecipe& r, const HostBuffers
         if (b == nullptr) continue;
         std::uint64_t word = 0;
         std::memcpy(&word, b->data() + i * es, es);
-        hash = (hash ^ word) * kDrawHashPrime;
+        hash = draw_hash_step(hash, word);
       }
     }
     out.push_back(hash);

@@ -48,7 +48,7 @@ std::vector<DrawChunk> summarize_draw(const DrawRecipe& recipe, const std::vecto
       }
       s.min = std::min(s.min, x);
       s.max = std::max(s.max, x);
-      s.hash = (s.hash ^ word) * kDrawHashPrime;
+      s.hash = draw_hash_step(s.hash, word);
     }
   }
   return out;

@@ -83,8 +83,13 @@ inline void neumaier_add(double& sum, double& comp, double x) {
   sum = t;
 }
 
+/// FNV-1a over 64-bit words: the hashes of drawn inputs (DrawChunk::hash) and of expected values made on the device.
+/// The tool kernels' source takes these constants (tuner/cuda/device_kernels.cpp).
 constexpr std::uint64_t kDrawHashBasis = 0xcbf29ce484222325ull;
 constexpr std::uint64_t kDrawHashPrime = 0x100000001b3ull;
+constexpr std::uint64_t draw_hash_step(std::uint64_t hash, std::uint64_t word) {
+  return (hash ^ word) * kDrawHashPrime;
+}
 
 /// The chunk summaries of a buffer holding the recipe's elements, computed on the host as the draw kernel
 /// computes them on the device (tests compare the two; bytes.size() must be recipe.bytes()).

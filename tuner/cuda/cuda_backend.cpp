@@ -210,8 +210,9 @@ struct CudaBackend::Impl {
   /// they are large enough to be worth it. Empty: make_inputs() on the host.
   std::vector<DrawRecipe> device_draws() const {
     if (!opt.draw_on_device) return {};
-    // Expected values the GPU makes from the draws are verified there only.
-    if (opt.verify == TimingOptions::Verify::host && adapter->device_reference(workload, problem)) return {};
+    // An adapter whose reference needs every input (it has a device recipe) draws on the GPU only when the GPU
+    // makes the expected values too: device_reference() alone says when.
+    if (adapter->device_reference(workload, problem) && !device_reference()) return {};
     std::vector<DrawRecipe> draws = adapter->device_draws(workload, problem, seed);
     std::size_t bytes = 0;
     for (const DrawRecipe& r : draws) bytes += r.bytes();
@@ -238,7 +239,7 @@ struct CudaBackend::Impl {
   }
 
   /// The recipe of the expected values the GPU is to make from drawn inputs (KernelAdapter::device_reference),
-  /// when they are to be verified there.
+  /// when they are to be verified there (the one place that ties making them on the GPU to --verify).
   std::optional<PrefixRecipe> device_reference() const {
     if (opt.verify == TimingOptions::Verify::host) return std::nullopt;
     return adapter->device_reference(workload, problem);

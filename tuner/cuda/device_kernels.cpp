@@ -1,11 +1,14 @@
 #include "tuner/cuda/device_kernels.hpp"
 
+#include "tuner/core/draw.hpp"
+
 namespace autotune::cuda::detail {
 
-const char* tool_kernels_source() {
-  return R"(
-typedef unsigned long long u64;
+namespace {
 
+// The tool kernels after the lines that tool_kernels_source() puts first: the u64 type and the hash constants
+// the host shares with them.
+constexpr const char* kToolKernelsBody = R"(
 extern "C" __global__ void autotune_l2_flush(const uint4* __restrict__ buffer, u64 n, unsigned* sink) {
   unsigned acc = 0;
   for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
@@ -49,6 +52,9 @@ __device__ u64 autotune_splitmix64(u64 x) {
   return x ^ (x >> 31);
 }
 
+// draw_hash_step() of the host: the draw's and the prefix write's hashes.
+__device__ u64 hash_step(u64 hash, u64 word) { return (hash ^ word) * kHashPrime; }
+
 // Random::uniform() and scaled_int() of the host (tuner/core/random.hpp, tuner/kernels/host_util.cpp).
 __device__ double draw_uniform(Mt64& g) { return (double)(g.next() >> 11) * (1.0 / 9007199254740992.0); }
 __device__ long long draw_scaled_int(Mt64& g, long long lo, long long hi) {
@@ -70,7 +76,7 @@ extern "C" __global__ void autotune_draw(void* out, u64 count, u64 chunk, u64 se
   Mt64 g;
   g.seed(autotune_splitmix64(autotune_splitmix64(seed) ^ autotune_splitmix64(c)));
   double s = 0, comp = 0, max_abs = 0, lowest = __longlong_as_double(0x7ff0000000000000ll), highest = -lowest;
-  u64 hash = 0xcbf29ce484222325ull;
+  u64 hash = kHashBasis;
   unsigned wrapped = 0;
   const int bits = kind == 1 ? 24 : 53;
   const double scale = ldexp(1.0, -bits);
@@ -111,7 +117,7 @@ extern "C" __global__ void autotune_draw(void* out, u64 count, u64 chunk, u64 se
     }
     lowest = fmin(lowest, x);
     highest = fmax(highest, x);
-    hash = (hash ^ word) * 0x100000001b3ull;
+    hash = hash_step(hash, word);
   }
   if (summary == nullptr) return;
   u64* w = summary + 7 * c;
@@ -196,7 +202,7 @@ extern "C" __global__ void autotune_prefix_write(const void* in, void* values, v
   const u64 end = min(begin + chunk, count);
   double a[4];
   for (int k = 0; k < 4; ++k) a[k] = state[4 * c + k];
-  u64 hash = 0xcbf29ce484222325ull;
+  u64 hash = kHashBasis;
   for (u64 i = begin; i < end; ++i) {
     const double x = prefix_load(in, elem, i);
     if (!exclusive) prefix_add(a, x, elem, is_max);
@@ -231,8 +237,8 @@ extern "C" __global__ void autotune_prefix_write(const void* in, void* values, v
         tolerance_bits = (u64)__double_as_longlong(bound);
       }
     }
-    hash = (hash ^ value_bits) * 0x100000001b3ull;
-    if (!is_max && elem != 0) hash = (hash ^ tolerance_bits) * 0x100000001b3ull;
+    hash = hash_step(hash, value_bits);
+    if (!is_max && elem != 0) hash = hash_step(hash, tolerance_bits);
     if (exclusive) prefix_add(a, x, elem, is_max);
   }
   ((u64*)state)[4 * c] = hash;
@@ -337,6 +343,17 @@ AUTOTUNE_COMPARE(autotune_compare_rel4,
 AUTOTUNE_COMPARE(autotune_compare_rel8,
                  (RelTolerance<double>{(const double*)got, (const double*)want, relative, absolute}))
 )";
+
+}  // namespace
+
+const std::string& tool_kernels_source() {
+  static const std::string source = [] {
+    std::string s = "typedef unsigned long long u64;\n";
+    s += "constexpr u64 kHashBasis = " + std::to_string(kDrawHashBasis) + "ull;\n";
+    s += "constexpr u64 kHashPrime = " + std::to_string(kDrawHashPrime) + "ull;\n";
+    return s + kToolKernelsBody;
+  }();
+  return source;
 }
 
 std::vector<std::string> tool_kernels_options() { return {"-fmad=false"}; }

@@ -37,7 +37,9 @@ namespace autotune::cuda::detail {
 /// unsigned long long* results): block b compares elements [b * chunk, min((b + 1) * chunk, count)) with the
 /// predicate of element_matches() and writes results[2b] = its mismatches, results[2b + 1] = its lowest
 /// mismatching index (all ones if none). Loads are streaming (evict-first): the buffers are read once.
-const char* tool_kernels_source();
+///
+/// The hash constants come from tuner/core/draw.hpp (kDrawHashBasis, kDrawHashPrime), put into the source.
+const std::string& tool_kernels_source();
 
 /// NVRTC options of tool_kernels_source() (no fused multiply-add, so the comparisons round like the host's).
 std::vector<std::string> tool_kernels_options();

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <variant>
 #include <vector>
 
 #include "tuner/core/stats.hpp"
@@ -56,8 +57,8 @@ struct Executor::State {
     int fd = -1;  // the shared region that holds it for the problem's lifetime
     std::uint64_t region_bytes = 0, offset = 0, bytes = 0;
   };
-  std::map<std::string, HostInput> inputs_host;  // for restore_inputs
-  std::map<std::string, DrawRecipe> inputs_drawn;  // inputs drawn on the device, for restore_inputs
+  /// Where restore_inputs() takes each input from again: the shared region or the draw kernel.
+  std::map<std::string, std::variant<HostInput, DrawRecipe>> input_sources;
   std::map<std::string, DeviceBuffer> inputs;    // exact sizes
   std::map<std::string, DeviceBuffer> expected;  // expected values of the comparison kernels, exact sizes
   std::map<std::string, DeviceBuffer> work;      // outputs and scratch, reused while large enough
@@ -174,8 +175,7 @@ struct Executor::State {
       group->clear();
     }
     free_checked(flush);
-    inputs_host.clear();
-    inputs_drawn.clear();
+    input_sources.clear();
   }
 
   /// An input (kept in the shared region for restore_inputs) or expected values (the region may be reused)
@@ -186,10 +186,7 @@ struct Executor::State {
     const unsigned char* data = region.map(q.fd, q.region_bytes) + q.offset;
     DeviceBuffer& b = exact_size(q.expected ? expected[q.name] : inputs[q.name], q.bytes);
     copy_to_device(b.ptr, data, q.bytes);
-    if (!q.expected) {
-      inputs_host[q.name] = HostInput{q.fd, q.region_bytes, q.offset, q.bytes};
-      inputs_drawn.erase(q.name);
-    }
+    if (!q.expected) input_sources[q.name] = HostInput{q.fd, q.region_bytes, q.offset, q.bytes};
   }
 
   /// An input drawn on the device by the draw kernel; replies with its chunks' summaries.
@@ -198,8 +195,7 @@ struct Executor::State {
     if (r.count == 0 || r.chunk == 0)
       throw UsageError("input '" + r.name + "': a draw needs elements and a chunk size");
     DeviceBuffer& b = exact_size(inputs[r.name], r.bytes());
-    inputs_host.erase(r.name);
-    inputs_drawn[r.name] = r;
+    input_sources[r.name] = r;
     const std::size_t words = static_cast<std::size_t>(r.chunks()) * kDrawSummaryWords;
     Scratch summary{*this, allocate(words * 8)};
     launch_draw(b.ptr, r, summary.buffer.ptr);
@@ -289,10 +285,13 @@ struct Executor::State {
   }
 
   void restore_inputs() {
-    for (const auto& [name, r] : inputs_drawn) launch_draw(inputs.at(name).ptr, r, 0);
-    for (const auto& [name, h] : inputs_host) {
-      if (h.bytes == 0) continue;
-      copy_to_device(inputs.at(name).ptr, region.map(h.fd, h.region_bytes) + h.offset, h.bytes);
+    for (const auto& [name, source] : input_sources) {
+      const CUdeviceptr ptr = inputs.at(name).ptr;
+      if (const auto* r = std::get_if<DrawRecipe>(&source)) {
+        launch_draw(ptr, *r, 0);
+      } else if (const auto& h = std::get<HostInput>(source); h.bytes != 0) {
+        copy_to_device(ptr, region.map(h.fd, h.region_bytes) + h.offset, h.bytes);
+      }
     }
   }
 
