@@ -28,7 +28,7 @@ install(TARGETS autotune_core autotune_db autotune_embedded autotune_specs autot
 # CUDA, NVRTC, SQLite or search header (tests/cpu/test_lookup.cpp checks the lookup header's closure).
 file(GLOB AUTOTUNE_CORE_HEADERS ${PROJECT_SOURCE_DIR}/tuner/core/*.hpp)
 # The Python expressions' internal headers are shared by their sources only; no public header includes them.
-list(FILTER AUTOTUNE_CORE_HEADERS EXCLUDE REGEX "/pyexpr_(ops|tree)\\.hpp$")
+list(FILTER AUTOTUNE_CORE_HEADERS EXCLUDE REGEX "/pyexpr_(lex|ops|tree)\\.hpp$")
 install(FILES ${AUTOTUNE_CORE_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tuner/core)
 install(FILES ${PROJECT_SOURCE_DIR}/db/database.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/db)
 install(FILES ${PROJECT_SOURCE_DIR}/tuner/kernels/registry.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tuner/kernels)
