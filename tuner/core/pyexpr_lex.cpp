@@ -101,10 +101,7 @@ class Lexer {
     }
   }
 
-  [[noreturn]] void fail_at(std::size_t pos, const std::string& what) const {
-    throw PyExprError("cannot parse Python expression \"" + s_ + "\" at position " + std::to_string(pos + 1) + ": " +
-                      what);
-  }
+  [[noreturn]] void fail_at(std::size_t pos, const std::string& what) const { pyexpr_detail::fail_at(s_, pos, what); }
 
  private:
   void skip() {
@@ -340,7 +337,10 @@ class Lexer {
 
 std::vector<Token> lex(const std::string& text) { return Lexer(text).run(); }
 
-void fail_at(const std::string& text, std::size_t pos, const std::string& what) { Lexer(text).fail_at(pos, what); }
+void fail_at(const std::string& text, std::size_t pos, const std::string& what) {
+  throw PyExprError("cannot parse Python expression \"" + text + "\" at position " + std::to_string(pos + 1) + ": " +
+                    what);
+}
 
 }  // namespace pyexpr_detail
 }  // namespace autotune

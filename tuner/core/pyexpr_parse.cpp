@@ -2,13 +2,8 @@
 // pyexpr_lex.hpp into the syntax tree of pyexpr_tree.hpp, and the names' resolution (free variables and
 // comprehension slots).
 #include <algorithm>
-#include <cctype>
-#include <charconv>
-#include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <iterator>
-#include <limits>
 #include <set>
 #include <string>
 #include <vector>
