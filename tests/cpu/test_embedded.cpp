@@ -19,7 +19,8 @@ std::string header_paths(std::string_view source) {
 
 TEST_CASE("headers_for: the kernel headers a source includes by name", "[cpu][kernels]") {
   CHECK(header_paths(*embedded::find("scan/scan.cu")) ==
-        "common/bulk_copy.cuh common/cache_hints.cuh common/lookback.cuh scan/scan_async.cuh scan/scan_bulk.cuh");
+        "common/bulk_copy.cuh common/cache_hints.cuh common/lookback.cuh scan/scan_async.cuh scan/scan_bulk.cuh "
+        "scan/scan_tiles.cuh");
   CHECK(header_paths(*embedded::find("compaction/compaction.cu")) ==
         "common/bulk_copy.cuh common/cache_hints.cuh common/lookback.cuh compaction/compaction_bulk.cuh");
   CHECK(header_paths(*embedded::find("reduction/reduction.cu")).empty());

@@ -67,6 +67,7 @@ TEST_CASE("built-in specs carry the embedded headers they include", "[cpu][specs
   CHECK(specs::builtin_spec("scan").headers.count("common/lookback.cuh") == 1);
   CHECK(specs::builtin_spec("scan").headers.count("scan/scan_async.cuh") == 1);
   CHECK(specs::builtin_spec("scan").headers.count("scan/scan_bulk.cuh") == 1);
+  CHECK(specs::builtin_spec("scan").headers.count("scan/scan_tiles.cuh") == 1);
   CHECK(specs::builtin_spec("reduction").headers.empty());
   CHECK_THROWS_AS(specs::builtin_spec("no_such_kernel"), UsageError);
 }
