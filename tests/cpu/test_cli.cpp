@@ -157,6 +157,17 @@ TEST_CASE("cli: tune without a GPU says so, databases that are not ours are refu
   } else {
     CHECK(nogpu.code == 0);  // a GPU is present: the tune ran
   }
+  // A user's kernel has no shipped recording: the way out is to tune it on a GPU machine and replay that database.
+  const std::string x2 = tmp_path("x2.db");
+  Run user = run_cli("--db " + x2 + " tune " + kData + "/t1/vector_add.json --budget 2");
+  if (user.out.find("no NVIDIA driver/GPU found") != std::string::npos) {
+    CHECK(user.code == 3);
+    CHECK_THAT(user.out, Catch::Contains("tune it on a GPU machine") && Catch::Contains("--simulate --from tuned.db"));
+    CHECK_THAT(user.out, !Catch::Contains("recorded_h100"));
+  } else {
+    CHECK(user.code == 0);
+  }
+  autotune_test::remove_db(x2);
   std::remove(notdb.c_str());
   autotune_test::remove_db(newer);
 }

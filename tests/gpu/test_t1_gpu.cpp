@@ -105,13 +105,15 @@ extern "C" __global__ void planted(const float* a, float* c, int n) {
   std::ofstream(dir / "extra.json") << extra.dump();
   const TuningSpec too_many = interop::resolve_kernel((dir / "extra.json").string(), {});
   CHECK_THROWS_WITH(brute_force(too_many, *db, too_many.problem_sizes.front()),
-                    Catch::Contains("planted takes 3 parameters, but the launch passes 4 arguments"));
+                    Catch::Contains("planted takes 3 parameters, but the launch passes 4 arguments") &&
+                        Catch::Contains("4-byte scalar (int32 7)"));
   json swapped = doc;
   std::swap(swapped["KernelSpecification"]["Arguments"][0], swapped["KernelSpecification"]["Arguments"][2]);
   std::ofstream(dir / "swapped.json") << swapped.dump();
   const TuningSpec wrong_kind = interop::resolve_kernel((dir / "swapped.json").string(), {});
   CHECK_THROWS_WITH(brute_force(wrong_kind, *db, wrong_kind.problem_sizes.front()),
-                    Catch::Contains("planted's parameter 1 has 8 bytes, but the launch passes a 4-byte scalar"));
+                    Catch::Contains("planted's parameter 1 has 8 bytes, but the launch passes a 4-byte scalar "
+                                    "(int32 100000)"));
   fs::remove_all(dir);
 }
 

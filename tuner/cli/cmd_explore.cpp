@@ -84,10 +84,7 @@ Measuring open_measuring(const ExploreArgs& a, const TuningSpec& spec,
     open_replay(a, spec, w, p, db_path, m);
   } else if (!a.plan_only) {
     std::string why;
-    if (!cuda::driver_available(&why))
-      throw EnvironmentError(why + "\n  `autotune explore` needs an NVIDIA GPU. Without one, replay recorded trials: "
-                             "autotune explore " + a.kernel + " --simulate --from tests/data/recorded_h100.db, "
-                             "or print the plan with --plan-only");
+    if (!cuda::driver_available(&why)) throw EnvironmentError(why + no_gpu_hint("explore", a.kernel));
   }
   m.db = db::Database::open(db_path);
   if (a.simulate) {

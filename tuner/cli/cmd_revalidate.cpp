@@ -39,7 +39,7 @@ int run_revalidate(const RevalidateArgs& a, const std::string& db_path) {
   const TuneArgs& ta = a.t;
   const TuningSpec spec = load_tune_spec(ta, db_path);
   const std::shared_ptr<const KernelAdapter> adapter = tune_adapter(ta, spec);
-  require_gpu(ta);
+  require_gpu(ta, "revalidate");
   auto db = db::Database::open(db_path);
   std::unique_ptr<db::Database> cache_conn;
   if (ta.binary_cache.empty()) cache_conn = db::Database::open(db_path);

@@ -406,12 +406,9 @@ void TuneRun::write_stats(const session::TuneOutcome& o) const {
 
 }  // namespace
 
-void require_gpu(const TuneArgs& ta) {
+void require_gpu(const TuneArgs& ta, const std::string& command) {
   std::string why;
-  if (!cuda::driver_available(&why))
-    throw EnvironmentError(why + "\n  `autotune tune` needs an NVIDIA GPU. Without one, replay recorded trials: " +
-                           "autotune tune " + ta.kernel + " --simulate --from tests/data/recorded_h100.db --n " +
-                           "268435456 (every family at two sizes; the error of a missing size lists those recorded)");
+  if (!cuda::driver_available(&why)) throw EnvironmentError(why + no_gpu_hint(command, ta.kernel));
 }
 
 LocalBackend make_local_backend(const TuneArgs& ta, const TuningSpec& spec,

@@ -28,8 +28,8 @@ struct LocalBackend {
   sim::ReplayBackend* replay = nullptr;  // the backend, when it is a replay
 };
 
-/// EnvironmentError, with the way to replay instead, where there is no NVIDIA driver.
-void require_gpu(const TuneArgs& ta);
+/// EnvironmentError where there is no NVIDIA driver, with what `autotune COMMAND` can do instead (no_gpu_hint).
+void require_gpu(const TuneArgs& ta, const std::string& command = "tune");
 
 /// --simulate: a replay of --from (default db_path); else the CUDA backend on GPU `gpu` with its binary cache
 /// in --binary-cache, else in `cache_into` (a connection of the cache's own: it is written in the background),

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -114,6 +115,45 @@ std::size_t argument_bytes(const KernelArg& a) {
   return 0;
 }
 
+/// "8-byte scalar (float64 1.75)": a scalar argument as the errors name it, by size, type and value (the plan
+/// keeps no argument names; the value tells which of the spec's arguments it is); "given at each run" for a
+/// scalar of the launch API.
+std::string scalar_text(const KernelArg& a) {
+  std::string type, value;
+  switch (a.kind) {
+    case KernelArg::Kind::i32:
+      type = "int32";
+      break;
+    case KernelArg::Kind::u32:
+      type = "uint32";
+      break;
+    case KernelArg::Kind::i64:
+      type = "int64";
+      break;
+    case KernelArg::Kind::u64:
+      type = "uint64";
+      break;
+    case KernelArg::Kind::f32:
+      type = "float32";
+      break;
+    case KernelArg::Kind::f64:
+      type = "float64";
+      break;
+    case KernelArg::Kind::buffer:
+      break;
+  }
+  if (a.scalar >= 0) {
+    value = "given at each run";
+  } else if (a.kind == KernelArg::Kind::f32 || a.kind == KernelArg::Kind::f64) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9g", a.f);
+    value = buf;
+  } else {
+    value = std::to_string(a.i);
+  }
+  return std::to_string(argument_bytes(a)) + "-byte scalar (" + type + " " + value + ")";
+}
+
 /// Throws UsageError when the arguments of step s do not match the parameters of fn in number or size (a
 /// spec's argument list written for another version of the kernel: without the check the kernel reads
 /// whatever lies in the parameter space). Nothing is checked on drivers without cuFuncGetParamInfo.
@@ -133,9 +173,7 @@ void check_parameters(const Driver& d, CUfunction fn, const LaunchStep& s) {
   auto describe = [&s]() {
     std::string out;
     for (const KernelArg& a : s.args)
-      out += (out.empty() ? "" : ", ") + (a.kind == KernelArg::Kind::buffer
-                                              ? a.buffer + " (pointer)"
-                                              : std::to_string(argument_bytes(a)) + "-byte scalar");
+      out += (out.empty() ? "" : ", ") + (a.kind == KernelArg::Kind::buffer ? a.buffer + " (pointer)" : scalar_text(a));
     return out.empty() ? std::string("none") : out;
   };
   if (sizes.size() != s.args.size())
@@ -156,7 +194,7 @@ void check_parameters(const Driver& d, CUfunction fn, const LaunchStep& s) {
                        std::to_string(sizes[i]) + " bytes, but the launch passes " +
                        (s.args[i].kind == KernelArg::Kind::buffer
                             ? "buffer '" + s.args[i].buffer + "' (an 8-byte pointer)"
-                            : "a " + std::to_string(argument_bytes(s.args[i])) + "-byte scalar") +
+                            : "a " + scalar_text(s.args[i])) +
                        " (arguments: " + describe() + ")");
   }
 }
