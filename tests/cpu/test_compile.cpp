@@ -89,6 +89,8 @@ class RecordingBackend : public sim::SyntheticBackend {
   std::vector<std::string> calls;  // "expect" and "prepare", in order
   std::size_t devices = 1;
   std::size_t parallel_devices() const override { return devices; }
+  // Always ready, so that a round under a time limit is one evaluate() call and `batches` are the rounds.
+  bool ready(const Config&) override { return true; }
   void expect(const Workload& w, const ProblemKey& p, const std::vector<Config>& configs) override {
     calls.push_back("expect");
     expected.push_back(configs);
@@ -164,6 +166,28 @@ TEST_CASE("ready says whether a key's result can be taken without waiting", "[cp
   pipe.submit("a", gated(gate, "a"));
   CHECK(pipe.take("a").log == "a");
   CHECK(pipe.stats().compiled == 1);  // asking compiled nothing more
+}
+
+TEST_CASE("wait_any_for returns when one key is done, or false when the time passes first", "[cpu][compile]") {
+  Gate gate;
+  CompilePipeline pipe(2, nullptr);
+  pipe.prefetch({{"a", gated(gate, "a")}, {"b", gated(gate, "b")}});
+  REQUIRE(gate.started(2));
+  CHECK_FALSE(pipe.wait_any_for({"a", "b"}, 0.05));  // both still compiling
+  CHECK(pipe.wait_any_for({"nowhere"}, 10));         // nothing compiles it: take() would not wait for a thread
+  gate.open();
+  CHECK(pipe.wait_any_for({"a", "b"}, 20));
+  CHECK((pipe.ready("a") || pipe.ready("b")));
+
+  // The keys waited for are compiled next, ahead of the speculation queued before them.
+  Gate one;
+  CompilePipeline single(1, nullptr);
+  single.prefetch({{"x", gated(one, "x")}, {"p", gated(one, "p")}, {"q", gated(one, "q")}, {"c", gated(one, "c")}});
+  REQUIRE(one.started(1));                     // x holds the only thread
+  CHECK_FALSE(single.wait_any_for({"c"}, 0));  // 0: no wait
+  one.open();
+  REQUIRE(one.started(4));
+  CHECK(one.order() == std::vector<std::string>{"x", "c", "p", "q"});
 }
 
 TEST_CASE("submitted tasks run before speculative ones", "[cpu][compile]") {
@@ -547,6 +571,23 @@ TEST_CASE("an environment failure mid-batch cancels the queued compilations", "[
   const BackendStats st = be.stats();
   CHECK(st.compile.cancelled > 0);
   CHECK(be.compilations() < f.valid());
+}
+
+TEST_CASE("a time limit stops a round between two configurations, not after the whole round",
+          "[cpu][compile][session]") {
+  // One compile thread at 40 ms a configuration: the first round (32 configurations) would take 1.3 s, more than
+  // six times the limit.
+  Fixture f;
+  REQUIRE(f.valid() > 32);
+  sim::SyntheticBackend be;
+  be.enable_compile_stage(stage(1, nullptr, 40));
+  session::Options opt;
+  opt.time_limit_s = 0.2;
+  const session::Result r = session::run(f.spec, be, *f.db, f.w, f.p, opt);
+  CHECK(r.evaluated >= 1);
+  CHECK(r.evaluated < 16);  // the round of 32 was cut where the limit passed
+  // What was measured is recorded, what was dropped is not.
+  CHECK(f.trials(r.session_id).size() == r.evaluated);
 }
 
 TEST_CASE("the time split adds up to the wall time", "[cpu][compile][session]") {

@@ -66,6 +66,14 @@ class Backend {
     (void)c;
     return true;
   }
+  /// Waits until one of configs is ready() or `seconds` pass (0: does not wait); true when one is, or when the
+  /// backend cannot tell (a configuration it is not compiling: evaluate() waits for it). A backend with a compile
+  /// stage compiles these configurations next, as evaluate() would. Default: true at once (always ready).
+  virtual bool wait_ready(const std::vector<Config>& configs, double seconds) {
+    (void)configs;
+    (void)seconds;
+    return true;
+  }
   /// How many devices measure at once (MPI: the live ranks of the group); 1 for a backend of one GPU.
   virtual std::size_t parallel_devices() const { return 1; }
   /// Where the backend's time went since it was made (all zero for backends that do not measure it).
@@ -96,6 +104,9 @@ class ForwardingBackend : public Backend {
     inner_->expect(w, p, configs);
   }
   bool ready(const Config& c) override { return inner_->ready(c); }
+  bool wait_ready(const std::vector<Config>& configs, double seconds) override {
+    return inner_->wait_ready(configs, seconds);
+  }
   std::size_t parallel_devices() const override { return inner_->parallel_devices(); }
   BackendStats stats() const override { return inner_->stats(); }
   std::string verification() const override { return inner_->verification(); }

@@ -3,6 +3,7 @@
 #include "tuner/core/backend.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include "tuner/core/error.hpp"
 #include "tuner/core/timer.hpp"
@@ -278,6 +279,33 @@ bool CompilePipeline::ready(const std::string& key) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(key);
   return it != entries_.end() && it->second->state == State::done;
+}
+
+bool CompilePipeline::wait_any_for(const std::vector<std::string>& keys, double seconds) {
+  std::unique_lock<std::mutex> lock(mu_);
+  bool promoted = false;
+  for (const std::string& k : keys) {
+    auto it = entries_.find(k);
+    if (it == entries_.end()) continue;
+    Entry& e = *it->second;
+    if (e.state == State::queued && e.demands == 0 && !e.promoted) {
+      e.promoted = promoted = true;
+      demanded_.push_back(it->second);
+    }
+  }
+  if (promoted) work_cv_.notify_all();
+  auto any = [&] {
+    for (const std::string& k : keys) {
+      auto it = entries_.find(k);
+      if (it == entries_.end() || it->second->state == State::done || it->second->state == State::dropped) return true;
+    }
+    return false;
+  };
+  if (any()) return true;
+  if (!(seconds > 0)) return false;
+  maybe_grow();
+  ScopedTimer timer(stats_.wait_ms);  // under mu_ again when the wait returns
+  return done_cv_.wait_for(lock, std::chrono::duration<double>(std::max(0.0, seconds)), any);
 }
 
 void CompilePipeline::cancel() {

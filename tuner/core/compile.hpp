@@ -134,6 +134,11 @@ class CompilePipeline {
   /// Whether key's result is there to take without waiting (compiled, or found in the cache by an earlier
   /// submit). Never compiles or asks the cache.
   bool ready(const std::string& key) const;
+  /// Blocks until the entry of one of keys is done (or gone: take() would not wait for the compiler then) or
+  /// `seconds` pass (0: does not wait); true when one is, false when the time passed first. The queued ones among
+  /// keys are compiled next, ahead of other speculation, as if submitted. A wait puts one more thread to work as
+  /// take()'s does, and counts as time waited for the compiler. For the one consumer thread.
+  bool wait_any_for(const std::vector<std::string>& keys, double seconds);
   /// Drops every entry: tasks not yet started are skipped, running ones finish and are discarded.
   void cancel();
   /// Submits every item, then hands the results to consume(i, result) in the items' order, so that the consumer
@@ -157,6 +162,7 @@ class CompilePipeline {
     std::uint64_t round = 0;  // last prefetch call that named it
     bool from_cache = false;
     bool stored = false;      // put into the cache already
+    bool promoted = false;    // queued in demanded_ by wait_any_for without a submit
   };
   using EntryPtr = std::shared_ptr<Entry>;
 

@@ -762,6 +762,14 @@ bool CudaBackend::ready(const Config& c) {
   return impl_->prepared && impl_->pipeline.ready(impl_->compile_item(c).key);
 }
 
+bool CudaBackend::wait_ready(const std::vector<Config>& configs, double seconds) {
+  if (!impl_->prepared) return true;
+  std::vector<std::string> keys;
+  keys.reserve(configs.size());
+  for (const Config& c : configs) keys.push_back(impl_->compile_item(c).key);
+  return impl_->pipeline.wait_any_for(keys, seconds);
+}
+
 void CudaBackend::expect(const Workload& w, const ProblemKey& p, const std::vector<Config>& configs) {
   impl_->expect(w, p, configs);
 }

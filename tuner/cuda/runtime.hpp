@@ -188,6 +188,7 @@ class CudaBackend : public Backend {
   /// Starts compiling these configurations on the compile threads (binary cache first).
   void prefetch(const std::vector<Config>& configs) override;
   bool ready(const Config& c) override;
+  bool wait_ready(const std::vector<Config>& configs, double seconds) override;
   void expect(const Workload& w, const ProblemKey& p, const std::vector<Config>& configs) override;
   BackendStats stats() const override;
   /// Where the prepared problem's outputs are compared: "device" or "host", with the reason when the device

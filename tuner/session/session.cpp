@@ -24,6 +24,8 @@ namespace {
 // configurations of a few ms those pauses added up (76 rounds of 32 for the 2436 reduction configurations).
 constexpr double kRoundSeconds = 1.0;
 constexpr std::size_t kMaxRoundGrowth = 8;
+// How long the first configuration of a time-limited session may wait for its binary: as long as it takes.
+constexpr double kUnboundedWaitS = 1e6;
 
 /// Bandwidth of a measurement, GB/s (0 = unknown).
 double gbps_of(const Measurement& m, double bytes_moved) {
@@ -133,6 +135,7 @@ class Session {
   Batch sort_proposals(const std::vector<std::size_t>& proposed);
   std::size_t round_size(double seconds, std::size_t measured) const;
   void prefetch(const Batch& b);
+  std::vector<Measurement> measure(Batch& b);
   void record(const Batch& b, const std::vector<Measurement>& ms);
   void learn(Batch& b, const std::vector<Measurement>& ms);
   void note_best(const Measurement& m, double gbps, double cost, const Config& c);
@@ -261,8 +264,7 @@ bool Session::round() {
     stalled_rounds_ = 0;
     prefetch(b);
     const clock::time_point measured_from = clock::now();
-    std::vector<Measurement> ms = backend_.evaluate(b.fresh_configs);
-    if (ms.size() != b.fresh.size()) throw Error("backend returned a wrong number of measurements");
+    std::vector<Measurement> ms = measure(b);
     const double seconds = std::chrono::duration<double>(clock::now() - measured_from).count();
     batch_ = next_batch_;  // the round named to the backend before this one was measured
     next_batch_ = round_size(seconds, b.fresh.size());
@@ -275,6 +277,71 @@ bool Session::round() {
   strategy_->observe(b.answers);
   report_progress();
   return true;
+}
+
+/// The measurements of b's fresh configurations, in their order. Under a time limit the batch is measured in
+/// parts, so that the limit stops it between two configurations rather than after the whole batch (a batch of a
+/// kernel that takes seconds to compile can take longer than the limit): a part is what the backend has compiled
+/// already (Backend::ready); with nothing compiled, the session waits for the first binary until the limit
+/// (Backend::wait_ready), and measures the first configuration left if the backend cannot tell. The batch is
+/// compiled ahead of other speculation from the start, as a single evaluate() of it would have it. What is left
+/// when the limit has passed is dropped from b: neither recorded nor answered. A backend that is always ready (a
+/// replay, the ranks of an MPI run) measures the batch in one part, as without a limit.
+std::vector<Measurement> Session::measure(Batch& b) {
+  const std::size_t n = b.fresh.size();
+  auto evaluate = [this](const std::vector<Config>& configs) {
+    std::vector<Measurement> ms = backend_.evaluate(configs);
+    if (ms.size() != configs.size()) throw Error("backend returned a wrong number of measurements");
+    return ms;
+  };
+  if (!(opt_.time_limit_s > 0)) return evaluate(b.fresh_configs);
+  std::vector<Measurement> ms(n);
+  std::vector<bool> done(n, false);
+  std::size_t left = n;
+  auto ready_part = [&] {
+    std::vector<std::size_t> part;
+    for (std::size_t i = 0; i < n; ++i)
+      if (!done[i] && backend_.ready(b.fresh_configs[i])) part.push_back(i);
+    return part;
+  };
+  backend_.wait_ready(b.fresh_configs, 0);  // compiled first, as one evaluate() of the batch would have them
+  // The session's first configuration is measured whatever the limit (a session with nothing measured tells the
+  // user nothing); after it, the limit bounds every wait.
+  const bool first = res_.evaluated == 0;
+  while (left > 0 && ((first && left == n) || elapsed_s() < opt_.time_limit_s)) {
+    std::vector<std::size_t> part = ready_part();
+    if (part.empty()) {
+      std::vector<Config> waiting;
+      for (std::size_t i = 0; i < n; ++i)
+        if (!done[i]) waiting.push_back(b.fresh_configs[i]);
+      const double wait_s = first && left == n ? kUnboundedWaitS : opt_.time_limit_s - elapsed_s();
+      if (!backend_.wait_ready(waiting, wait_s)) break;  // the limit passed first
+      part = ready_part();
+    }
+    for (std::size_t i = 0; i < n && part.empty(); ++i)
+      if (!done[i]) part.push_back(i);
+    std::vector<Config> configs;
+    configs.reserve(part.size());
+    for (std::size_t i : part) configs.push_back(b.fresh_configs[i]);
+    std::vector<Measurement> got = evaluate(configs);
+    for (std::size_t k = 0; k < part.size(); ++k) {
+      ms[part[k]] = std::move(got[k]);
+      done[part[k]] = true;
+    }
+    left -= part.size();
+  }
+  if (left == 0) return ms;
+  Batch kept;
+  kept.answers = std::move(b.answers);
+  std::vector<Measurement> kept_ms;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!done[i]) continue;
+    kept.fresh.push_back(b.fresh[i]);
+    kept.fresh_configs.push_back(std::move(b.fresh_configs[i]));
+    kept_ms.push_back(std::move(ms[i]));
+  }
+  b = std::move(kept);
+  return kept_ms;
 }
 
 /// After a round that measured `measured` configurations in `seconds`: the round after the next one (the next one

@@ -107,6 +107,16 @@ void SyntheticBackend::prefetch(const std::vector<Config>& configs) {
   pipeline_->prefetch(std::move(items));
 }
 
+bool SyntheticBackend::ready(const Config& c) { return !pipeline_ || pipeline_->ready(binary_key(c)); }
+
+bool SyntheticBackend::wait_ready(const std::vector<Config>& configs, double seconds) {
+  if (!pipeline_) return true;
+  std::vector<std::string> keys;
+  keys.reserve(configs.size());
+  for (const Config& c : configs) keys.push_back(binary_key(c));
+  return pipeline_->wait_any_for(keys, seconds);
+}
+
 BackendStats SyntheticBackend::stats() const {
   BackendStats st = counters_;
   if (pipeline_) {

@@ -66,6 +66,9 @@ class SyntheticBackend : public Backend {
   double copy_bandwidth_gbps() override { return 1000.0; }
   std::vector<Measurement> evaluate(const std::vector<Config>& configs) override;
   void prefetch(const std::vector<Config>& configs) override;
+  /// With a compile stage: whether c's simulated binary is compiled; without one, always.
+  bool ready(const Config& c) override;
+  bool wait_ready(const std::vector<Config>& configs, double seconds) override;
   BackendStats stats() const override;
 
  private:
