@@ -281,6 +281,12 @@ bool CompilePipeline::ready(const std::string& key) const {
   return it != entries_.end() && it->second->state == State::done;
 }
 
+bool CompilePipeline::settled(const std::string& key) const {
+  auto it = entries_.find(key);
+  // Gone (cancelled) or finished: take() answers at once either way.
+  return it == entries_.end() || it->second->state == State::done || it->second->state == State::dropped;
+}
+
 bool CompilePipeline::wait_any_for(const std::vector<std::string>& keys, double seconds) {
   std::unique_lock<std::mutex> lock(mu_);
   bool promoted = false;
@@ -295,17 +301,15 @@ bool CompilePipeline::wait_any_for(const std::vector<std::string>& keys, double 
   }
   if (promoted) work_cv_.notify_all();
   auto any = [&] {
-    for (const std::string& k : keys) {
-      auto it = entries_.find(k);
-      if (it == entries_.end() || it->second->state == State::done || it->second->state == State::dropped) return true;
-    }
+    for (const std::string& k : keys)
+      if (settled(k)) return true;
     return false;
   };
   if (any()) return true;
   if (!(seconds > 0)) return false;
   maybe_grow();
   ScopedTimer timer(stats_.wait_ms);  // under mu_ again when the wait returns
-  return done_cv_.wait_for(lock, std::chrono::duration<double>(std::max(0.0, seconds)), any);
+  return done_cv_.wait_for(lock, std::chrono::duration<double>(seconds), any);
 }
 
 void CompilePipeline::cancel() {
@@ -333,9 +337,7 @@ std::size_t CompilePipeline::wait_any(const std::vector<std::string>& keys, cons
   auto ready = [&]() -> std::optional<std::size_t> {
     for (std::size_t i = 0; i < keys.size(); ++i) {
       if (consumed[i]) continue;
-      auto it = entries_.find(keys[i]);
-      // Gone (cancelled) or finished: take() answers at once either way.
-      if (it == entries_.end() || it->second->state == State::done || it->second->state == State::dropped) return i;
+      if (settled(keys[i])) return i;
     }
     return std::nullopt;
   };

@@ -169,6 +169,8 @@ class CompilePipeline {
   void work(std::size_t index);
   /// Under mu_: the consumer is about to wait; asks rule_ whether to put one more thread to work.
   void maybe_grow();
+  /// Under mu_: whether take(key) would answer without waiting for the compiler (key done, dropped or gone).
+  bool settled(const std::string& key) const;
   /// Blocks until the entry of one of keys[i] with !consumed[i] is done (or dropped) and returns the lowest such i.
   std::size_t wait_any(const std::vector<std::string>& keys, const std::vector<bool>& consumed);
   /// A new entry for key: done at once on a cache hit, else queued. Caller holds no lock.

@@ -562,11 +562,10 @@ struct CudaBackend::Impl {
            ";l2=" + (flush_bytes() != 0 ? "flush-read" : "warm");
   }
 
-  /// The compile task of a configuration and its binary-cache key. The key hashes the whole source and its
-  /// headers (tens of KB) and a configuration is named up to three times (upcoming, its batch, evaluated), so
-  /// keys are kept by their options (which include the workload's macros).
-  CompilePipeline::Item compile_item(const Config& c) {
-    std::vector<std::string> options = options_for(c);
+  /// The binary-cache key of a configuration compiled with these options. The key hashes the whole source and its
+  /// headers (tens of KB) and a configuration is named several times (upcoming, its batch, the readiness checks of
+  /// a time-limited batch, evaluated), so keys are kept by their options (which include the workload's macros).
+  const std::string& key_for(const std::vector<std::string>& options) {
     std::string joined;
     for (const std::string& o : options) {
       joined += o;
@@ -578,8 +577,17 @@ struct CudaBackend::Impl {
                   .emplace(std::move(joined),
                            binary_key(adapter->spec().source_text, adapter->spec().headers, options, arch))
                   .first;
+    return known->second;
+  }
+
+  /// The key alone, for the readiness checks (no compile task is built).
+  const std::string& key_of(const Config& c) { return key_for(options_for(c)); }
+
+  /// The compile task of a configuration and its binary-cache key.
+  CompilePipeline::Item compile_item(const Config& c) {
+    std::vector<std::string> options = options_for(c);
     CompilePipeline::Item item;
-    item.key = known->second;
+    item.key = key_for(options);
     item.task = [spec = &adapter->spec(), name = program_name(), options = std::move(options), a = arch,
                  processes = opt.compile_processes] {
       return processes ? compile_in_worker(spec->source_text, spec->headers, name, options, a)
@@ -758,15 +766,13 @@ std::vector<Measurement> CudaBackend::evaluate(const std::vector<Config>& config
 
 void CudaBackend::prefetch(const std::vector<Config>& configs) { impl_->prefetch(configs); }
 
-bool CudaBackend::ready(const Config& c) {
-  return impl_->prepared && impl_->pipeline.ready(impl_->compile_item(c).key);
-}
+bool CudaBackend::ready(const Config& c) { return impl_->prepared && impl_->pipeline.ready(impl_->key_of(c)); }
 
 bool CudaBackend::wait_ready(const std::vector<Config>& configs, double seconds) {
   if (!impl_->prepared) return true;
   std::vector<std::string> keys;
   keys.reserve(configs.size());
-  for (const Config& c : configs) keys.push_back(impl_->compile_item(c).key);
+  for (const Config& c : configs) keys.push_back(impl_->key_of(c));
   return impl_->pipeline.wait_any_for(keys, seconds);
 }
 
