@@ -257,6 +257,38 @@ TEST_CASE("cancel and destruction skip tasks that have not started", "[cpu][comp
   CHECK(slow <= 4);  // what the two threads had started (a slow machine may let them start a second one)
 }
 
+TEST_CASE("cancel and destruction abandon running tasks: a task that asks compile_abandoned() returns at once",
+          "[cpu][compile]") {
+  CHECK_FALSE(compile_abandoned());  // outside a pipeline's task
+  // A task that would run 20 s unless abandoned, the way a compile worker's wait is (tuner/cuda/compile_worker.cpp).
+  std::atomic<bool> started{false}, saw{false};
+  auto slow = [&started, &saw] {
+    started = true;
+    for (int i = 0; i < 2000 && !compile_abandoned(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    saw = compile_abandoned();
+    return CompileResult{};
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    CompilePipeline pipe(2, nullptr);
+    pipe.prefetch({{"slow", slow}});
+    while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }  // the destructor cancels: the running task is told, and the join does not wait the 20 s
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(saw);
+  CHECK(s < 10);
+  // A task that runs to its end, taken as usual, is never told it was abandoned.
+  CompilePipeline pipe(2, nullptr);
+  std::atomic<bool> told{false};
+  pipe.submit("kept", [&told] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    told = compile_abandoned();
+    return CompileResult{};
+  });
+  pipe.take("kept");
+  CHECK_FALSE(told);
+}
+
 TEST_CASE("a task's exception reaches take() and is not cached", "[cpu][compile]") {
   MemoryBinaryCache cache;
   CompilePipeline pipe(2, &cache);

@@ -6,6 +6,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -13,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "tuner/core/compile.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/cuda/worker_process.hpp"
 #include "tuner/kernels/registry.hpp"
@@ -167,6 +170,44 @@ TEST_CASE("compile workers report a failing source with the in-process log", "[n
   const cuda::CompileResult arch_remote = cuda::compile_in_worker(bad, {}, "broken.cu", {}, "compute_90");
   CHECK_FALSE(arch_remote.ok);
   CHECK(arch_remote.log == arch_local.log);
+}
+
+TEST_CASE("a cancelled pipeline stops its compile workers instead of waiting for them", "[nvrtc][compile-worker]") {
+  // A kernel that takes NVRTC and ptxas a while: a long chain of dependent math, written out.
+  std::string slow = "extern \"C\" __global__ void slow(float* p) {\n  float a = p[threadIdx.x];\n";
+  for (int i = 0; i < 150; ++i)
+    slow += "  a = sinf(a * 1.0001f + " + std::to_string(i) + ".5f) + p[(threadIdx.x + " + std::to_string(i) +
+            ") & 255];\n";
+  slow += "  p[threadIdx.x] = a;\n}\n";
+  const std::vector<std::string> options;
+  auto t0 = std::chrono::steady_clock::now();
+  const cuda::CompileResult whole = cuda::compile_in_worker(slow, {}, "slow.cu", options, "sm_90");
+  const double whole_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO(whole.log);
+  REQUIRE(whole.ok);
+  REQUIRE(whole_s > 1.0);  // long enough that a cancel midway is told apart from the wait for its end
+
+  std::atomic<bool> started{false};
+  std::atomic<bool> ok{true};
+  std::string log;
+  t0 = std::chrono::steady_clock::now();
+  {
+    CompilePipeline pipe(1, nullptr);
+    pipe.prefetch({{"slow", [&] {
+                      started = true;
+                      cuda::CompileResult r = cuda::compile_in_worker(slow, {}, "slow.cu", options, "sm_90");
+                      ok = r.ok;
+                      log = r.log;
+                      return r;
+                    }}});
+    while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the worker is compiling now
+  }
+  const double cancelled_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO("whole compilation " << whole_s << " s, cancelled after 0.2 s: " << cancelled_s << " s; " << log);
+  CHECK(cancelled_s < 0.2 + whole_s / 2);
+  CHECK_FALSE(ok);
+  CHECK(log.find("abandoned") != std::string::npos);
 }
 
 TEST_CASE("a helper's GLIBC_TUNABLES gains a setting unless the environment already chose it",

@@ -3,12 +3,20 @@
 #include "tuner/core/backend.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 
 #include "tuner/core/error.hpp"
 #include "tuner/core/timer.hpp"
 
 namespace autotune {
+
+namespace {
+// The abandoned flag of the task this pool thread runs (null outside a task).
+thread_local const std::atomic<bool>* t_abandoned = nullptr;
+}  // namespace
+
+bool compile_abandoned() { return t_abandoned != nullptr && t_abandoned->load(std::memory_order_relaxed); }
 
 std::optional<CompileResult> MemoryBinaryCache::get(const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -119,11 +127,13 @@ void CompilePipeline::work(std::size_t index) {
     double ms = 0;
     {
       ScopedTimer timer(ms);
+      t_abandoned = &e->abandoned;
       try {
         result = task();
       } catch (...) {
         error = std::current_exception();
       }
+      t_abandoned = nullptr;
     }
     lock.lock();
     if (rule_.on_finished(index, ms, result ? result->cpu_ms : 0.0, !worked_[index])) {
@@ -314,7 +324,10 @@ bool CompilePipeline::wait_any_for(const std::vector<std::string>& keys, double 
 
 void CompilePipeline::cancel() {
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [key, e] : entries_) drop(e);
+  for (auto& [key, e] : entries_) {
+    if (e->state == State::running) e->abandoned = true;  // the task may stop early (compile_abandoned())
+    drop(e);
+  }
   entries_.clear();
   demanded_.clear();
   speculative_.clear();

@@ -3,6 +3,7 @@
 // consumer's order. The CUDA backend feeds it NVRTC compilations; the synthetic backend feeds it simulated
 // ones, so that the cpu tests exercise the same code.
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -86,6 +87,10 @@ struct CompileStats {
   CompileStats operator-(const CompileStats& o) const;
 };
 
+/// For a task running on a CompilePipeline's thread: true once cancel() (or the pipeline's destruction) dropped
+/// it, so that its result will be discarded and it may return at once. False outside a pipeline's task.
+bool compile_abandoned();
+
 /// Runs compile tasks on a fixed pool of threads.
 /// - submit(key, task) asks for a result that take(key) will collect; results are collected in the order the
 ///   consumer chooses (usually submission order) and are the same whatever the number of threads.
@@ -97,7 +102,9 @@ struct CompileStats {
 ///   or done (e.g. prefetched) waits for that entry instead of compiling again.
 /// - The cache is asked first (on the consumer's thread), so a hit never compiles; fresh results, failures
 ///   included, are put into the cache when taken.
-/// - cancel() and the destructor skip every task not yet started and wait for the running ones.
+/// - cancel() and the destructor skip every task not yet started and wait for the running ones, which they mark
+///   abandoned: a task that asks compile_abandoned() may stop early (the compile workers are killed), so that a
+///   session ended by its time limit does not wait for the slowest compilation in flight.
 /// - Threads are put to work as needed (ConcurrencyRule, compile_concurrency.hpp): kInitialThreads at first, one
 ///   more each time the consumer has to wait for a result while tasks are queued, and one fewer when the last one
 ///   added did not add compile work at once or made each compilation cost far more CPU time; jobs is the cap.
@@ -163,6 +170,7 @@ class CompilePipeline {
     bool from_cache = false;
     bool stored = false;      // put into the cache already
     bool promoted = false;    // queued in demanded_ by wait_any_for without a submit
+    std::atomic<bool> abandoned{false};  // running when cancel() dropped it (read by compile_abandoned())
   };
   using EntryPtr = std::shared_ptr<Entry>;
 

@@ -52,7 +52,8 @@ bool exceeds_hardware_limits(const std::string& compile_log);
 /// first use, kept for the thread's lifetime, replaced if it died. Same results as compile(), byte for byte.
 /// A worker that dies or does not answer within 120 s is killed and the request retried once in a new one;
 /// a second failure is a failed result whose log says so. If no worker can be started, compiles in-process.
-/// Thread-safe.
+/// On a CompilePipeline thread whose task was abandoned (compile_abandoned(): the pipeline was cancelled), the
+/// worker is killed mid-compilation and a failed result returns at once. Thread-safe.
 CompileResult compile_in_worker(const std::string& source, const Headers& headers, const std::string& program_name,
                                 const std::vector<std::string>& options, const std::string& arch);
 
