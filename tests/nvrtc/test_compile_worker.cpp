@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -85,6 +86,7 @@ TEST_CASE("compile workers give the same CUBIN bytes as in-process compilation",
   const TuningSpec s = specs::builtin_spec("reduction");
   const std::vector<Job> jobs = reduction_jobs(s);
   std::vector<cuda::CompileResult> local;
+  local.reserve(jobs.size());
   for (const auto& j : jobs) local.push_back(cuda::compile(s.source_text, s.headers, "reduction.cu", j.options, j.arch));
 
   SECTION("on this thread") {
@@ -224,4 +226,46 @@ TEST_CASE("a helper's GLIBC_TUNABLES gains a setting unless the environment alre
   // A longer name that starts like it is another tunable.
   CHECK(glibc_tunables_with("glibc.malloc.hugetlbx=0", "glibc.malloc.hugetlb=1") ==
         "glibc.malloc.hugetlbx=0:glibc.malloc.hugetlb=1");
+}
+
+namespace {
+std::atomic<int> g_stop_asked{0};
+int g_stop_after = 0;  // the predicate says stop from its g_stop_after-th call on
+bool stop_after_some_calls() { return ++g_stop_asked >= g_stop_after; }
+}  // namespace
+
+TEST_CASE("recv_frame: a stop predicate ends the wait between slices, a frame that is there is read",
+          "[nvrtc][compile-worker]") {
+  using cuda::detail::RecvResult;
+  int fds[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0);
+  std::string payload;
+  // Nothing arrives: the predicate is asked before the first wait and after each slice of at most 50 ms.
+  g_stop_asked = 0;
+  g_stop_after = 4;
+  auto t0 = std::chrono::steady_clock::now();
+  CHECK(cuda::detail::recv_frame(fds[0], payload, 0, &stop_after_some_calls) == RecvResult::stopped);
+  double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(g_stop_asked == 4);
+  CHECK(waited >= 0.1);  // three slices
+  CHECK(waited < 1.0);
+  // The same with a deadline: the predicate wins before it.
+  g_stop_asked = 0;
+  CHECK(cuda::detail::recv_frame(fds[0], payload, 30, &stop_after_some_calls) == RecvResult::stopped);
+  // A deadline before the predicate says stop: timeout, as without one.
+  g_stop_asked = 0;
+  g_stop_after = 1000;
+  t0 = std::chrono::steady_clock::now();
+  CHECK(cuda::detail::recv_frame(fds[0], payload, 0.12, &stop_after_some_calls) == RecvResult::timeout);
+  waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(waited >= 0.11);
+  CHECK(g_stop_asked >= 3);
+  // A frame that is there is read whole while the predicate says go on.
+  REQUIRE(cuda::detail::send_frame(fds[1], "hello"));
+  CHECK(cuda::detail::recv_frame(fds[0], payload, 0, &stop_after_some_calls) == RecvResult::ok);
+  CHECK(payload == "hello");
+  // The peer gone: closed.
+  ::close(fds[1]);
+  CHECK(cuda::detail::recv_frame(fds[0], payload, 0, &stop_after_some_calls) == RecvResult::closed);
+  ::close(fds[0]);
 }

@@ -8,11 +8,7 @@
 // file serves before main() runs. The initializer lives in the same translation unit as compile_in_worker(),
 // so every executable that can start a compile worker also links the code that serves it.
 #include <malloc.h>
-#include <poll.h>
 
-#include <algorithm>
-#include <cerrno>
-#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
@@ -155,25 +151,6 @@ StartGate& start_gate() {
   return gate;
 }
 
-// How the wait for a worker's reply ended.
-enum class ReplyWait { readable, timeout, abandoned };
-
-// Waits until fd has data (or was closed) for at most timeout_s, looking every 50 ms whether the pipeline abandoned
-// the task (compile_abandoned()): a cancelled session then does not wait for a compilation nobody will use.
-ReplyWait wait_for_reply(int fd, double timeout_s) {
-  constexpr int kSliceMs = 50;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  for (;;) {
-    if (compile_abandoned()) return ReplyWait::abandoned;
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) return ReplyWait::timeout;
-    pollfd pfd{fd, POLLIN, 0};
-    const int pr = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left, kSliceMs)));
-    if (pr > 0 || (pr < 0 && errno != EINTR)) return ReplyWait::readable;  // data, or an error recv_frame reports
-  }
-}
-
 // The compile worker of one thread: started on first use, replaced when it died.
 class CompileWorker {
  public:
@@ -200,14 +177,12 @@ class CompileWorker {
       detail::RecvResult got = detail::RecvResult::closed;
       const bool first = !started_;  // a new worker's first compilation goes through the start gate
       if (first) start_gate().enter();
-      ReplyWait wait = ReplyWait::readable;
-      if (detail::send_frame(proc_.fd, request)) {
-        wait = wait_for_reply(proc_.fd, kCompileTimeoutS);
-        if (wait == ReplyWait::readable) got = detail::recv_frame(proc_.fd, reply, kCompileTimeoutS);
-        if (wait == ReplyWait::timeout) got = detail::RecvResult::timeout;
-      }
+      // The wait looks every 50 ms whether the pipeline abandoned the task (compile_abandoned()): a cancelled
+      // session then does not wait for a compilation nobody will use.
+      if (detail::send_frame(proc_.fd, request))
+        got = detail::recv_frame(proc_.fd, reply, kCompileTimeoutS, &compile_abandoned);
       if (first) start_gate().leave();
-      if (wait == ReplyWait::abandoned) {
+      if (got == detail::RecvResult::stopped) {
         // The result would be discarded: the worker is stopped mid-compilation (the next task starts a new one).
         detail::stop_helper(proc_, true);
         started_ = false;

@@ -79,6 +79,7 @@ CallStatus ExecutorClient::raw_exchange(const std::string& request, double timeo
                      " s; the worker process was killed";
         return st;
       case RecvResult::closed:
+      case RecvResult::stopped:  // not asked for: no stop predicate
         st.kind = CallStatus::Kind::died;
         st.message = "the GPU worker process ended unexpectedly (" + stop_worker(false) + ")";
         return st;

@@ -90,19 +90,25 @@ bool send_frame(int fd, const std::string& payload) {
   return send_all(frame.data(), frame.size()) && send_all(payload.data(), payload.size());
 }
 
-RecvResult recv_frame(int fd, std::string& payload, double timeout_s) {
+RecvResult recv_frame(int fd, std::string& payload, double timeout_s, bool (*stop)()) {
   using clock = std::chrono::steady_clock;
+  constexpr long long kStopSliceMs = 50;  // how often a wait looks at the stop predicate
   const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(
                                            std::chrono::duration<double>(timeout_s > 0 ? timeout_s : 0));
   auto recv_all = [&](char* p, std::size_t len) -> RecvResult {
     while (len > 0) {
-      if (timeout_s > 0) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
-        if (left <= 0) return RecvResult::timeout;
+      if (timeout_s > 0 || stop != nullptr) {
+        if (stop != nullptr && stop()) return RecvResult::stopped;
+        long long wait_ms = -1;  // poll's "no limit"
+        if (timeout_s > 0) {
+          wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+          if (wait_ms <= 0) return RecvResult::timeout;
+          wait_ms = std::min<long long>(wait_ms, 1 << 30);
+        }
+        if (stop != nullptr) wait_ms = wait_ms < 0 ? kStopSliceMs : std::min(wait_ms, kStopSliceMs);
         pollfd pfd{fd, POLLIN, 0};
-        int pr = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
-        if (pr < 0 && errno == EINTR) continue;
-        if (pr == 0) return RecvResult::timeout;
+        const int pr = ::poll(&pfd, 1, static_cast<int>(wait_ms));
+        if (pr == 0 || (pr < 0 && errno == EINTR)) continue;  // the deadline and the predicate are looked at again
         if (pr < 0) return RecvResult::closed;
       }
       ssize_t k = ::recv(fd, p, len, 0);

@@ -43,9 +43,10 @@ std::string stop_helper(WorkerProcess& p, bool kill_now);
 /// Sends one framed message (u64 length + payload). False if the peer is gone. Never raises SIGPIPE.
 bool send_frame(int fd, const std::string& payload);
 
-enum class RecvResult { ok, closed, timeout };
-/// Receives one framed message. timeout_s <= 0 waits forever.
-RecvResult recv_frame(int fd, std::string& payload, double timeout_s);
+enum class RecvResult { ok, closed, timeout, stopped };
+/// Receives one framed message. timeout_s <= 0 waits forever. With a stop predicate, the wait looks at it before
+/// reading and then at least every 50 ms, and answers `stopped` once it says so (the frame is then left unread).
+RecvResult recv_frame(int fd, std::string& payload, double timeout_s, bool (*stop)() = nullptr);
 
 /// Host memory shared between the backend and its executor (a memfd): inputs, expected values and
 /// verification outputs travel through it instead of the socket, so a 256 MB output costs one device-to-host
