@@ -7,13 +7,15 @@
 //
 // One tile per block with its own ticket and the common look-back, as VARIANT 2; what differs is how the tile
 // travels and who waits for whom:
-//  * in: thread 0 has the SM's copy engine bring the tile's flags and values into shared memory right after the
-//    ticket (common/bulk_copy.cuh; the flags on a barrier of their own). No thread holds loaded data in registers,
-//    so a block needs few registers and as many tiles can be in flight on an SM as its shared memory holds.
+//  * in: thread 0 has the SM's copy engine bring the tile's values into shared memory right after the ticket
+//    (common/bulk_copy.cuh), and (flagged) each lane loads the flag bytes of its own vectors into registers at the
+//    same time (LaneFlags: ITEMS_PER_THREAD / 4 words for 4-byte types), so that the values alone fill the shared
+//    memory: 1024 x 56 and 768 x 64 tiles fit in Hopper's 227 KiB, where values and flags together allowed
+//    768 x 60 at most, and on an H100 at 2^28 the larger tiles were 1.8% faster (docs/compaction.md).
 //  * the count: warp w owns the tile's elements [w * 32 * ITEMS, (w + 1) * 32 * ITEMS), read as rows of 32
-//    16-byte vectors (lane l the l-th vector of a row, and the flag bytes of those elements: conflict-free). The
-//    warps count their selection (flagged: from the flags alone, as soon as they land, a fifth of the bytes);
-//    warp 0 scans the counts and looks back with the tile's count while the values may still be arriving.
+//    16-byte vectors (lane l the l-th vector of a row, and the flag bytes of those elements). The warps count their
+//    selection (flagged: from the flags in registers, as soon as they arrive, a fifth of the bytes); warp 0 scans
+//    the counts and looks back with the tile's count while the values may still be arriving.
 //  * out, STAGE_OUTPUT 1: while warp 0 looks back, every other warp compacts its part in place, row by row (a
 //    lane's selected values go to its rank among the warp's selected elements; a write never passes the row being
 //    read), warp 0 after its look-back; then each warp writes its compacted part contiguously.
@@ -76,15 +78,43 @@ __device__ __forceinline__ unsigned selection(const Vec16& x, flags_t f, value_t
   return bits;
 }
 
+/// A lane's flag words (flagged): the flags of its vector in each row of its warp's part, word r for row r, loaded
+/// from global memory into registers when the tile is known (flag 0 beyond n). Holds nothing for `if`.
+struct LaneFlags {
+  flags_t f[kFlagged && kRows > 0 ? kRows : 1];  // kRows is 0 for the other variants' small items
+  __device__ __forceinline__ void load(const unsigned char* __restrict__ flags, long long part_base, long long n) {
+    if constexpr (kFlagged) {
+      const int lane = threadIdx.x & (kWarp - 1);
+      if (part_base + kWarpElems <= n) {
+        const flags_t* src = reinterpret_cast<const flags_t*>(flags + part_base);  // kWarpElems: whole words
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) f[r] = __ldcs(src + r * kWarp + lane);  // touched once: evict-first
+      } else {
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+          const long long e = part_base + static_cast<long long>(r * kWarp + lane) * kLane;
+          unsigned v = 0;
+#pragma unroll
+          for (int j = 0; j < kLane; ++j) v |= (e + j < n ? static_cast<unsigned>(flags[e + j]) : 0u) << (8 * j);
+          f[r] = static_cast<flags_t>(v);
+        }
+      }
+    }
+  }
+  __device__ __forceinline__ flags_t row(int r) const {
+    if constexpr (kFlagged) return f[r];
+    else return flags_t(0);
+  }
+};
+
 /// Selected elements of this lane's vectors in the warp's part, summed over the warp (every lane gets it).
-__device__ __forceinline__ unsigned count_part(const Vec16* part, const flags_t* fpart, value_t threshold) {
+__device__ __forceinline__ unsigned count_part(const Vec16* part, const LaneFlags& fl, value_t threshold) {
   const int lane = threadIdx.x & (kWarp - 1);
   unsigned c = 0;
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
-    const int i = r * kWarp + lane;
-    if constexpr (kFlagged) c += __popc(nonzero_bytes(fpart[i]));
-    else c += __popc(selection(part[i], 0, threshold));
+    if constexpr (kFlagged) c += __popc(nonzero_bytes(fl.row(r)));
+    else c += __popc(selection(part[r * kWarp + lane], 0, threshold));
   }
 #pragma unroll
   for (int o = kWarp / 2; o > 0; o >>= 1) c += __shfl_xor_sync(kFullMask, c, o);
@@ -111,8 +141,7 @@ __device__ __forceinline__ void row_prefix(unsigned c, unsigned& before, unsigne
 /// dst is the part itself (compaction in place: a row's writes land at or below the elements read in it, read
 /// before the warp synchronises) or global memory.
 template <bool kGlobal>
-__device__ __forceinline__ void compact_rows(value_t* part, const flags_t* fpart, value_t threshold,
-                                             value_t* dst) {
+__device__ __forceinline__ void compact_rows(value_t* part, const LaneFlags& fl, value_t threshold, value_t* dst) {
   const int lane = threadIdx.x & (kWarp - 1);
   const Vec16* rows = reinterpret_cast<const Vec16*>(part);
   unsigned run = 0;  // selected elements of the rows before this one
@@ -120,7 +149,7 @@ __device__ __forceinline__ void compact_rows(value_t* part, const flags_t* fpart
   for (int r = 0; r < kRows; ++r) {
     const int i = r * kWarp + lane;
     const Vec16 x = rows[i];
-    const unsigned bits = selection(x, kFlagged ? fpart[i] : flags_t(0), threshold);
+    const unsigned bits = selection(x, fl.row(r), threshold);
     unsigned before, total;
     row_prefix(static_cast<unsigned>(__popc(bits)), before, total);
     if constexpr (!kGlobal) __syncwarp();  // every lane has read its vector of this row before any write
@@ -138,34 +167,24 @@ __device__ __forceinline__ void compact_rows(value_t* part, const flags_t* fpart
   if constexpr (!kGlobal) __syncwarp();
 }
 
-/// The threads load the tile at element base into s (values) and sf (flags) themselves: a full tile as striped
-/// 16-byte chunks, a partial one element by element (flag 0, or a value not above the threshold, beyond n).
-/// The caller waits at a barrier afterwards.
-__device__ __forceinline__ void load_by_threads(const value_t* __restrict__ in, const unsigned char* __restrict__ flags,
-                                                value_t threshold, long long base, long long n, value_t* s,
-                                                unsigned char* sf) {
+/// The threads load the tile's values at element base into s themselves: a full tile as striped 16-byte chunks, a
+/// partial one element by element (a value not above the threshold beyond n, which LaneFlags' flag 0 matches for
+/// flagged). The caller waits at a barrier afterwards.
+__device__ __forceinline__ void load_by_threads(const value_t* __restrict__ in, value_t threshold, long long base,
+                                                long long n, value_t* s) {
   const int tid = threadIdx.x;
   if (base + kTile <= n) {
     const uint4* src = reinterpret_cast<const uint4*>(in + base);
     uint4* dst = reinterpret_cast<uint4*>(s);
     for (int j = tid; j < kTile / kLane; j += kBlock) dst[j] = src[j];
-    if constexpr (kFlagged) {
-      const uint4* fsrc = reinterpret_cast<const uint4*>(flags + base);
-      uint4* fdst = reinterpret_cast<uint4*>(sf);
-      for (int j = tid; j < kTile / 16; j += kBlock) fdst[j] = fsrc[j];
-    }
   } else {
-    for (int i = tid; i < kTile; i += kBlock) {
-      const bool in_range = base + i < n;
-      s[i] = in_range ? in[base + i] : threshold;
-      if constexpr (kFlagged) sf[i] = in_range ? flags[base + i] : 0;
-    }
+    for (int i = tid; i < kTile; i += kBlock) s[i] = base + i < n ? in[base + i] : threshold;
   }
 }
 
 /// Bytes of dynamic shared memory that a block takes (the launch plan's, tuner/kernels/compaction.cpp): the tile's
-/// values, then (flagged) its flags. A tile is a whole number of 16-byte vectors, so the flags start 16-byte aligned.
-constexpr unsigned kSharedBytes = kTile * (sizeof(value_t) + (kFlagged ? 1 : 0));
+/// values (the flags travel in registers).
+constexpr unsigned kSharedBytes = kTile * sizeof(value_t);
 
 /// The whole of a block: its ticket, the tile by bulk copies into shared memory, the warps' counts, warp 0's
 /// look-back, the selection out. tiles: ceil(n / kTile), the grid. The tile is in dynamic shared memory
@@ -175,28 +194,20 @@ __device__ __forceinline__ void compact_tile(const value_t* __restrict__ in, con
                                              unsigned* __restrict__ count, unsigned char* __restrict__ state) {
   extern __shared__ __align__(128) unsigned char tile_bytes[];
   value_t* s = reinterpret_cast<value_t*>(tile_bytes);
-  unsigned char* sf = tile_bytes + kTile * sizeof(value_t);  // flagged only
   __shared__ unsigned warp_excl[kWarp];      // each warp's count, then the selected elements of the warps before it
-  __shared__ unsigned long long bar[2];      // 0: the flags have landed, 1: the values have
+  __shared__ unsigned long long bar;         // the values have landed
   __shared__ unsigned s_tile, s_gen, s_offset, s_total;
   const int tid = threadIdx.x, lane = tid & (kWarp - 1), w = tid / kWarp;
   const long long tiles = (n + kTile - 1) / kTile;
   if (tid == 0) {
-    if (bulk_copy::kAvailable) {
-      bulk_copy::init(&bar[0]);
-      bulk_copy::init(&bar[1]);
-    }
+    if (bulk_copy::kAvailable) bulk_copy::init(&bar);
     unsigned gen;
     const unsigned t = take_tile(state, gen);
     const long long b = static_cast<long long>(t) * kTile;
     if (bulk_copy::kAvailable && b + kTile <= n) {
-      if constexpr (kFlagged) {
-        bulk_copy::expect(&bar[0], kTile);
-        bulk_copy::copy(sf, flags + b, kTile, &bar[0]);
-      }
       constexpr unsigned kBytes = kTile * sizeof(value_t);
-      bulk_copy::expect(&bar[1], kBytes);
-      bulk_copy::copy(s, in + b, kBytes, &bar[1]);
+      bulk_copy::expect(&bar, kBytes);
+      bulk_copy::copy(s, in + b, kBytes, &bar);
     }
     s_tile = t;
     s_gen = gen;
@@ -205,17 +216,18 @@ __device__ __forceinline__ void compact_tile(const value_t* __restrict__ in, con
   const long long tile = s_tile;
   const long long base = tile * kTile;
   const bool bulk = bulk_copy::kAvailable && base + kTile <= n;
+  LaneFlags fl;  // flagged: this lane's flag words, loaded while the values travel
+  fl.load(flags, base + w * kWarpElems, n);
   if (!bulk) {
-    load_by_threads(in, flags, threshold, base, n, s, sf);
+    load_by_threads(in, threshold, base, n, s);
     __syncthreads();
   }
   value_t* part = s + w * kWarpElems;
   const Vec16* vpart = reinterpret_cast<const Vec16*>(part);
-  const flags_t* fpart = reinterpret_cast<const flags_t*>(sf + (kFlagged ? w * kWarpElems : 0));
 
-  // 1. This warp's count (flagged: from the flags alone).
-  if (bulk) bulk_copy::wait(&bar[kFlagged ? 0 : 1]);
-  const unsigned mine = count_part(vpart, fpart, threshold);
+  // 1. This warp's count (flagged: from its flags alone; if: from the values, once they have landed).
+  if (bulk && !kFlagged) bulk_copy::wait(&bar);
+  const unsigned mine = count_part(vpart, fl, threshold);
   if (lane == 0) warp_excl[w] = mine;
   __syncthreads();
 
@@ -233,13 +245,10 @@ __device__ __forceinline__ void compact_tile(const value_t* __restrict__ in, con
       s_total = total;
     }
   }
-  if (bulk && kFlagged) bulk_copy::wait(&bar[1]);
-  if constexpr (CompactPolicy::stage_output) compact_rows<false>(part, fpart, threshold, part);
+  if (bulk && kFlagged) bulk_copy::wait(&bar);
+  if constexpr (CompactPolicy::stage_output) compact_rows<false>(part, fl, threshold, part);
   __syncthreads();
-  if (bulk_copy::kAvailable && tid == 0) {  // every thread has passed its waits (or never waited)
-    bulk_copy::inval(&bar[0]);
-    bulk_copy::inval(&bar[1]);
-  }
+  if (bulk_copy::kAvailable && tid == 0) bulk_copy::inval(&bar);  // every thread has passed its wait (or none)
 
   // 3. The selection out, at the tile's offset plus the warps before this one.
   const unsigned offset = s_offset;
@@ -247,7 +256,7 @@ __device__ __forceinline__ void compact_tile(const value_t* __restrict__ in, con
   if constexpr (CompactPolicy::stage_output) {
     for (unsigned e = lane; e < mine; e += kWarp) store_once(dst + e, part[e]);
   } else {
-    compact_rows<true>(part, fpart, threshold, dst);
+    compact_rows<true>(part, fl, threshold, dst);
   }
   if (tid == 0 && tile == tiles - 1) *count = offset + s_total;
 }

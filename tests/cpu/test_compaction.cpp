@@ -198,14 +198,14 @@ TEST_CASE("compaction spec is embedded and its spaces have a few hundred configu
     // less the same 3 staged tiles over 48 KiB (39).
     // CLEAR_STATE 1: the single-pass variants with MIN_THREADS_PER_SM 1536 or 2048: the same 39 for single_pass,
     // twice that for single_pass_blocked (STREAMING 0 and 1).
-    // single_pass_bulk (LOOKBACK_DELAY 0 only; its tile and flags, 5 bytes per element, in dynamic shared memory
-    // within the device's opt-in limit, 227 KiB here, in both output modes; the only variant with 24 to 64 items):
-    // 8 block sizes x 12 items (multiples of 4) less 768 x 64 and 1024 x 48, 56, 60 and 64, x 2 output modes (182);
-    // with a cap, the 10 (block, value) pairs x 11 items (8 and more) less the 9 beyond the limit (1024 x 48, 56,
-    // 60 and 64 with two values, 768 x 64 with one), x 2 modes (202); STREAMING 1: 7 pairs x 11 items less 5, x 2
-    // (144); CLEAR_STATE 1: twice that (STREAMING 0 and 1: 288). 1579 in all.
-    CHECK(space.size() == 125 + 2 * 125 + 2 * 61 + 2 * 55 + 39 + 3 * 39 + 182 + 202 + 144 + 288);
-    CHECK(space.size() == 1579);
+    // single_pass_bulk (LOOKBACK_DELAY 0 only; its tile's values, 4 bytes per element, in dynamic shared memory
+    // within the device's opt-in limit, 227 KiB here, in both output modes, the flags in registers; the only
+    // variant with 24 to 64 items): 8 block sizes x 12 items (multiples of 4) less 1024 x 60 and 64, x 2 output
+    // modes (188); with a cap, the 10 (block, value) pairs x 11 items (8 and more) less the 4 beyond the limit
+    // (1024 x 60 and 64 with two values), x 2 modes (212); STREAMING 1: 7 pairs x 11 items less 2, x 2 (150);
+    // CLEAR_STATE 1: twice that (STREAMING 0 and 1: 300). 1613 in all.
+    CHECK(space.size() == 125 + 2 * 125 + 2 * 61 + 2 * 55 + 39 + 3 * 39 + 188 + 212 + 150 + 300);
+    CHECK(space.size() == 1613);
     CHECK(space.default_index() >= 0);
   }
 }
@@ -263,12 +263,12 @@ TEST_CASE("compaction plans", "[cpu][compaction]") {
     CHECK(c.steps[0].count == (8 + 8 * 977) / 4);
     CHECK(c.steps[1].kernel == "compact_single_pass");
     CHECK(p.steps[0].shared_bytes == 0u);
-    // single_pass_bulk: its tile in dynamic shared memory (the kernel's kSharedBytes), also beyond 48 KiB: the
-    // values, then the flags (flagged only).
+    // single_pass_bulk: its tile's values in dynamic shared memory (the kernel's kSharedBytes), also beyond 48 KiB;
+    // the flags travel in registers, so flagged and if take the same.
     const LaunchPlan bf = a->plan(config(3, 1024, 40, 1), Workload::parse("int32/flagged"), problem(1000003, 50), d);
     REQUIRE(bf.steps.size() == 1);
     CHECK(bf.steps[0].grid[0] == 25u);
-    CHECK(bf.steps[0].shared_bytes == 1024u * 40 * 5);
+    CHECK(bf.steps[0].shared_bytes == 1024u * 40 * 4);
     const LaunchPlan bi = a->plan(config(3, 1024, 40, 1), Workload::parse("float32/if"), problem(1000003, 50), d);
     CHECK(bi.steps[0].shared_bytes == 1024u * 40 * 4);
   }

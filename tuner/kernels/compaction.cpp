@@ -92,10 +92,10 @@ class CompactionAdapter : public KernelAdapter {
       s.args.push_back(KernelArg::buf("out"));
       s.args.push_back(KernelArg::buf("count"));
       s.args.push_back(KernelArg::buf("tile_state"));
-      // single_pass_bulk keeps its tile in dynamic shared memory (kSharedBytes of compaction_bulk.cuh): the
-      // values, then the flags.
+      // single_pass_bulk keeps its tile's values in dynamic shared memory (kSharedBytes of compaction_bulk.cuh;
+      // the flags travel in registers).
       if (variant == kSinglePassBulk)
-        s.shared_bytes = static_cast<std::uint32_t>(tile * (static_cast<std::int64_t>(k.size) + (k.select_if ? 0 : 1)));
+        s.shared_bytes = static_cast<std::uint32_t>(tile * static_cast<std::int64_t>(k.size));
       plan.steps.push_back(std::move(s));
       return plan;
     }
