@@ -18,7 +18,7 @@ inline autotune::ProblemKey size_n(std::int64_t n) {
 inline autotune::Config scan_config(autotune::Value variant, autotune::Value block, autotune::Value items,
                                     autotune::Value vec = 1, autotune::Value padding = 0,
                                     autotune::Value min_threads = 0, autotune::Value streaming = 0,
-                                    autotune::Value stages = 1) {
+                                    autotune::Value stages = 1, autotune::Value reg_rows = 0) {
   return autotune::Config({{"VARIANT", variant},
                            {"BLOCK_SIZE", block},
                            {"ITEMS_PER_THREAD", items},
@@ -29,7 +29,8 @@ inline autotune::Config scan_config(autotune::Value variant, autotune::Value blo
                            {"STREAMING", streaming},
                            {"L2_PREFETCH", 0},
                            {"CLEAR_STATE", 0},
-                           {"STAGES", stages}});
+                           {"STAGES", stages},
+                           {"REG_ROWS", reg_rows}});
 }
 
 }  // namespace autotune_test

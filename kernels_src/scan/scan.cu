@@ -106,6 +106,12 @@
 #endif
 #define STAGES 1
 #endif
+#ifndef REG_ROWS
+#ifdef AUTOTUNE_STRICT
+#error "scan.cu: REG_ROWS is not defined (AUTOTUNE_STRICT)"
+#endif
+#define REG_ROWS 0
+#endif
 #ifndef DTYPE_ID
 #ifdef AUTOTUNE_STRICT
 #error "scan.cu: DTYPE_ID is not defined (AUTOTUNE_STRICT)"
@@ -139,6 +145,7 @@ struct ScanPolicy {
   // is the same either way.
   static constexpr bool clear_state = CLEAR_STATE != 0;
   static constexpr int stages = STAGES;         // VARIANT 9: tile buffers in shared memory per block
+  static constexpr int reg_rows = REG_ROWS;     // VARIANT 10: rows of 16-byte vectors per lane loaded into registers
   static constexpr int min_blocks = MIN_THREADS_PER_SM > 0 ? MIN_THREADS_PER_SM / BLOCK_SIZE : 1;
   static constexpr int dtype = DTYPE_ID;         // 0 int32, 1 float32, 2 float64
   static constexpr int op = OP_ID;               // 0 sum, 2 max (the numbering of the reduction family)

@@ -285,7 +285,7 @@ TEST_CASE("cli: the default strategy under a limit, warm starts from other sizes
   INFO(small.out);
   REQUIRE(small.code == 0);
   CHECK_THAT(small.out, Catch::Contains("with broad_then_local (the default under a limit)") &&
-                            Catch::Contains("stopped by the budget after 40 of 2251"));
+                            Catch::Contains("stopped by the budget after 40 of 2661"));
   CHECK_THAT(small.out, !Catch::Contains("warm start"));
   nlohmann::json j = nlohmann::json::parse(slurp(json));
   CHECK(j["strategy"] == "broad_then_local");

@@ -162,7 +162,9 @@ TEST_CASE("every scan variant handles 2^28 + 5 elements", "[gpu][scan][large]") 
     // The single pass with the tightest register cap (32 per thread, with spills).
     configs.push_back(scan_config(4, 512, 16, 4, 1, 2048));
     configs.push_back(scan_config(6, 256, 16, 4, 1, 2048, 1));
-    for (std::size_t i = configs.size() - 3; i < configs.size(); ++i) REQUIRE(space.is_valid(configs[i]));
+    // single_pass_bulk's largest tile, two rows per lane in registers, a partial last tile of 5 elements.
+    configs.push_back(scan_config(10, 1024, 64, 4, 0, 1024, 1, 1, 2));
+    for (std::size_t i = configs.size() - 4; i < configs.size(); ++i) REQUIRE(space.is_valid(configs[i]));
     verifier.check(w, p, 5, configs);
   }
 }

@@ -24,7 +24,7 @@ using namespace autotune_test;
 namespace {
 
 /// For each variant: the spec default moved to that variant (if valid) and the valid configurations with the
-/// smallest and the largest tile for every (VEC, PADDING, STAGES) triple.
+/// smallest and the largest tile for every (VEC, PADDING, STAGES, REG_ROWS) tuple.
 std::vector<Config> corner_configs(const TuningSpec& s, const Workload& w) {
   const ParameterSpace space = s.space(s.problem_sizes.front(), sim::SyntheticBackend::fake_device(), w);
   std::vector<Config> out;
@@ -66,13 +66,13 @@ std::vector<Config> corner_configs(const TuningSpec& s, const Workload& w) {
         }
       CHECK(capped >= 2);
     }
-    // (VEC, PADDING, STAGES) -> (min, max)
-    std::map<std::tuple<Value, Value, Value>, std::pair<Config, Config>> extremes;
+    // (VEC, PADDING, STAGES, REG_ROWS) -> (min, max)
+    std::map<std::tuple<Value, Value, Value, Value>, std::pair<Config, Config>> extremes;
     auto tile = [](const Config& c) { return c.at("BLOCK_SIZE") * c.at("ITEMS_PER_THREAD"); };
     for (std::size_t i = 0; i < space.size(); ++i) {
       const Config c = space.config(i);
       if (c.at("VARIANT") != v) continue;
-      const auto key = std::make_tuple(c.at("VEC"), c.at("PADDING"), c.at("STAGES"));
+      const auto key = std::make_tuple(c.at("VEC"), c.at("PADDING"), c.at("STAGES"), c.at("REG_ROWS"));
       auto it = extremes.find(key);
       if (it == extremes.end()) {
         extremes.emplace(key, std::make_pair(c, c));

@@ -133,8 +133,12 @@ class ScanAdapter : public KernelAdapter {
       LaunchStep s = kernel_step_1d("scan", "scan_single_pass", blocks, block);
       s.args = {KernelArg::buf("in"), KernelArg::buf("out"), KernelArg::i64(n), KernelArg::i32(k.exclusive ? 1 : 0),
                 KernelArg::buf("tile_state")};
-      // single_pass_bulk keeps its tile in dynamic shared memory (kSharedBytes of scan_bulk.cuh).
-      if (variant == kSinglePassBulk) s.shared_bytes = static_cast<std::uint32_t>(tile * static_cast<std::int64_t>(es));
+      // single_pass_bulk keeps its tile in dynamic shared memory (kSharedBytes of scan_bulk.cuh), less the
+      // REG_ROWS rows of 16-byte vectors per thread that its lanes hold in registers.
+      if (variant == kSinglePassBulk) {
+        const std::int64_t reg_elems = block * c.get("REG_ROWS").value_or(0) * static_cast<std::int64_t>(16 / es);
+        s.shared_bytes = static_cast<std::uint32_t>((tile - reg_elems) * static_cast<std::int64_t>(es));
+      }
       plan.steps.push_back(std::move(s));
       return plan;
     }
