@@ -335,6 +335,15 @@ TEST_CASE("scan plans: one step for a single tile, levels for large n", "[cpu][s
     const LaunchPlan huge = a->plan(scan_config(10, 1024, 56, 4, 0, 1024, 1), w, size_n(std::int64_t{1} << 26), d);
     CHECK(huge.steps[0].shared_bytes == 1024u * 56 * 4);
     CHECK(huge.steps[0].grid[0] == ((1u << 26) + 57343) / 57344);
+    // REG_ROWS: the lanes' rows in registers are not in shared memory (two rows of 4 floats per thread here; float64
+    // two rows of 2 doubles).
+    const Config regs = scan_config(10, 1024, 64, 4, 0, 1024, 1, 1, 2);
+    const LaunchPlan pr = a->plan(regs, w, size_n(std::int64_t{1} << 26), d);
+    CHECK(pr.steps[0].shared_bytes == 1024u * 56 * 4);
+    CHECK(pr.steps[0].grid[0] == (1u << 26) / 65536);
+    const Config regs64 = scan_config(10, 256, 32, 2, 0, 1024, 1, 1, 2);
+    CHECK(a->plan(regs64, Workload::parse("float64/inclusive_sum"), size_n(4096), d).steps[0].shared_bytes ==
+          256u * 28 * 8);
     CHECK(p32.steps[0].shared_bytes == 0u);
     // CLEAR_STATE = 1: a memset of the launch word and the tags first (not the float64 value arrays).
     Config clear = scan_config(4, 256, 8);

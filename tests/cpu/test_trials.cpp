@@ -171,8 +171,8 @@ TEST_CASE("database: the shipped H100 recording (recorded with schema 1) opens w
   for (const auto& t : rows) {
     // The recording was not observed by NVML, except the scan and compaction cells, recorded again (brute force,
     // NVML observing) when their kernels or spaces changed (compaction last when its bulk variant's flags moved into
-    // registers, the scan last when its max became one instruction); the revalidations of earlier compaction sources
-    // went with them.
+    // registers, the scan last when its bulk variant's rows could go into registers); the revalidations of earlier
+    // compaction sources went with them.
     const auto s = db->session(t.session_id);
     REQUIRE(s);
     CHECK(s->strategy == "brute_force");
