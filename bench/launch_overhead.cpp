@@ -211,7 +211,7 @@ int main(int argc, char** argv) {
     ProblemKey p;
     p.dims["n"] = n;
     const LaunchPlan plan = adapter->plan(choice.answer.config, w, p, launcher.device());
-    const auto options = cuda::build_options(adapter->compile_options(w), choice.answer.config, spec.defines);
+    const auto options = cuda::kernel_compile_options(*adapter, w, choice.answer.config, false);
     const cuda::CompileResult cr = cuda::compile(spec.source_text, spec.headers, "reduction.cu", options, launcher.arch());
     if (!cr.ok) throw EnvironmentError("compile failed:\n" + cr.log);
     CUmodule module = nullptr;
@@ -326,8 +326,8 @@ int main(int argc, char** argv) {
     ProblemKey up;
     up.dims["n"] = n;
     const LaunchPlan uplan = uadapter->plan(uchoice.answer.config, k.spec().workloads.front(), up, launcher.device());
-    const auto uoptions = cuda::build_options(uadapter->compile_options(k.spec().workloads.front()),
-                                              uchoice.answer.config, k.spec().defines, k.spec().params);
+    const auto uoptions =
+        cuda::kernel_compile_options(*uadapter, k.spec().workloads.front(), uchoice.answer.config, false);
     const cuda::CompileResult ucr =
         cuda::compile(k.spec().source_text, k.spec().headers, "user.cu", uoptions, launcher.arch());
     if (!ucr.ok) throw EnvironmentError("compile failed:\n" + ucr.log);

@@ -67,3 +67,27 @@ TEST_CASE("launch API: a tuned kernel of your own runs with the application's da
                     Catch::Contains("expected 1 problem dimensions (n), got 2"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("launch API: a tuned kernel with templated entry points launches the binary the tuner cached",
+          "[gpu][launch_api]") {
+  // Entry points named as C++ name expressions ("stage1<BLOCK_SIZE, ITEMS>"): the binary of the looked-up
+  // configuration must instantiate them, and the launch API must find it under the key the tuner stored it with.
+  const fs::path dir = fs::temp_directory_path() / ("autotune_launch_tmpl_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string db_path = (dir / "tune.db").string();
+  const std::string spec_path = autotune_test::data_dir() + "/launch_api/two_step_template.tune.json";
+  const TuningSpec spec = specs::load_spec(spec_path);
+  const ProblemKey tuned = spec.problem_sizes.front();
+  const session::Result r = autotune_test::tune_into(db_path, spec, tuned);
+  REQUIRE(r.evaluated == 12);
+  REQUIRE(r.failed == 0);
+
+  Kernel k(spec_path, db_path);
+  const Choice c = k.choice({tuned.at("n")});
+  INFO(c.config_text << " " << c.answer.note << " " << c.note);
+  CHECK(c.answer.match == lookup::Match::exact);
+  CHECK(c.binary == BinarySource::database);  // the tuner's binary, found under the same key
+  check_two_step_launch(k, tuned.at("n"), 9, -4);
+  check_two_step_launch(k, 777, -2, 13);  // another size: the nearest tuned one's configuration, same binary
+  fs::remove_all(dir);
+}

@@ -25,10 +25,10 @@ inline bool contains_bytes(const std::vector<unsigned char>& hay, const std::str
 }
 
 /// The NVRTC options of configuration c for workload w in strict mode, as the CUDA backend builds them
-/// (cuda::build_options): the adapter's compile_options(w), then c's defines with -DAUTOTUNE_STRICT=1.
+/// (cuda::kernel_compile_options): the adapter's compile_options(w), then c's defines with -DAUTOTUNE_STRICT=1.
 inline std::vector<std::string> strict_options(const autotune::KernelAdapter& a, const autotune::Config& c,
                                                const autotune::Workload& w) {
-  return autotune::cuda::build_options(a.compile_options(w), c, {});
+  return autotune::cuda::kernel_compile_options(a, w, c, false);
 }
 
 /// One compilation of compile_all: a configuration's options for one architecture ("sm_90").

@@ -11,8 +11,10 @@
 #include "tuner/core/error.hpp"
 #include "tuner/cuda/launcher.hpp"
 #include "tuner/cuda/runtime.hpp"
+#include "tuner/kernels/registry.hpp"
 #include "tuner/runtime/binary_store.hpp"
 #include "tuner/runtime/launch.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 using runtime_detail::BinaryStore;
@@ -142,12 +144,20 @@ TEST_CASE("binary store: a missing or read-only database uses the cache director
   }
 }
 
-TEST_CASE("launch API: build options follow the backend's order, no driver is a clear error", "[nvrtc][runtime]") {
+TEST_CASE("launch API: compile options follow the one recipe's order, no driver is a clear error", "[nvrtc][runtime]") {
+  TuningSpec spec = specs::builtin_spec("reduction");
+  spec.defines = {{"EXTRA", ""}, {"T", "float"}};
+  const auto adapter = kernels::make_adapter(spec);
+  const Workload w{"float32", "sum"};
   const Config c({{"BLOCK_SIZE", 256}, {"VARIANT", 7}});
-  const auto o = cuda::build_options({"-DDTYPE_ID=1", "-DOP_ID=0"}, c, {{"EXTRA", ""}, {"T", "float"}});
-  const std::vector<std::string> want = {"-DDTYPE_ID=1", "-DOP_ID=0", "-DBLOCK_SIZE=256", "-DVARIANT=7",
-                                         "-DAUTOTUNE_STRICT=1", "-DEXTRA", "-DT=float"};
-  CHECK(o == want);
+  const cuda::CompileRecipe r = cuda::compile_recipe(*adapter, w, c, "sm_90");
+  // The adapter's options, the configuration's macros in strict mode, then the spec's defines.
+  std::vector<std::string> want = adapter->compile_options(w);
+  REQUIRE_FALSE(want.empty());
+  for (const char* o : {"-DBLOCK_SIZE=256", "-DVARIANT=7", "-DAUTOTUNE_STRICT=1", "-DEXTRA", "-DT=float"})
+    want.emplace_back(o);
+  CHECK(r.options == want);
+  CHECK(r.key == cuda::binary_key(spec.source_text, spec.headers, want, "sm_90"));
 
   // Handles: typed and void pointers, CUdeviceptr-like integers, stream pointers.
   float* fp = reinterpret_cast<float*>(std::uintptr_t{0x1000});

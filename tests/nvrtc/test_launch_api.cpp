@@ -2,6 +2,7 @@
 // arguments are checked against the spec and packed (KernelArguments), the plan of a spec with two launch steps
 // and a __constant__ table marks the scalars the caller gives, and the kernel compiles at every configuration
 // with the options the launch API uses.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -110,9 +111,41 @@ TEST_CASE("launch API: a spec with two steps and a constant table binds the call
     }
     REQUIRE(plan.constants.size() == 1);
     CHECK(plan.constants[0].symbol == "bias");
-    const auto options = cuda::build_options(adapter->compile_options(w), c, spec.defines, spec.params);
+    const auto options = cuda::kernel_compile_options(*adapter, w, c, false);
     const cuda::CompileResult r = cuda::compile(spec.source_text, spec.headers, "two_step.cu", options, "sm_90");
     INFO(r.log);
     CHECK(r.ok);
+  }
+}
+
+TEST_CASE("launch API: templated entry points compile with their name expressions under the tuner's key",
+          "[nvrtc][launch_api]") {
+  // The launch API, the tuner and explore take a configuration's options and binary key from one recipe
+  // (cuda::compile_recipe). Options without the entry points' name expressions (what the launch API once used)
+  // instantiate no template, so the launched binary would hold no kernel, and its key would miss the binary the
+  // tuner cached.
+  const TuningSpec spec = specs::load_spec(autotune_test::data_dir() + "/launch_api/two_step_template.tune.json");
+  const auto adapter = kernels::make_adapter(spec);
+  const Workload& w = spec.workloads.front();
+  const Config c({{"BLOCK_SIZE", 128}, {"ITEMS", 4}});
+  const cuda::CompileRecipe r = cuda::compile_recipe(*adapter, w, c, "sm_90");
+  const std::string expr = cuda::kNameExpressionOption;
+  CHECK(std::count(r.options.begin(), r.options.end(), expr + "stage1<128, 4>") == 1);
+  CHECK(std::count(r.options.begin(), r.options.end(), expr + "stage2<128, 4>") == 1);
+  CHECK(r.options == cuda::kernel_compile_options(*adapter, w, c, false));  // what CudaBackend compiles
+  CHECK(r.key == cuda::binary_key(spec.source_text, spec.headers, r.options, "sm_90"));
+  CHECK(r.key != cuda::compile_recipe(*adapter, w, c, "sm_80").key);
+  CHECK(r.key != cuda::compile_recipe(*adapter, w, Config({{"BLOCK_SIZE", 128}, {"ITEMS", 2}}), "sm_90").key);
+
+  const cuda::CompileResult cr =
+      cuda::compile(spec.source_text, spec.headers, "two_step_template.cu", r.options, "sm_90");
+  INFO(cr.log);
+  REQUIRE(cr.ok);
+  REQUIRE(cr.lowered_names.size() == 2);
+  for (const auto& step : adapter->plan(c, w, spec.problem_sizes.front(), sim::SyntheticBackend::fake_device()).steps) {
+    INFO(step.kernel);
+    const auto lowered = cr.lowered_names.find(step.kernel);  // the plan names the instantiation the binary holds
+    REQUIRE(lowered != cr.lowered_names.end());
+    CHECK(std::string(cr.cubin.begin(), cr.cubin.end()).find(lowered->second) != std::string::npos);
   }
 }

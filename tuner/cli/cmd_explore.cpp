@@ -113,13 +113,11 @@ std::function<std::optional<int>(const explore::SweepPoint&)> driver_occupancy(
     int ordinal) {
   const std::string arch = "sm_" + std::to_string(dev.cc);
   return [adapter, w, arch, bc, ordinal](const explore::SweepPoint& pt) -> std::optional<int> {
-    std::vector<std::string> o = adapter->compile_options(w);
-    for (auto& s : cuda::config_defines(pt.config, adapter->spec().params)) o.push_back(std::move(s));
-    for (const auto& [name, value] : adapter->spec().defines)
-      o.push_back(value.empty() ? "-D" + name : "-D" + name + "=" + value);
-    const std::string& src = adapter->spec().source_text;
-    std::optional<cuda::CompileResult> cr = bc->get(cuda::binary_key(src, adapter->spec().headers, o, arch));
-    if (!cr) cr = cuda::compile(src, adapter->spec().headers, adapter->spec().name + ".cu", o, arch);
+    const cuda::CompileRecipe recipe = cuda::compile_recipe(*adapter, w, pt.config, arch);
+    std::optional<cuda::CompileResult> cr = bc->get(recipe.key);
+    if (!cr)
+      cr = cuda::compile(adapter->spec().source_text, adapter->spec().headers, adapter->spec().name + ".cu",
+                         recipe.options, arch);
     if (!cr->ok) return std::nullopt;
     return cuda::max_active_blocks_per_sm(*cr, pt.kernel, static_cast<int>(pt.block_threads), pt.shared_bytes,
                                           ordinal);

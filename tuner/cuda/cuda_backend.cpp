@@ -79,28 +79,6 @@ bool failed(const CallStatus& r, Measurement& m) {
 
 }  // namespace
 
-std::vector<std::string> kernel_compile_options(const KernelAdapter& adapter, const Workload& w, const Config& c,
-                                                bool reference) {
-  const TuningSpec& spec = adapter.spec();
-  std::vector<std::string> o = build_options(adapter.compile_options(w), c, spec.defines, spec.params);
-  const bool own_source = spec.reference && !spec.reference->source.empty();
-  // A reference kernel of its own is an entry point of the reference's source (the spec's unless it names one);
-  // a reference configuration runs the spec's kernels.
-  const bool reference_kernel = spec.reference && !spec.reference->configuration;
-  std::vector<std::string> entries;
-  if (!reference || !own_source) entries = spec.kernels;
-  if (reference_kernel && (reference || !own_source) &&
-      std::find(entries.begin(), entries.end(), spec.reference->launch.kernel) == entries.end())
-    entries.push_back(spec.reference->launch.kernel);
-  if (reference) {  // the comparison kernels are entry points of the reference's source
-    for (const std::string& k : spec.compare_kernels())
-      if (std::find(entries.begin(), entries.end(), k) == entries.end()) entries.push_back(k);
-  }
-  for (auto& e : entries) e = c.substitute(e);  // "scale<BLOCK_SIZE>" -> "scale<256>", as the plan names it
-  for (auto& e : name_expression_options(entries)) o.push_back(std::move(e));
-  return o;
-}
-
 struct CudaBackend::Impl {
   std::shared_ptr<const KernelAdapter> adapter;
   TimingOptions opt;
@@ -573,10 +551,7 @@ struct CudaBackend::Impl {
     }
     auto known = keys_by_options.find(joined);
     if (known == keys_by_options.end())
-      known = keys_by_options
-                  .emplace(std::move(joined),
-                           binary_key(adapter->spec().source_text, adapter->spec().headers, options, arch))
-                  .first;
+      known = keys_by_options.emplace(std::move(joined), spec_binary_key(adapter->spec(), options, arch)).first;
     return known->second;
   }
 

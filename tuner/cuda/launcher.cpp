@@ -225,13 +225,4 @@ void Launcher::synchronize_context() const {
   check(driver().ctx_synchronize(), "cuCtxSynchronize");
 }
 
-std::vector<std::string> build_options(const std::vector<std::string>& adapter_options, const Config& c,
-                                       const std::map<std::string, std::string>& spec_defines,
-                                       const std::vector<Param>& params) {
-  std::vector<std::string> o = adapter_options;
-  for (auto& s : config_defines(c, params)) o.push_back(std::move(s));
-  for (const auto& [name, value] : spec_defines) o.push_back(value.empty() ? "-D" + name : "-D" + name + "=" + value);
-  return o;
-}
-
 }  // namespace autotune::cuda

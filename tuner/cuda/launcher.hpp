@@ -116,11 +116,4 @@ class Launcher {
   DeviceInfo info_;
 };
 
-/// NVRTC options of a configuration of an adapter's kernel, in the order the CUDA backend uses them when it
-/// fills the binary cache: the adapter's compile_options(w), config_defines(c), then the spec's defines.
-/// The binary key of a cached image is binary_key(spec.source_text, spec.headers, build_options(...), arch).
-std::vector<std::string> build_options(const std::vector<std::string>& adapter_options, const Config& c,
-                                       const std::map<std::string, std::string>& spec_defines,
-                                       const std::vector<Param>& params = {});
-
 }  // namespace autotune::cuda

@@ -157,14 +157,27 @@ constexpr double kAutoTimeoutCeiling = 60.0;
 /// fastest verification run so far (best_run_seconds <= 0: none yet).
 double effective_timeout(const TimingOptions& options, double best_run_seconds);
 
-/// NVRTC options that CudaBackend compiles an adapter's source with at configuration c (reference = false), or
-/// its reference's source with (reference = true, c = the spec's reference_config(): the default configuration,
-/// or the configuration a "reference": {"configuration": ...} names): the adapter's compile_options(w), the
-/// configuration's -D macros and the spec's defines (build_options), then the C++ entry points as name
-/// expressions: the spec's kernels (unless the reference has a source of its own), the reference kernel, and for
-/// the reference the comparison kernels. Entry points take c's values ("scale<BLOCK_SIZE>" -> "scale<256>").
+/// NVRTC options of an adapter's source at configuration c (reference = false), or of its reference's source
+/// (reference = true, c = the spec's reference_config(): the default configuration, or the configuration a
+/// "reference": {"configuration": ...} names): the adapter's compile_options(w), the configuration's -D macros
+/// (config_defines), the spec's defines, then the C++ entry points as name expressions: the spec's kernels
+/// (unless the reference has a source of its own), the reference kernel, and for the reference the comparison
+/// kernels. Entry points take c's values ("scale<BLOCK_SIZE>" -> "scale<256>"). Works without a GPU.
 std::vector<std::string> kernel_compile_options(const KernelAdapter& adapter, const Workload& w, const Config& c,
                                                 bool reference);
+
+/// The binary key of the spec's source (with its headers) compiled with `options` for arch.
+std::string spec_binary_key(const TuningSpec& spec, const std::vector<std::string>& options, const std::string& arch);
+
+/// How a configuration is compiled and where its binary is cached: kernel_compile_options() and
+/// spec_binary_key() of them. The one recipe of the tuner (CudaBackend), the launch API and `autotune explore`:
+/// what one caches the others find. Works without a GPU.
+struct CompileRecipe {
+  std::vector<std::string> options;
+  std::string key;
+};
+CompileRecipe compile_recipe(const KernelAdapter& adapter, const Workload& w, const Config& c, const std::string& arch,
+                             bool reference = false);
 
 /// Backend that compiles with NVRTC, verifies against the adapter's reference on poisoned outputs, and
 /// times with CUDA events. Not thread-safe (one session at a time).

@@ -369,10 +369,9 @@ class Family {
     }
     c.config_text = c.answer.config.str(&spec_.params);
 
-    const std::vector<std::string> options =
-        cuda::build_options(adapter_->compile_options(w), c.answer.config, spec_.defines, spec_.params);
-    c.binary_key = cuda::binary_key(spec_.source_text, spec_.headers, options, launcher_.arch());
-    std::shared_ptr<const cuda::Module> module = module_for(c, options);
+    cuda::CompileRecipe recipe = cuda::compile_recipe(*adapter_, w, c.answer.config, launcher_.arch());
+    c.binary_key = std::move(recipe.key);
+    std::shared_ptr<const cuda::Module> module = module_for(c, recipe.options);
 
     p->plan = launcher_.prepare(module, plan);
     // Map the plan's buffers: inputs/outputs to the caller's pointers by name, scratch into one allocation.

@@ -89,7 +89,7 @@ struct Choice {
   std::string device;          // GPU it runs on
   lookup::Answer answer;       // config, match level, provenance (see tuner/lookup/lookup.hpp)
   std::string config_text;     // "BLOCK_SIZE=256 VARIANT=warp_shuffle ..."
-  std::string binary_key;      // key in the binary cache (cuda::binary_key)
+  std::string binary_key;      // key in the binary cache (cuda::compile_recipe)
   BinarySource binary = BinarySource::none;
   double compile_ms = 0;       // NVRTC time when compiled here
   double prepare_ms = 0;       // lookup + binary + module load + plan, the first time
