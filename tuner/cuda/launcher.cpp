@@ -124,6 +124,7 @@ std::shared_ptr<const Module> Launcher::load(const std::vector<unsigned char>& i
   });
   out->module_ = m;
   out->ctx_ = ctx;
+  out->parameters_ = detail::cubin_parameter_sizes(image.data(), image.size());
   return out;
 }
 
@@ -136,7 +137,9 @@ std::shared_ptr<const PreparedPlan> Launcher::prepare(std::shared_ptr<const Modu
   out->plan_ = plan;
   out->module_ = std::move(module);
   out->bound_ = std::make_unique<PreparedPlan::Bound>();
-  out->bound_->plan = detail::bind_plan(d, static_cast<CUmodule>(out->module_->handle()), plan);
+  const auto& parameters = out->module_->parameters_;
+  out->bound_->plan =
+      detail::bind_plan(d, static_cast<CUmodule>(out->module_->handle()), plan, parameters ? &*parameters : nullptr);
   out->bound_->plan.constants = detail::bind_constants(d, static_cast<CUmodule>(out->module_->handle()), plan);
   return out;
 }

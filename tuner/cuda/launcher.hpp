@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ class Module {
   Module() = default;
   void* module_ = nullptr;
   void* ctx_ = nullptr;  // CUcontext it was loaded into
+  /// Each entry point's parameter sizes as the image records them (detail::cubin_parameter_sizes), for the
+  /// launch checks; unknown (no entry) where the image could not be read.
+  std::optional<std::map<std::string, std::vector<std::size_t>>> parameters_;
 };
 
 /// A plan resolved against a module: functions looked up, large dynamic shared memory enabled, scalar

@@ -154,22 +154,40 @@ std::string scalar_text(const KernelArg& a) {
   return std::to_string(argument_bytes(a)) + "-byte scalar (" + type + " " + value + ")";
 }
 
-/// Throws UsageError when the arguments of step s do not match the parameters of fn in number or size (a
-/// spec's argument list written for another version of the kernel: without the check the kernel reads
-/// whatever lies in the parameter space). Nothing is checked on drivers without cuFuncGetParamInfo.
-void check_parameters(const Driver& d, CUfunction fn, const LaunchStep& s) {
-  if (!d.func_get_param_info) return;
+/// The parameter sizes of fn: from the image's own records where `known` has them (nothing is asked past the
+/// last parameter), else from cuFuncGetParamInfo index by index until it refuses one. nullopt: nothing is known
+/// (a driver without cuFuncGetParamInfo, or one that answers nothing for index 0).
+std::optional<std::vector<std::size_t>> parameter_sizes(const Driver& d, CUfunction fn, const std::string& kernel,
+                                                        const ParameterSizes* known) {
+  if (known != nullptr) {
+    const char* symbol = nullptr;
+    const std::string name =
+        d.func_get_name && d.func_get_name(&symbol, fn) == CUDA_SUCCESS && symbol != nullptr ? symbol : kernel;
+    auto it = known->find(name);
+    if (it != known->end()) return it->second;
+  }
+  if (!d.func_get_param_info) return std::nullopt;
   std::vector<std::size_t> sizes;
   for (std::size_t i = 0; i <= kMaxKernelArgs; ++i) {
     std::size_t offset = 0, size = 0;
     if (d.func_get_param_info(fn, i, &offset, &size) != CUDA_SUCCESS) break;
     sizes.push_back(size);
   }
-  if (sizes.empty() && !s.args.empty()) {
+  if (sizes.empty()) {
     // A driver that knows the entry point but answers nothing for index 0 tells nothing: no check.
     std::size_t offset = 0, size = 0;
-    if (d.func_get_param_info(fn, 0, &offset, &size) != CUDA_ERROR_INVALID_VALUE) return;
+    if (d.func_get_param_info(fn, 0, &offset, &size) != CUDA_ERROR_INVALID_VALUE) return std::nullopt;
   }
+  return sizes;
+}
+
+/// Throws UsageError when the arguments of step s do not match the parameters of fn in number or size (a
+/// spec's argument list written for another version of the kernel: without the check the kernel reads
+/// whatever lies in the parameter space). Nothing is checked where the parameters are not known.
+void check_parameters(const Driver& d, CUfunction fn, const LaunchStep& s, const ParameterSizes* known) {
+  const std::optional<std::vector<std::size_t>> found = parameter_sizes(d, fn, s.kernel, known);
+  if (!found) return;
+  const std::vector<std::size_t>& sizes = *found;
   auto describe = [&s]() {
     std::string out;
     for (const KernelArg& a : s.args)
@@ -265,7 +283,7 @@ std::string BoundStep::describe() const {
          std::to_string(shared_bytes) + " B dynamic shared)";
 }
 
-BoundPlan bind_plan(const Driver& d, CUmodule module, const LaunchPlan& plan) {
+BoundPlan bind_plan(const Driver& d, CUmodule module, const LaunchPlan& plan, const ParameterSizes* parameters) {
   BoundPlan out;
   std::map<std::string, CUfunction> functions;
   std::map<std::string, std::uint32_t> max_shared;
@@ -281,7 +299,7 @@ BoundPlan bind_plan(const Driver& d, CUmodule module, const LaunchPlan& plan) {
     if (fit == functions.end()) fit = functions.emplace(s.kernel, resolve_function(d, module, s.kernel)).first;
     st.fn = fit->second;
     check_resources(d, st.fn, s);
-    check_parameters(d, st.fn, s);
+    check_parameters(d, st.fn, s, parameters);
     st.grid = s.grid;
     st.block = s.block;
     st.shared_bytes = s.shared_bytes;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tuner/core/plan.hpp"
+#include "tuner/cuda/cubin_params.hpp"
 #include "tuner/cuda/driver.hpp"
 
 namespace autotune::cuda::detail {
@@ -77,8 +78,11 @@ CUfunction resolve_function(const Driver& d, CUmodule module, const std::string&
 /// Before anything runs, each step is checked against what the compiled function can launch with (its register
 /// use limits the threads per block; static + dynamic shared memory against the device's opt-in limit): a step
 /// that cannot launch throws CudaCallError CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES whose message starts with
-/// kInvalidResourcesPrefix and gives the numbers.
-BoundPlan bind_plan(const Driver& d, CUmodule module, const LaunchPlan& plan);
+/// kInvalidResourcesPrefix and gives the numbers. Each kernel's parameters are checked against the step's
+/// arguments (number and sizes; UsageError naming them): from `parameters` (cubin_parameter_sizes() of the loaded
+/// image) where given, else by asking the driver.
+BoundPlan bind_plan(const Driver& d, CUmodule module, const LaunchPlan& plan,
+                    const ParameterSizes* parameters = nullptr);
 
 /// The plan's constant inputs resolved to their module symbols (cuModuleGetGlobal). Throws UsageError for a
 /// symbol the module lacks or one smaller than its buffer.
