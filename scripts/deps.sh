@@ -7,7 +7,8 @@ set -euo pipefail
 # clang-format-diff): scripts/format_check.sh (the changed lines against .clang-format).
 # chromium: the report's headless render check (tests/cpu/test_html_report.cpp); libstb-dev: decoding its PNG;
 # libxml2-dev: the XML well-formedness check of the report's SVG/XHTML (tests/xml_check.hpp).
-pkgs=(cmake ninja-build g++ libsqlite3-dev nlohmann-json3-dev catch2 libcli11-dev chromium libstb-dev libxml2-dev clang-tidy
+# python3: scripts/check_boundaries.py (the module boundaries of docs/ARCHITECTURE.md, in CI).
+pkgs=(cmake ninja-build g++ python3 libsqlite3-dev nlohmann-json3-dev catch2 libcli11-dev chromium libstb-dev libxml2-dev clang-tidy
       clang-format libopenmpi-dev openmpi-bin "$@")
 missing=()
 for p in "${pkgs[@]}"; do
