@@ -3,9 +3,11 @@
 #pragma once
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "tuner/core/plan.hpp"
@@ -75,5 +77,19 @@ struct View {
     std::memcpy(bytes->data() + offset + static_cast<std::size_t>(i) * sizeof(V), &v, sizeof(V));
   }
 };
+
+/// The plan's output buffers, taken from the buffers an emulation left.
+inline autotune::HostBuffers outputs_of(const autotune::LaunchPlan& plan, autotune::HostBuffers& bufs) {
+  autotune::HostBuffers out;
+  for (const auto& b : plan.buffers)
+    if (b.role == autotune::BufferRole::output) out[b.name] = bufs[b.name];
+  return out;
+}
+
+/// How many steps of the plan launch `kernel`.
+inline std::size_t steps_of(const autotune::LaunchPlan& plan, const std::string& kernel) {
+  return static_cast<std::size_t>(std::count_if(plan.steps.begin(), plan.steps.end(),
+                                                [&](const autotune::LaunchStep& s) { return s.kernel == kernel; }));
+}
 
 }  // namespace autotune_test

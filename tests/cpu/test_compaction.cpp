@@ -151,10 +151,7 @@ HostBuffers emulate(const LaunchPlan& plan, const HostBuffers& inputs, std::int6
       }
     }
   }
-  HostBuffers out;
-  for (const auto& b : plan.buffers)
-    if (b.role == BufferRole::output) out[b.name] = bufs[b.name];
-  return out;
+  return autotune_test::outputs_of(plan, bufs);
 }
 
 std::string run_emulated(const KernelAdapter& a, const Config& c, const Workload& w, const ProblemKey& p) {
@@ -167,11 +164,6 @@ std::string run_emulated(const KernelAdapter& a, const Config& c, const Workload
   const HostBuffers out = w.dtype == "int32" ? emulate<std::int32_t>(plan, in, tile, select_if)
                                              : emulate<float>(plan, in, tile, select_if);
   return a.verify(out, *ref, w, p);
-}
-
-std::size_t steps_named(const LaunchPlan& plan, const std::string& kernel) {
-  return static_cast<std::size_t>(std::count_if(plan.steps.begin(), plan.steps.end(),
-                                                [&](const LaunchStep& s) { return s.kernel == kernel; }));
 }
 
 }  // namespace
@@ -281,10 +273,10 @@ TEST_CASE("compaction plans", "[cpu][compaction]") {
     // 2^28 + 3 elements in tiles of 64: 4194305 tile counts -> 65537 -> 1025 -> 17 -> 1.
     const LaunchPlan big =
         a->plan(config(0, 64, 1), Workload::parse("int32/flagged"), problem((std::int64_t{1} << 28) + 3, 50), d);
-    CHECK(steps_named(big, "compact_count") == 1);
-    CHECK(steps_named(big, "compact_scan_tiles") == 4);
-    CHECK(steps_named(big, "compact_scan_add") == 3);
-    CHECK(steps_named(big, "compact_scatter") == 1);
+    CHECK(autotune_test::steps_of(big, "compact_count") == 1);
+    CHECK(autotune_test::steps_of(big, "compact_scan_tiles") == 4);
+    CHECK(autotune_test::steps_of(big, "compact_scan_add") == 3);
+    CHECK(autotune_test::steps_of(big, "compact_scatter") == 1);
     REQUIRE(big.steps.size() == 9);
     CHECK(big.steps[0].grid[0] == 4194305u);
     CHECK(big.steps.back().grid[0] == 4194305u);

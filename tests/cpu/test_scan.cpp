@@ -160,10 +160,7 @@ HostBuffers emulate(const LaunchPlan& plan, const HostBuffers& inputs, std::int6
       }
     }
   }
-  HostBuffers out;
-  for (const auto& b : plan.buffers)
-    if (b.role == BufferRole::output) out[b.name] = bufs[b.name];
-  return out;
+  return autotune_test::outputs_of(plan, bufs);
 }
 
 /// Plans, emulates and verifies one configuration; returns verify()'s message.
@@ -181,11 +178,6 @@ std::string run_emulated(const KernelAdapter& a, const Config& c, const Workload
   else if (w.dtype == "float32") out = emulate<float>(plan, in, tile, max);
   else out = emulate<double>(plan, in, tile, max);
   return a.verify(out, *ref, w, p);
-}
-
-std::size_t kernel_steps(const LaunchPlan& plan, const std::string& kernel) {
-  return static_cast<std::size_t>(std::count_if(plan.steps.begin(), plan.steps.end(),
-                                                [&](const LaunchStep& s) { return s.kernel == kernel; }));
 }
 
 }  // namespace
@@ -281,8 +273,8 @@ TEST_CASE("scan plans: one step for a single tile, levels for large n", "[cpu][s
   SECTION("2^28 + 3 elements in tiles of 64: five levels") {
     // 2^28+3 -> 2^22+1 -> 65537 -> 1025 -> 17 -> 1 tiles
     const LaunchPlan plan = a->plan(scan_config(2, 64, 1), w, size_n((std::int64_t{1} << 28) + 3), d);
-    CHECK(kernel_steps(plan, "scan_tiles") == 5);
-    CHECK(kernel_steps(plan, "scan_add") == 4);
+    CHECK(autotune_test::steps_of(plan, "scan_tiles") == 5);
+    CHECK(autotune_test::steps_of(plan, "scan_add") == 4);
     REQUIRE(plan.steps.size() == 9);
     const std::uint32_t grids[] = {4194305, 65537, 1025, 17, 1, 16, 1024, 65536, 4194304};
     for (std::size_t i = 0; i < 9; ++i) CHECK(plan.steps[i].grid[0] == grids[i]);
@@ -362,7 +354,7 @@ TEST_CASE("scan plans: one step for a single tile, levels for large n", "[cpu][s
   SECTION("exclusive is an argument of the first level only") {
     const LaunchPlan plan =
         a->plan(scan_config(3, 64, 1), Workload::parse("int32/exclusive_sum"), size_n(64 * 64 + 1), d);
-    REQUIRE(kernel_steps(plan, "scan_tiles") == 3);
+    REQUIRE(autotune_test::steps_of(plan, "scan_tiles") == 3);
     CHECK(plan.steps[0].args[4].i == 1);
     CHECK(plan.steps[1].args[4].i == 1);  // tile totals are always scanned exclusively
     const LaunchPlan incl =

@@ -104,18 +104,6 @@ class Family {
     launcher_.free(scratch_);
   }
 
-  int workload(const std::string& dtype, const std::string& op) const {
-    for (std::size_t i = 0; i < spec_.workloads.size(); ++i)
-      if (spec_.workloads[i].dtype == dtype && spec_.workloads[i].op == op) return static_cast<int>(i);
-    return -1;
-  }
-
-  void require(int w, const std::string& dtype, const std::string& op) const {
-    if (w >= 0) return;
-    spec_.check_workload(Workload{dtype, op});  // throws UsageError listing the supported workloads
-    throw UsageError("kernel " + spec_.name + " does not support " + dtype + "/" + op);
-  }
-
   Choice choice(int w, const std::int64_t* dims, std::size_t ndims) {
     std::lock_guard<std::mutex> lock(mu_);
     Choice c = get(w, dims, ndims).choice;
@@ -493,8 +481,19 @@ FamilyHandle::~FamilyHandle() = default;
 FamilyHandle::FamilyHandle(FamilyHandle&&) noexcept = default;
 FamilyHandle& FamilyHandle::operator=(FamilyHandle&&) noexcept = default;
 
-int FamilyHandle::workload(const std::string& dtype, const std::string& op) const { return f_->workload(dtype, op); }
-void FamilyHandle::require(int w, const std::string& dtype, const std::string& op) const { f_->require(w, dtype, op); }
+int FamilyHandle::workload(const std::string& dtype, const std::string& op) const {
+  const TuningSpec& spec = f_->spec();
+  for (std::size_t i = 0; i < spec.workloads.size(); ++i)
+    if (spec.workloads[i].dtype == dtype && spec.workloads[i].op == op) return static_cast<int>(i);
+  return -1;
+}
+
+void FamilyHandle::require(int w, const std::string& dtype, const std::string& op) const {
+  if (w >= 0) return;
+  const TuningSpec& spec = f_->spec();
+  spec.check_workload(Workload{dtype, op});  // throws UsageError listing the supported workloads
+  throw UsageError("kernel " + spec.name + " does not support " + dtype + "/" + op);
+}
 void FamilyHandle::launch(int w, std::initializer_list<std::int64_t> dims,
                           std::initializer_list<std::uintptr_t> buffers, void* stream) {
   f_->launch(w, dims.begin(), dims.size(), buffers.begin(), nullptr, stream);
