@@ -7,13 +7,14 @@
 #include <deque>
 #include <iostream>
 #include <map>
-#include <set>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
 #include <thread>
-#include <unordered_map>
 
 #include "tuner/core/error.hpp"
+#include "tuner/mpi/dispatch.hpp"
 #include "tuner/mpi/protocol.hpp"
 
 namespace autotune::mpi {
@@ -177,14 +178,6 @@ namespace {
 
 std::string model_key(const DeviceInfo& d) { return d.normalised_name() + "/" + std::to_string(d.cc); }
 
-/// A rank's own queue below this many configurations takes work from the longest other queue ahead of time
-/// (GroupBackend::evaluate): at 5-6 ms per configuration that is about 40 ms, two compilations' time.
-constexpr std::size_t kRebalanceBelow = 8;
-
-/// A rank measuring ahead of the round keeps this many more configurations in flight than ClusterOptions::depth,
-/// so that it still has work queued while the session records the round and proposes the next (tens of ms).
-constexpr std::size_t kAheadDeeper = 2;
-
 void add(BackendStats& a, const BackendStats& b) {
   a.compile.compiled += b.compile.compiled;
   a.compile.taken += b.compile.taken;
@@ -210,6 +203,50 @@ void add(BackendStats& a, const BackendStats& b) {
   if (a.setup_ms.empty()) a.setup_ms = b.setup_ms;
 }
 
+/// The ranks of a Cluster as a RankLink for one round. Holds the cluster's lock from construction to destruction
+/// (the round's bookkeeping is guarded by it, like the inboxes it reads), released while a message is sent (rank 0's
+/// own queue takes the lock) and while waiting for a reply.
+class ClusterLink : public RankLink {
+ public:
+  explicit ClusterLink(Cluster::State& s) : s_(s), lock_(s.mu) {}
+
+  bool alive(int rank) const override { return s_.alive[at(rank)]; }
+  bool send(int rank, int tag, const std::string& payload, bool posted) override {
+    lock_.unlock();
+    const bool sent = s_.send(rank, tag, payload, posted);
+    lock_.lock();
+    return sent;
+  }
+  std::optional<Message> take(int rank) override {
+    auto& in = s_.inbox[at(rank)];
+    if (in.empty()) return std::nullopt;
+    Message m = std::move(in.front());
+    in.pop_front();
+    return m;
+  }
+  void wait(const std::vector<int>& ranks, std::chrono::milliseconds max) override {
+    if (max.count() > 0)
+      s_.cv.wait_for(lock_, max, [&] {
+        return std::any_of(ranks.begin(), ranks.end(), [&](int r) { return !s_.inbox[at(r)].empty(); });
+      });
+    s_.check_silence();
+  }
+  void take_out(int rank, const std::string& why) override { s_.take_out(rank, why); }
+  void count(int rank, const TaskCount& c) override {
+    RankTally& t = s_.tally[at(rank)];
+    ++t.configs;
+    if (c.ahead) ++t.ahead;
+    t.eval_s += c.eval_s;
+    t.binary_wait_s += c.binary_wait_s;
+    t.between_s += c.between_s;
+  }
+
+ private:
+  static std::size_t at(int rank) { return static_cast<std::size_t>(rank); }
+  Cluster::State& s_;
+  std::unique_lock<std::mutex> lock_;
+};
+
 /// The Backend of one group of ranks with the same device model.
 class GroupBackend : public Backend {
  public:
@@ -229,10 +266,10 @@ class GroupBackend : public Backend {
   /// The ranks' notes, each once ("rank 1: ..." where ranks differ); "" when every rank observed.
   std::string observer_note() const override {
     std::set<std::string> distinct;
-    for (const auto& [r, note] : observer_notes_) distinct.insert(note);
+    for (const auto& [r, note] : memory_.observer_notes) distinct.insert(note);
     if (distinct.size() <= 1) return distinct.empty() ? "" : *distinct.begin();
     std::string out;
-    for (const auto& [r, note] : observer_notes_)
+    for (const auto& [r, note] : memory_.observer_notes)
       out += (out.empty() ? "" : "; ") + ("rank " + std::to_string(r) + ": " + note);
     return out;
   }
@@ -241,15 +278,15 @@ class GroupBackend : public Backend {
   void expect(const Workload& w, const ProblemKey& p, const std::vector<Config>& configs) override {
     forget_ahead();
     const std::vector<int> ranks = live();
-    owner_.clear();
+    memory_.owner.clear();
     expected_for_ = case_key(w, p);
     if (ranks.empty()) return;
-    std::map<int, std::vector<Config>> share = share_out(configs, ranks);
-    named_.clear();
+    std::map<int, std::vector<Config>> share = memory_.share_out(configs, ranks);
+    memory_.named.clear();
     for (int r : ranks) {
       s_->send(r, kExpect,
                nlohmann::json{{"workload", w.key()}, {"problem", p.key()}, {"configs", to_json(share[r])}}.dump());
-      named_[r] = std::move(share[r]);
+      memory_.named[r] = std::move(share[r]);
     }
   }
 
@@ -307,235 +344,30 @@ class GroupBackend : public Backend {
       throw EnvironmentError("no rank measuring " + device_.name + " could prepare " + p.key() +
                              (env_error.empty() ? "" : ": " + env_error));
     }
-    if (expected_for_ != case_key(w, p)) owner_.clear();  // else: what expect() handed out
+    if (expected_for_ != case_key(w, p)) memory_.owner.clear();  // else: what expect() handed out
     expected_for_.clear();
   }
 
   /// Forgets what was measured ahead for the problem before (its late results are ignored: their ids are gone).
   void forget_ahead() {
     std::lock_guard<std::mutex> lock(s_->mu);
-    flying_.clear();
-    early_.clear();
-    ahead_done_.clear();
+    memory_.forget_ahead();
   }
 
   void prefetch(const std::vector<Config>& configs) override {
     const std::vector<int> ranks = live();
     if (ranks.empty()) return;
-    named_.clear();
-    for (auto& [r, list] : share_out(configs, ranks)) {
+    memory_.named.clear();
+    for (auto& [r, list] : memory_.share_out(configs, ranks)) {
       s_->send(r, kPrefetch, nlohmann::json{{"configs", to_json(list)}}.dump());
-      named_[r] = std::move(list);
+      memory_.named[r] = std::move(list);
     }
   }
 
   std::vector<Measurement> evaluate(const std::vector<Config>& configs) override {
-    const std::size_t n = configs.size();
-    std::vector<Measurement> out(n);
-    std::vector<bool> done(n, false);
-    std::vector<int> attempts(n, 0);
-    std::size_t remaining = n;
-    std::unordered_map<std::string, std::size_t> index_of;  // config hash -> index in configs
-    for (std::size_t i = 0; i < n; ++i) index_of.emplace(configs[i].hash(), i);
-    std::map<int, std::deque<std::size_t>> queue;  // likely owner -> indices still to send
-    {
-      const std::vector<int> ranks = live();
-      if (ranks.empty()) throw lost_everything();
-      // Measured ahead of this round (or on its way): not sent again.
-      std::set<std::string> flying;
-      for (const auto& [id, f] : flying_) flying.insert(f.hash);
-      for (std::size_t i = 0; i < n; ++i) {
-        const std::string h = configs[i].hash();
-        if (auto e = early_.find(h); e != early_.end()) {
-          out[i] = std::move(e->second);
-          early_.erase(e);
-          done[i] = true;
-          --remaining;
-          continue;
-        }
-        if (flying.count(h)) continue;
-        auto it = owner_.find(h);
-        const bool owned = it != owner_.end() && std::find(ranks.begin(), ranks.end(), it->second) != ranks.end();
-        queue[owned ? it->second : ranks[(next_owner_++) % ranks.size()]].push_back(i);
-      }
-    }
-
-    // A rank whose own queue runs low takes the back half of what the longest other queue holds beyond its own,
-    // while there is time to compile it there first (kPrefetch): a configuration taken only once the rank's queue
-    // is empty was compiled there from scratch while its GPU waited (2 x H200, reduction at 2^28: 22 such
-    // compilations, 0.61 s of idle GPU over both ranks). Called with the lock held; sends with it released.
-    auto rebalance = [&](int r, std::unique_lock<std::mutex>& held) {
-      auto& own = queue[r];
-      if (own.size() >= kRebalanceBelow) return;
-      std::deque<std::size_t>* longest = nullptr;
-      for (auto& [other, q] : queue)
-        if (other != r && other >= 0 && s_->alive[static_cast<std::size_t>(other)] &&
-            (!longest || q.size() > longest->size()))
-          longest = &q;
-      if (!longest || longest->size() < kRebalanceBelow + own.size()) return;
-      const std::size_t move = (longest->size() - own.size()) / 2;
-      std::vector<std::size_t> taken(longest->end() - static_cast<std::ptrdiff_t>(move), longest->end());
-      longest->erase(longest->end() - static_cast<std::ptrdiff_t>(move), longest->end());
-      // A rank's compile pipeline drops what the last two prefetches did not name: this one names again what the
-      // session's prefetch gave the rank, then the configurations taken over.
-      std::vector<Config>& ahead = named_[r];
-      for (std::size_t i : taken) {
-        own.push_back(i);
-        owner_[configs[i].hash()] = r;
-        ahead.push_back(configs[i]);
-      }
-      const std::string payload = nlohmann::json{{"configs", to_json(ahead)}}.dump();
-      held.unlock();
-      const bool sent = s_->send(r, kPrefetch, payload);
-      held.lock();
-      if (!sent) s_->take_out(r, "cannot be reached");
-    };
-    auto pick_own = [&](int r) -> std::optional<std::size_t> {
-      auto& own = queue[r];
-      if (own.empty()) return std::nullopt;
-      const std::size_t i = own.front();
-      own.pop_front();
-      return i;
-    };
-    // Steal from the back of the longest queue: its owner reaches those last.
-    auto steal = [&]() -> std::optional<std::size_t> {
-      std::deque<std::size_t>* longest = nullptr;
-      for (auto& [other, q] : queue)
-        if (!q.empty() && (!longest || q.size() > longest->size())) longest = &q;
-      if (!longest) return std::nullopt;
-      const std::size_t i = longest->back();
-      longest->pop_back();
-      return i;
-    };
-    // A rank with nothing of this round left to take measures ahead: the next configuration that the session's
-    // last prefetch named to it beyond this round (a fixed order names its next round exactly), so that its GPU
-    // does not wait for the other ranks' last configurations and for the session's step between the rounds. It
-    // compiled those first, which taking another rank's configuration would not have. Held until asked for.
-    std::map<int, std::deque<std::pair<std::string, Config>>> beyond;  // per rank: named, not of this round
-    for (const auto& [r, list] : named_)
-      for (const Config& c : list)
-        if (std::string h = c.hash(); !index_of.count(h)) beyond[r].emplace_back(std::move(h), c);
-    auto pick_ahead = [&](int r) -> std::optional<Config> {
-      auto& mine = beyond[r];
-      std::set<std::string> flying;
-      for (const auto& [id, f] : flying_) flying.insert(f.hash);
-      while (!mine.empty()) {
-        auto [h, c] = std::move(mine.front());
-        mine.pop_front();
-        if (!early_.count(h) && !flying.count(h) && !ahead_done_.count(h)) return c;
-      }
-      return std::nullopt;
-    };
-    auto requeue_tasks_of = [&](int r) {
-      for (auto it = flying_.begin(); it != flying_.end();) {
-        if (it->second.rank != r) {
-          ++it;
-          continue;
-        }
-        auto want = index_of.find(it->second.hash);
-        it = flying_.erase(it);
-        if (want == index_of.end() || done[want->second]) continue;  // measured ahead: dropped with the rank
-        const std::size_t i = want->second;
-        if (++attempts[i] >= 2) {
-          out[i].status = TrialStatus::runtime_fault;
-          out[i].log = "two ranks were lost while measuring this configuration; not tried again";
-          done[i] = true;
-          --remaining;
-        } else {
-          queue[-1].push_front(i);  // no owner: any rank takes it first
-        }
-      }
-    };
-    auto send_task = [&](int r, const Config& c, std::unique_lock<std::mutex>& held) {
-      const std::uint64_t id = ++task_id_;
-      flying_[id] = {r, c.hash()};
-      const std::string payload = nlohmann::json{{"id", id}, {"configs", to_json({c})}}.dump();
-      held.unlock();
-      const bool sent = s_->send(r, kTask, payload, true);
-      held.lock();
-      if (!sent) s_->take_out(r, "cannot be reached");
-    };
-
-    std::unique_lock<std::mutex> lock(s_->mu);
-    while (remaining > 0) {
-      bool progressed = false;  // a reply was taken this round: hand out more before waiting
-      // Hand out work: each live rank keeps `depth` configurations in flight.
-      for (int r : group_) {
-        if (!s_->alive[static_cast<std::size_t>(r)]) continue;
-        rebalance(r, lock);
-        if (!s_->alive[static_cast<std::size_t>(r)]) continue;
-        std::size_t busy = 0;
-        for (const auto& [id, f] : flying_) busy += f.rank == r ? 1 : 0;
-        const std::size_t depth = s_->opt.depth;
-        while (s_->alive[static_cast<std::size_t>(r)]) {
-          std::optional<std::size_t> i;
-          if (busy < depth) i = pick_own(r);
-          if (!i && busy < depth && queue.count(-1)) i = steal();  // what a lost rank left: before measuring ahead
-          std::optional<Config> ahead;
-          if (!i && queue[r].empty() && busy < depth + kAheadDeeper) ahead = pick_ahead(r);
-          if (!i && !ahead && busy < depth) i = steal();
-          if (!i && !ahead) break;
-          send_task(r, i ? configs[*i] : *ahead, lock);
-          ++busy;
-        }
-      }
-      // Collect replies.
-      for (int r : group_) {
-        auto& in = s_->inbox[static_cast<std::size_t>(r)];
-        while (!in.empty()) {
-          Message m = std::move(in.front());
-          in.pop_front();
-          progressed = true;
-          const nlohmann::json j = nlohmann::json::parse(m.payload);
-          if (m.tag == kFailure) {
-            if (j.value("usage", false)) throw UsageError(j.value("error", std::string("rank failed")));
-            s_->take_out(r, "its backend failed: " + j.value("error", std::string("?")));
-            continue;
-          }
-          if (m.tag != kResult) continue;
-          auto it = flying_.find(j.at("id").get<std::uint64_t>());
-          if (it == flying_.end() || it->second.rank != r) continue;  // reassigned meanwhile
-          const std::string h = it->second.hash;
-          flying_.erase(it);
-          Measurement got = measurement_from_json(j.at("measurements").at(0));
-          RankTally& t = s_->tally[static_cast<std::size_t>(r)];
-          ++t.configs;
-          t.eval_s += j.value("eval_ms", 0.0) / 1e3;
-          t.binary_wait_s += j.value("wait_ms", 0.0) / 1e3;
-          t.between_s += j.value("between_ms", 0.0) / 1e3;
-          stats_[r] = stats_from_json(j.at("stats"));
-          if (const std::string note = j.value("observer_note", ""); !note.empty()) observer_notes_[r] = note;
-          auto want = index_of.find(h);
-          if (want == index_of.end()) {
-            ++t.ahead;
-            ahead_done_.insert(h);
-            early_[h] = std::move(got);
-            continue;
-          }
-          if (done[want->second]) continue;
-          out[want->second] = std::move(got);
-          done[want->second] = true;
-          --remaining;
-        }
-      }
-      for (int r : group_)
-        if (!s_->alive[static_cast<std::size_t>(r)]) requeue_tasks_of(r);
-      if (remaining == 0) break;
-      if (live_locked().empty()) throw lost_everything();
-      // Rank 0's own server answers in this process, often before this thread waits (its notification then finds
-      // no waiter): wait only when no reply was taken this round, and not while one is in an inbox already.
-      // Without both, a rank whose replies all came in while work was handed out stood idle for the whole timeout
-      // (mpirun -np 1: 12.5 ms per configuration of a replay, 0.1 ms with the fix).
-      if (!progressed) {
-        s_->cv.wait_for(lock, std::chrono::milliseconds(50), [&] {
-          for (int r : group_)
-            if (!s_->inbox[static_cast<std::size_t>(r)].empty()) return true;
-          return false;
-        });
-      }
-      s_->check_silence();
-    }
-    return out;
+    ClusterLink link(*s_);
+    RoundScheduler round(link, group_, memory_, configs, {s_->opt.depth, device_.name});
+    return round.run();
   }
 
   std::size_t parallel_devices() const override { return std::max<std::size_t>(1, live().size()); }
@@ -543,37 +375,17 @@ class GroupBackend : public Backend {
   BackendStats stats() const override {
     std::lock_guard<std::mutex> lock(s_->mu);
     BackendStats sum;
-    for (const auto& [r, st] : stats_) add(sum, st);
+    for (const auto& [r, st] : memory_.stats) add(sum, st);
     return sum;
   }
 
  private:
-  std::vector<int> live_locked() const {
+  std::vector<int> live() const {
+    std::lock_guard<std::mutex> lock(s_->mu);
     std::vector<int> out;
     for (int r : group_)
       if (s_->alive[static_cast<std::size_t>(r)]) out.push_back(r);
     return out;
-  }
-  std::vector<int> live() const {
-    std::lock_guard<std::mutex> lock(s_->mu);
-    return live_locked();
-  }
-  /// Each configuration to one of the live ranks, to compile ahead: the rank it went to before while that rank
-  /// lives (a configuration named again, e.g. the next batch named first as upcoming and then as the batch, or
-  /// first by expect(), is not compiled on two ranks), else the next rank in turn.
-  std::map<int, std::vector<Config>> share_out(const std::vector<Config>& configs, const std::vector<int>& ranks) {
-    std::map<int, std::vector<Config>> share;
-    for (const Config& c : configs) {
-      auto it = owner_.find(c.hash());
-      if (it == owner_.end() || std::find(ranks.begin(), ranks.end(), it->second) == ranks.end())
-        it = owner_.insert_or_assign(c.hash(), ranks[(next_owner_++) % ranks.size()]).first;
-      share[it->second].push_back(c);
-    }
-    return share;
-  }
-  EnvironmentError lost_everything() const {
-    return EnvironmentError("every rank measuring " + device_.name +
-                            " was lost; the trials measured so far are recorded: rerun the same command to resume");
   }
 
   std::shared_ptr<Cluster::State> s_;
@@ -581,20 +393,8 @@ class GroupBackend : public Backend {
   DeviceInfo device_;
   std::string kind_, compiler_, verification_;
   double copy_gbps_ = 0;
-  std::string expected_for_;                    // case_key() of the last expect() not yet prepared
-  std::unordered_map<std::string, int> owner_;  // config hash -> rank it was prefetched on
-  std::map<int, std::vector<Config>> named_;    // per rank, what the last expect() or prefetch() named to it
-  std::size_t next_owner_ = 0;
-  std::uint64_t task_id_ = 0;
-  struct Flight {
-    int rank;
-    std::string hash;  // of the configuration
-  };
-  std::map<std::uint64_t, Flight> flying_;  // tasks sent and not answered yet, this round's or measured ahead
-  std::unordered_map<std::string, Measurement> early_;  // measured ahead of their round, not asked for yet
-  std::set<std::string> ahead_done_;   // measured ahead for the prepared problem: never measured ahead again
-  std::map<int, BackendStats> stats_;  // latest cumulative counters per rank
-  std::map<int, std::string> observer_notes_;  // per rank, once it said why it records no clocks or power
+  std::string expected_for_;  // case_key() of the last expect() not yet prepared
+  DispatchMemory memory_;     // owners, what was named to each rank, tasks in flight, measured ahead, stats
 };
 
 }  // namespace

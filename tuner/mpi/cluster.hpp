@@ -1,9 +1,9 @@
 // Rank 0 of an MPI tuning job: knows every rank (its device, where it runs, whether it is alive), groups the
 // ranks by device model, and gives each group a Backend whose evaluate() hands configurations out one at a
-// time to whichever rank of the group is free, so fast and slow GPUs both stay busy (a rank with nothing of the
-// round left measures ahead what the last prefetch named to it for the next round). A rank that falls silent
-// (no heartbeat for rank_timeout_s: killed, hung, its node gone) or whose backend fails is taken out; its
-// unfinished configurations go to the other ranks.
+// time to whichever rank of the group is free (RoundScheduler, dispatch.hpp), so fast and slow GPUs both stay
+// busy (a rank with nothing of the round left measures ahead what the last prefetch named to it for the next
+// round). A rank that falls silent (no heartbeat for rank_timeout_s: killed, hung, its node gone) or whose backend
+// fails is taken out; its unfinished configurations go to the other ranks.
 #pragma once
 #include <memory>
 #include <string>
