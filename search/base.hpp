@@ -216,6 +216,7 @@ class StrategyBase : public Strategy {
   Rng rng_;
 
  private:
+  friend class StrategyView;
   void drop_outstanding();
   void remove_from_pool(std::size_t i);
 
@@ -233,6 +234,28 @@ class StrategyBase : public Strategy {
   double warm_distance_ = 0;
   std::deque<std::size_t> queue_;
   std::unique_ptr<NearestValid> nearest_;
+};
+
+/// Read access to a StrategyBase's record (what was observed with which value, what is outstanding, the warm
+/// start and the budget) for the parts a strategy hands work to, e.g. broad_then_local's covering rounds, climb,
+/// model steps and warm-start test. The same answers as the StrategyBase accessors of the same names. Holds a
+/// reference: valid while the strategy lives; as thread-safe as the strategy (not at all).
+class StrategyView {
+ public:
+  explicit StrategyView(const StrategyBase& s) : s_(s) {}
+  bool known(std::size_t i) const { return s_.known(i); }
+  bool pending(std::size_t i) const { return s_.pending(i); }
+  double value(std::size_t i) const { return s_.value(i); }
+  std::size_t unknown_count() const { return s_.unknown_count(); }
+  const std::vector<std::size_t>& unknown_pool() const { return s_.unknown_pool(); }
+  const std::vector<std::size_t>& observed() const { return s_.observed(); }
+  std::size_t size() const { return s_.size(); }
+  const std::vector<std::size_t>& warm_points() const { return s_.warm_points(); }
+  double source_value(std::size_t i) const { return s_.source_value(i); }
+  double source_correlation(std::size_t& overlap) const { return s_.source_correlation(overlap); }
+
+ private:
+  const StrategyBase& s_;
 };
 
 // ---------------------------------------------------------------------------------------------
