@@ -13,11 +13,9 @@ set_target_properties(autotune_embedded PROPERTIES EXPORT_NAME embedded)
 set_target_properties(autotune_kernels PROPERTIES EXPORT_NAME kernels)
 set_target_properties(autotune_specs PROPERTIES EXPORT_NAME specs)
 set_target_properties(autotune_cuda PROPERTIES EXPORT_NAME cuda)
-set_target_properties(autotune_interop PROPERTIES EXPORT_NAME interop)
 # autotune_lookup and autotune_runtime name themselves lookup and runtime (their CMakeLists.txt).
 
 install(TARGETS autotune_core autotune_db autotune_embedded autotune_specs autotune_kernels autotune_lookup autotune_cuda
-                autotune_interop
                 autotune_runtime
         EXPORT autotuneTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -27,9 +25,11 @@ install(TARGETS autotune_core autotune_db autotune_embedded autotune_specs autot
 # Public headers keep their source paths (#include "tuner/lookup/lookup.hpp"). None of them includes a
 # CUDA, NVRTC, SQLite or search header (tests/cpu/test_lookup.cpp checks the lookup header's closure).
 file(GLOB AUTOTUNE_CORE_HEADERS ${PROJECT_SOURCE_DIR}/tuner/core/*.hpp)
-# The Python expressions' internal headers are shared by their sources only; no public header includes them.
-list(FILTER AUTOTUNE_CORE_HEADERS EXCLUDE REGEX "/pyexpr_(lex|ops|tree)\\.hpp$")
 install(FILES ${AUTOTUNE_CORE_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tuner/core)
+file(GLOB AUTOTUNE_EXPR_HEADERS ${PROJECT_SOURCE_DIR}/tuner/core/expr/*.hpp)
+# The Python expressions' internal headers are shared by their sources only; no public header includes them.
+list(FILTER AUTOTUNE_EXPR_HEADERS EXCLUDE REGEX "/pyexpr_(lex|ops|tree)\\.hpp$")
+install(FILES ${AUTOTUNE_EXPR_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tuner/core/expr)
 install(FILES ${PROJECT_SOURCE_DIR}/db/database.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/db)
 install(FILES ${PROJECT_SOURCE_DIR}/tuner/kernels/registry.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tuner/kernels)
 install(FILES ${PROJECT_SOURCE_DIR}/tuner/specs/specs.hpp ${PROJECT_SOURCE_DIR}/tuner/specs/embedded.hpp

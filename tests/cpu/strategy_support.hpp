@@ -14,7 +14,7 @@
 
 #include "search/base.hpp"
 #include "search/strategy.hpp"
-#include "tuner/core/expr.hpp"
+#include "tuner/core/expr/expr.hpp"
 
 namespace autotune_test::strategies {
 

@@ -2,7 +2,7 @@
 #include <map>
 
 #include "tuner/core/error.hpp"
-#include "tuner/core/expr.hpp"
+#include "tuner/core/expr/expr.hpp"
 
 using namespace autotune;
 

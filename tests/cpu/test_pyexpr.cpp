@@ -7,8 +7,8 @@
 
 #include "strategy_support.hpp"
 #include "tuner/core/error.hpp"
-#include "tuner/core/expr.hpp"
-#include "tuner/core/pyexpr.hpp"
+#include "tuner/core/expr/expr.hpp"
+#include "tuner/core/expr/pyexpr.hpp"
 #include "tuner/core/space.hpp"
 
 using namespace autotune;

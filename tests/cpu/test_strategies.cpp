@@ -16,7 +16,7 @@
 #include "search/strategy.hpp"
 #include "strategy_support.hpp"
 #include "tuner/core/error.hpp"
-#include "tuner/core/expr.hpp"
+#include "tuner/core/expr/expr.hpp"
 
 using namespace autotune;
 using namespace autotune::search;

@@ -19,10 +19,10 @@
 #include "tuner/core/error.hpp"
 #include "tuner/core/request.hpp"
 #include "tuner/interop/resolve.hpp"
-#include "tuner/interop/t1.hpp"
 #include "tuner/kernels/registry.hpp"
 #include "tuner/sim/synthetic.hpp"
 #include "tuner/specs/specs.hpp"
+#include "tuner/specs/t1.hpp"
 
 using namespace autotune;
 using autotune_test::Run;
@@ -64,7 +64,7 @@ Config config_of(const TuningSpec& s, const std::map<std::string, std::string>& 
 /// The error of converting `doc` (a T1 document next to the fixtures), or "" when it converts.
 std::string conversion_error(const json& doc, std::string* pointer = nullptr) {
   try {
-    interop::t1_to_spec(doc, kT1 + "/mutated.json");
+    specs::t1_to_spec(doc, kT1 + "/mutated.json");
   } catch (const SpecError& e) {
     if (pointer) *pointer = e.pointer();
     return e.what();
@@ -112,7 +112,7 @@ TEST_CASE("T1 parameters: typed values keep their Python values and macro texts"
   // A parameter listed twice in Values is taken once, and said so.
   json doc = read_json(kT1 + "/vector_add.json");
   doc["ConfigurationSpace"]["TuningParameters"][1]["Values"] = "[1, 2, 2, 4]";
-  const interop::T1Conversion c = interop::t1_to_spec(doc, kT1 + "/vector_add.json");
+  const specs::T1Conversion c = specs::t1_to_spec(doc, kT1 + "/vector_add.json");
   CHECK(c.spec["parameters"][1]["values"] == json::array({1, 2, 4}));
   bool noted = false;
   for (const std::string& n : c.notes) noted = noted || n.find("listed twice") != std::string::npos;
@@ -196,7 +196,7 @@ TEST_CASE("T1 ReadWrite outputs start from their fill, MemType Constant is an ar
   doc["KernelSpecification"]["Arguments"][2]["FillValue"] = 3;
   doc["KernelSpecification"]["Arguments"][1]["MemType"] = "Constant";
   doc["KernelSpecification"]["Arguments"][1]["FillType"] = "Random";
-  const interop::T1Conversion c = interop::t1_to_spec(doc, kT1 + "/vector_add.json");
+  const specs::T1Conversion c = specs::t1_to_spec(doc, kT1 + "/vector_add.json");
   const json& args = c.spec["arguments"];
   REQUIRE(args.size() == 5);
   CHECK(args[1]["kind"] == "buffer");
@@ -231,7 +231,7 @@ TEST_CASE("T1 Budget and Search become the spec's tuning defaults", "[cpu][t1]")
   CHECK(add.tuning.strategy == std::string("random_sample"));
   // Kernel Tuner's option names are not this tuner's: the attribute is noted, not passed (tune would refuse it)
   CHECK(add.tuning.strategy_options.empty());
-  const interop::T1Conversion conv = interop::t1_to_spec(read_json(kT1 + "/vector_add.json"), kT1 + "/vector_add.json");
+  const specs::T1Conversion conv = specs::t1_to_spec(read_json(kT1 + "/vector_add.json"), kT1 + "/vector_add.json");
   bool noted = false;
   for (const std::string& n : conv.notes) noted = noted || n.find("/Search/Attributes/0") != std::string::npos;
   CHECK(noted);
@@ -301,14 +301,14 @@ TEST_CASE("T1 fields that cannot be honoured are refused with their pointer", "[
   doc["BenchmarkConfig"] = {{"iterations", 10}};
   doc["KernelSpecification"]["Profiling"] = true;
   doc["ConfigurationSpace"]["TuningParameters"][0]["Default"] = 100;  // Kernel Tuner reads no Default
-  const interop::T1Conversion conv = interop::t1_to_spec(doc, kT1 + "/vector_add.json");
+  const specs::T1Conversion conv = specs::t1_to_spec(doc, kT1 + "/vector_add.json");
   std::string notes;
   for (const std::string& n : conv.notes) notes += n + "\n";
   CHECK_THAT(notes,
              Catch::Contains("/BenchmarkConfig: not a T1 field") && Catch::Contains("/KernelSpecification/Profiling"));
   CHECK_THAT(notes, Catch::Contains("/TuningParameters/0/Default: 100 is not one of the values"));
   CHECK_FALSE(conv.spec["parameters"][0].contains("default"));
-  CHECK_FALSE(interop::is_t1(json::object({{"name", "k"}})));
+  CHECK_FALSE(specs::is_t1(json::object({{"name", "k"}})));
 }
 
 TEST_CASE("cli: T1 files are specs for every command, and import --format t1 writes the native spec",

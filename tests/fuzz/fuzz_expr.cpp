@@ -8,7 +8,7 @@
 #include <string>
 
 #include "tuner/core/error.hpp"
-#include "tuner/core/expr.hpp"
+#include "tuner/core/expr/expr.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "tuner/core/error.hpp"
-#include "tuner/core/pyexpr.hpp"
+#include "tuner/core/expr/pyexpr.hpp"
 
 namespace {
 

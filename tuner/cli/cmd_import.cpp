@@ -16,6 +16,7 @@
 #include "tuner/interop/resolve.hpp"
 #include "tuner/kernels/registry.hpp"
 #include "tuner/specs/specs.hpp"
+#include "tuner/specs/t1.hpp"
 
 namespace autotune::cli {
 
@@ -69,7 +70,7 @@ int import_t1(const ImportArgs& a) {
         "file is tuned directly as well: autotune tune " +
         a.file + ")");
   std::vector<std::string> notes;
-  const std::optional<std::string> text = interop::t1_spec_text(a.file, &notes);
+  const std::optional<std::string> text = specs::t1_spec_text(a.file, &notes);
   if (!text)
     throw UsageError(a.file + " is not a T1 file (a JSON object with ConfigurationSpace and KernelSpecification)");
   nlohmann::json spec = nlohmann::json::parse(*text);

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "tuner/core/config.hpp"
-#include "tuner/core/expr.hpp"
+#include "tuner/core/expr/expr.hpp"
 
 namespace autotune {
 

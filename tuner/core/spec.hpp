@@ -10,9 +10,9 @@
 
 #include "tuner/core/config.hpp"
 #include "tuner/core/data_file.hpp"
-#include "tuner/core/expr.hpp"
+#include "tuner/core/expr/expr.hpp"
 #include "tuner/core/keys.hpp"
-#include "tuner/core/pyexpr.hpp"
+#include "tuner/core/expr/pyexpr.hpp"
 
 namespace autotune {
 

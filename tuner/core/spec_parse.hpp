@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "tuner/core/pyexpr.hpp"
+#include "tuner/core/expr/pyexpr.hpp"
 #include "tuner/core/spec.hpp"
 
 namespace autotune::spec_parse {

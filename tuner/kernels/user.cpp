@@ -6,7 +6,7 @@
 
 #include "tuner/core/check.hpp"
 #include "tuner/core/error.hpp"
-#include "tuner/core/pyexpr.hpp"
+#include "tuner/core/expr/pyexpr.hpp"
 #include "tuner/core/random.hpp"
 #include "tuner/kernels/host_util.hpp"
 #include "tuner/kernels/registry.hpp"

@@ -3,9 +3,9 @@
 #include <array>
 #include <utility>
 
-#include "tuner/interop/resolve.hpp"
 #include "tuner/runtime/kernel_args.hpp"
 #include "tuner/runtime/launch.hpp"
+#include "tuner/specs/specs.hpp"
 
 namespace autotune {
 
@@ -17,7 +17,7 @@ struct Kernel::Layout {
 };
 
 Kernel::Kernel(const std::string& spec_path, const std::string& db_path, const RuntimeOptions& o)
-    : Kernel(interop::resolve_kernel(spec_path, {}), db_path, o, spec_path) {}
+    : Kernel(specs::resolve_kernel(spec_path), db_path, o, spec_path) {}
 
 Kernel::Kernel(TuningSpec spec, const std::string& db_path, const RuntimeOptions& o)
     : Kernel(std::move(spec), db_path, o, std::string()) {}

@@ -9,6 +9,7 @@
 
 #include "tuner/core/error.hpp"
 #include "tuner/specs/embedded.hpp"
+#include "tuner/specs/t1.hpp"
 
 namespace autotune::specs {
 
@@ -179,6 +180,15 @@ TuningSpec load_spec(const std::string& name_or_path, const StoredSpecs& stored)
       }
     }
   return builtin_spec(name_or_path);
+}
+
+TuningSpec resolve_kernel(const std::string& name_or_path, const StoredSpecs& stored,
+                          std::vector<std::string>* notes) {
+  const bool path = name_or_path.find('/') != std::string::npos ||
+                    (name_or_path.size() > 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".json") == 0);
+  if (path)
+    if (auto text = t1_spec_text(name_or_path, notes)) return load_spec_text(*text, name_or_path);
+  return load_spec(name_or_path, stored);
 }
 
 }  // namespace autotune::specs

@@ -34,6 +34,13 @@ TuningSpec load_spec(const std::string& name_or_path, const StoredSpecs& stored 
 /// SpecError with spec_path in front.
 TuningSpec load_spec_text(const std::string& text, const std::string& spec_path);
 
+/// What every command and the launch API take as a kernel: load_spec(), except that a path (it has a '/' or ends
+/// in .json) to a Kernel Tuner T1 file (t1.hpp) is converted first; `notes` (when given) receives what the
+/// conversion read but did not use. Throws as load_spec does, SpecError naming the file for a T1 file that
+/// cannot be converted.
+TuningSpec resolve_kernel(const std::string& name_or_path, const StoredSpecs& stored = {},
+                          std::vector<std::string>* notes = nullptr);
+
 /// Whether `name` is a built-in kernel's name.
 bool is_builtin(const std::string& name);
 

@@ -1,4 +1,4 @@
-// Internal to the Python expressions of tuner/core/pyexpr.hpp (not installed: cmake/Install.cmake leaves it out):
+// Internal to the Python expressions of tuner/core/expr/pyexpr.hpp (not installed: cmake/Install.cmake leaves it out):
 // the value semantics that the evaluator (pyexpr.cpp) and the parser (pyexpr_parse.cpp) share, defined in
 // pyexpr_ops.cpp: Python's numbers, the text of values, comparison, arithmetic and int()/float() of text, each failure
 // a Failure that PyExpr::eval turns into a PyExprError naming the expression.
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "tuner/core/pyexpr.hpp"
+#include "tuner/core/expr/pyexpr.hpp"
 
 namespace autotune::pyexpr_detail {
 

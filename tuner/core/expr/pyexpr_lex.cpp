@@ -1,6 +1,6 @@
-// The tokens of the Python subset (tuner/core/pyexpr_lex.hpp): names, numbers, strings and operators, with an
+// The tokens of the Python subset (tuner/core/expr/pyexpr_lex.hpp): names, numbers, strings and operators, with an
 // error that names the position for what the subset does not read.
-#include "tuner/core/pyexpr_lex.hpp"
+#include "tuner/core/expr/pyexpr_lex.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "tuner/core/pyexpr_ops.hpp"
+#include "tuner/core/expr/pyexpr_ops.hpp"
 
 namespace autotune {
 namespace pyexpr_detail {
@@ -340,6 +340,54 @@ std::vector<Token> lex(const std::string& text) { return Lexer(text).run(); }
 void fail_at(const std::string& text, std::size_t pos, const std::string& what) {
   throw PyExprError("cannot parse Python expression \"" + text + "\" at position " + std::to_string(pos + 1) + ": " +
                     what);
+}
+
+bool TokenCursor::is_op(const char* o, std::size_t ahead) const {
+  const Token& t = peek(ahead);
+  return t.kind == Tok::op && t.text == o;
+}
+
+bool TokenCursor::is_kw(const char* k, std::size_t ahead) const {
+  const Token& t = peek(ahead);
+  return t.kind == Tok::name && t.text == k;
+}
+
+bool TokenCursor::eat_op(const char* o) {
+  if (!is_op(o)) return false;
+  ++pos_;
+  return true;
+}
+
+bool TokenCursor::eat_kw(const char* k) {
+  if (!is_kw(k)) return false;
+  ++pos_;
+  return true;
+}
+
+void TokenCursor::expect_op(const char* o, const char* context) {
+  if (!eat_op(o)) fail_here(std::string("expected '") + o + "' " + context);
+}
+
+void TokenCursor::fail_here(const std::string& what) const { fail_at(text_, peek().pos, what); }
+
+void TokenCursor::unexpected() const {
+  const Token& t = peek();
+  switch (t.kind) {
+    case Tok::end:
+      fail_here("unexpected end of expression");
+    case Tok::number:
+      fail_here("unexpected number");
+    case Tok::string:
+      fail_here("unexpected string");
+    case Tok::name:
+      if (is_keyword(t.text)) fail_here("unexpected keyword '" + t.text + "'");
+      fail_here("unexpected name '" + t.text + "'");
+    case Tok::op:
+      if (t.text == "=") fail_here("unexpected '=' (comparison is '==')");
+      if (t.text == ".") fail_here("attribute access ('.name') is not supported");
+      fail_here("unexpected '" + t.text + "'");
+  }
+  fail_here("unexpected token");
 }
 
 }  // namespace pyexpr_detail

@@ -1,11 +1,11 @@
-#include "tuner/core/pyexpr.hpp"
+#include "tuner/core/expr/pyexpr.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
 
-#include "tuner/core/pyexpr_tree.hpp"
+#include "tuner/core/expr/pyexpr_tree.hpp"
 
 // The evaluation of the Python subset: the syntax tree (pyexpr_tree.hpp, made by pyexpr_parse.cpp) walked with the
 // value semantics of pyexpr_ops.hpp, and the int path of eval_int.

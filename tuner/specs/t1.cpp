@@ -1,19 +1,21 @@
-#include "tuner/interop/t1.hpp"
+#include "tuner/specs/t1.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "tuner/core/error.hpp"
-#include "tuner/core/pyexpr.hpp"
+#include "tuner/core/expr/pyexpr.hpp"
 
-namespace autotune::interop {
+namespace autotune::specs {
 
 namespace {
 
@@ -644,4 +646,20 @@ T1Conversion t1_to_spec(const json& t1, const std::string& path) {
   return out;
 }
 
-}  // namespace autotune::interop
+std::optional<std::string> t1_spec_text(const std::string& path, std::vector<std::string>* notes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const nlohmann::json doc = nlohmann::json::parse(ss.str(), nullptr, false);
+  if (doc.is_discarded() || !is_t1(doc)) return std::nullopt;
+  try {
+    T1Conversion c = t1_to_spec(doc, path);
+    if (notes) *notes = std::move(c.notes);
+    return c.spec.dump(2);
+  } catch (const SpecError& e) {
+    throw SpecError::in_context(path + " (a T1 file)", e);
+  }
+}
+
+}  // namespace autotune::specs

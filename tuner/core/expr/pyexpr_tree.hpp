@@ -1,4 +1,4 @@
-// Internal to the Python expressions of tuner/core/pyexpr.hpp (not installed: cmake/Install.cmake leaves it out):
+// Internal to the Python expressions of tuner/core/expr/pyexpr.hpp (not installed: cmake/Install.cmake leaves it out):
 // the syntax tree that the parser (pyexpr_parse.cpp) builds and the evaluator (pyexpr.cpp) walks.
 #pragma once
 #include <cstddef>
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "tuner/core/pyexpr.hpp"
-#include "tuner/core/pyexpr_ops.hpp"
+#include "tuner/core/expr/pyexpr.hpp"
+#include "tuner/core/expr/pyexpr_ops.hpp"
 
 namespace autotune {
 namespace pyexpr_detail {

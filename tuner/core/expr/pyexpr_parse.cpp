@@ -1,4 +1,4 @@
-// The parser of the Python subset (tuner/core/pyexpr.hpp): the recursive descent over the tokens of
+// The parser of the Python subset (tuner/core/expr/pyexpr.hpp): the recursive descent over the tokens of
 // pyexpr_lex.hpp into the syntax tree of pyexpr_tree.hpp, and the names' resolution (free variables and
 // comprehension slots).
 #include <algorithm>
@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "tuner/core/pyexpr.hpp"
-#include "tuner/core/pyexpr_lex.hpp"
-#include "tuner/core/pyexpr_tree.hpp"
+#include "tuner/core/expr/pyexpr.hpp"
+#include "tuner/core/expr/pyexpr_lex.hpp"
+#include "tuner/core/expr/pyexpr_tree.hpp"
 
 namespace autotune {
 
@@ -42,9 +42,9 @@ const BuiltinInfo* find_builtin(const std::string& name) {
 
 // ---------------------------------------------------------------- parser
 
-class Parser {
+class Parser : TokenCursor {
  public:
-  explicit Parser(const std::string& text) : text_(text), tokens_(lex(text)) {}
+  explicit Parser(const std::string& text) : TokenCursor(text) {}
 
   NodePtr parse() {
     if (peek().kind == Tok::end) fail_here("empty expression");
@@ -65,49 +65,6 @@ class Parser {
     NestingGuard& operator=(const NestingGuard&) = delete;
     Parser& p_;
   };
-
-  const Token& peek(std::size_t ahead = 0) const { return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)]; }
-  bool is_op(const char* o, std::size_t ahead = 0) const {
-    const Token& t = peek(ahead);
-    return t.kind == Tok::op && t.text == o;
-  }
-  bool is_kw(const char* k, std::size_t ahead = 0) const {
-    const Token& t = peek(ahead);
-    return t.kind == Tok::name && t.text == k;
-  }
-  bool eat_op(const char* o) {
-    if (!is_op(o)) return false;
-    ++pos_;
-    return true;
-  }
-  bool eat_kw(const char* k) {
-    if (!is_kw(k)) return false;
-    ++pos_;
-    return true;
-  }
-  void expect_op(const char* o, const char* context) {
-    if (!eat_op(o)) fail_here(std::string("expected '") + o + "' " + context);
-  }
-  [[noreturn]] void fail_here(const std::string& what) const { fail_at(text_, peek().pos, what); }
-  [[noreturn]] void unexpected() const {
-    const Token& t = peek();
-    switch (t.kind) {
-      case Tok::end:
-        fail_here("unexpected end of expression");
-      case Tok::number:
-        fail_here("unexpected number");
-      case Tok::string:
-        fail_here("unexpected string");
-      case Tok::name:
-        if (is_keyword(t.text)) fail_here("unexpected keyword '" + t.text + "'");
-        fail_here("unexpected name '" + t.text + "'");
-      case Tok::op:
-        if (t.text == "=") fail_here("unexpected '=' (comparison is '==')");
-        if (t.text == ".") fail_here("attribute access ('.name') is not supported");
-        fail_here("unexpected '" + t.text + "'");
-    }
-    fail_here("unexpected token");
-  }
 
   NodePtr make(Kind kind, std::vector<NodePtr> kids, std::uint8_t op = 0) const {
     auto n = std::make_unique<Node>();
@@ -186,7 +143,7 @@ class Parser {
       if (eat_op(text)) return op;
     if (eat_kw("in")) return CmpOp::in;
     if (is_kw("not") && is_kw("in", 1)) {
-      pos_ += 2;
+      skip(2);
       return CmpOp::not_in;
     }
     if (eat_kw("is")) return eat_kw("not") ? CmpOp::is_not : CmpOp::is;
@@ -246,7 +203,7 @@ class Parser {
     NestingGuard guard(*this);
     // A negated number literal is a constant (and the only place 9223372036854775808 may appear).
     if (*op == UnOp::neg && peek().kind == Tok::number && !is_op("**", 1) && !is_op("[", 1) && !is_op("(", 1)) {
-      const Token& t = tokens_[pos_++];
+      const Token& t = take();
       if (t.int_2_63) return constant(t.number);
       if (const auto* f = t.number.if_float()) return constant(PyValue::floating(-*f));
       return constant(PyValue::integer(-*t.number.if_int()));
@@ -304,11 +261,11 @@ class Parser {
         unexpected();
       case Tok::number:
         if (t.int_2_63) fail_here("integer literal does not fit in 64 bits");
-        ++pos_;
+        skip();
         return constant(t.number);
       case Tok::string: {
         std::string s;
-        while (peek().kind == Tok::string) s += tokens_[pos_++].text;  // adjacent literals join
+        while (peek().kind == Tok::string) s += take().text;  // adjacent literals join
         check_length(s.size(), "a string");
         return constant(PyValue::string(std::move(s)));
       }
@@ -323,19 +280,19 @@ class Parser {
   }
 
   NodePtr name() {
-    const Token& t = tokens_[pos_];
+    const Token& t = peek();
     if (t.text == "True" || t.text == "False") {
-      ++pos_;
+      skip();
       return constant(PyValue::boolean(t.text == "True"));
     }
     if (t.text == "None") {
-      ++pos_;
+      skip();
       return constant(PyValue::none());
     }
     if (t.text == "lambda" || t.text == "yield" || t.text == "await") fail_here("'" + t.text + "' is not supported");
     if (is_keyword(t.text)) unexpected();
     if (is_op("(", 1)) return call();
-    ++pos_;
+    skip();
     auto n = std::make_unique<Node>();
     n->kind = Kind::free_var;  // resolved later: it may name a comprehension variable
     n->name = t.text;
@@ -343,14 +300,14 @@ class Parser {
   }
 
   NodePtr call() {
-    const Token& callee = tokens_[pos_];
+    const Token& callee = peek();
     const BuiltinInfo* b = find_builtin(callee.text);
     if (!b) {
       std::string known;
       for (const BuiltinInfo& k : kBuiltins) known += std::string(known.empty() ? "" : ", ") + k.name;
       fail_here("unknown function '" + callee.text + "' (supported: " + known + ")");
     }
-    pos_ += 2;  // name and '('
+    skip(2);  // name and '('
     std::vector<NodePtr> args;
     while (!is_op(")")) {
       if (is_op("*") || is_op("**")) fail_here("argument unpacking is not supported");
@@ -371,7 +328,7 @@ class Parser {
                                  : b->max_args == kMany
                                      ? "at least " + std::to_string(b->min_args)
                                      : std::to_string(b->min_args) + " to " + std::to_string(b->max_args);
-      fail_at(text_, callee.pos,
+      fail_at(text(), callee.pos,
               std::string(b->name) + "() takes " + wanted + " argument(s), " + std::to_string(args.size()) + " given");
     }
     if (b->id == Builtin::int_ && args.size() > 1) fail_here("int() with a base is not supported");
@@ -379,7 +336,7 @@ class Parser {
   }
 
   NodePtr parenthesized() {
-    ++pos_;
+    skip();
     if (eat_op(")")) return make(Kind::list, {});
     NodePtr first = expression();
     NodePtr n;
@@ -394,7 +351,7 @@ class Parser {
   }
 
   NodePtr bracketed() {
-    ++pos_;
+    skip();
     if (eat_op("]")) return make(Kind::list, {});
     NodePtr first = expression();
     NodePtr n = is_kw("for") ? comprehension(std::move(first)) : tuple_rest(std::move(first), "]");
@@ -415,7 +372,7 @@ class Parser {
         const Token& t = peek();
         if (t.kind != Tok::name || is_keyword(t.text)) fail_here("expected a name after 'for'");
         c.names.push_back(t.text);
-        ++pos_;
+        skip();
         if (!eat_op(",")) break;
         c.unpack = true;
         if (is_kw("in") || is_op(")")) break;
@@ -439,9 +396,6 @@ class Parser {
     return n;
   }
 
-  const std::string& text_;
-  std::vector<Token> tokens_;
-  std::size_t pos_ = 0;
   int nesting_ = 0;
 };
 

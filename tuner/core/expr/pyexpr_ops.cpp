@@ -1,4 +1,4 @@
-#include "tuner/core/pyexpr_ops.hpp"
+#include "tuner/core/expr/pyexpr_ops.hpp"
 
 #include <algorithm>
 #include <cmath>

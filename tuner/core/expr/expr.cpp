@@ -1,4 +1,4 @@
-#include "tuner/core/expr.hpp"
+#include "tuner/core/expr/expr.hpp"
 
 #include <algorithm>
 #include <cctype>

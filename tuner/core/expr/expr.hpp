@@ -2,7 +2,7 @@
 // Grammar (C precedence): || && ! == != < <= > >= + - * / % unary -, parentheses, integer literals,
 // identifiers, and calls min(a,b,...), max(a,b,...), ceil_div(a,b). Values are 64-bit signed integers;
 // comparisons and logic yield 0/1. Division and modulo by zero raise ExprError.
-// Expr::python wraps a Python expression (tuner/core/pyexpr.hpp) behind the same interface, for T1 conditions.
+// Expr::python wraps a Python expression (tuner/core/expr/pyexpr.hpp) behind the same interface, for T1 conditions.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -11,7 +11,7 @@
 #include <set>
 #include <string>
 
-#include "tuner/core/pyexpr.hpp"
+#include "tuner/core/expr/pyexpr.hpp"
 
 namespace autotune {
 
