@@ -11,12 +11,8 @@
 #   grid size x items per thread x vector width, 297 configurations, about 2 minutes on an H100 at 200 ms;
 #   "" = the whole space), EXTRA (more tune options). Needs libnvidia-ml.so.1 (ldconfig) and a GPU with power readings.
 set -uo pipefail
-if [ $# -ne 1 ]; then
-  echo "usage: OUT=<dir> bash bench/energy.sh <dir with autotune>" >&2
-  exit 2
-fi
-AT=$1/autotune
-[ -x "$AT" ] || { echo "error: no autotune binary at $AT" >&2; exit 2; }
+. "$(dirname "$0")/common.sh"
+bench_autotune_dir "OUT=<dir> bash bench/energy.sh <dir with autotune>" "$@"
 OUT=${OUT:-out}
 N=${N:-67108864}
 ENERGY_MS=${ENERGY_MS:-200}

@@ -11,12 +11,8 @@
 # Environment: CASES (default: compaction and scan at 2^28 at 5% and 10%, reduction 2^28 at 5%), SEEDS [1 2].
 # Writes $OUT/local_steps/<case>_<variant>_<seed>.json (--stats-json) and .log, and local_steps.md (the table).
 set -uo pipefail
-if [ $# -ne 1 ]; then
-  echo "usage: OUT=<dir> bash bench/local_steps.sh <dir with autotune>" >&2
-  exit 2
-fi
-AT=$1/autotune
-[ -x "$AT" ] || { echo "error: no autotune binary at $AT" >&2; exit 2; }
+. "$(dirname "$0")/common.sh"
+bench_autotune_dir "OUT=<dir> bash bench/local_steps.sh <dir with autotune>" "$@"
 OUT=${OUT:-out}
 D=$OUT/local_steps
 mkdir -p "$D"

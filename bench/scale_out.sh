@@ -17,6 +17,7 @@
 #          several times slower, which would slow whichever case came first (docs/performance.md "Compile scaling")
 # Writes $OUT/scale_out.md (the table), scale_out_<case>.json (--stats-json) and scale_out.log.
 set -uo pipefail
+. "$(dirname "$0")/common.sh"
 if [ $# -ne 1 ]; then
   echo "usage: OUT=<dir> bash bench/scale_out.sh <dir with the autotune binary>" >&2
   exit 2
@@ -33,12 +34,7 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # No core binding: each rank runs compile threads on its share of the cores.
 MPI=(mpirun --bind-to none --oversubscribe)
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/scale_out.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-LOG=$OUT/scale_out.log
-: > "$LOG"
+bench_out_work_log scale_out
 if ! "$AT" devices >> "$LOG" 2>&1; then
   echo "no GPU: only the replay cases run" | tee -a "$LOG"
   CASES=sim

@@ -16,6 +16,7 @@
 # Writes $OUT/setup_parts.md (the table) and $OUT/setup_parts.log. Exit status 0, 1 when a run failed, 2 for bad
 # usage, 3 without a GPU.
 set -uo pipefail
+. "$(dirname "$0")/common.sh"
 if [ $# -lt 1 ]; then
   echo "usage: OUT=<dir> bash bench/setup_parts.sh <dir with autotune> [<another dir> ...]" >&2
   exit 2
@@ -38,12 +39,7 @@ done
 command -v python3 >/dev/null || { echo "error: python3 is needed for the table" >&2; exit 2; }
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/setup_parts.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-LOG=$OUT/setup_parts.log
-: > "$LOG"
+bench_out_work_log setup_parts
 if ! "${BINS[0]}" devices >> "$LOG" 2>&1; then
   echo "error: no GPU (see $LOG)" >&2
   exit 3

@@ -2,9 +2,7 @@
 // device and trial.
 #pragma once
 #include <catch2/catch.hpp>
-#include <unistd.h>
 
-#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -14,6 +12,7 @@
 #include <vector>
 
 #include "db/database.hpp"
+#include "tests/tools/temp_db_file.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/sim/synthetic.hpp"
 
@@ -25,21 +24,9 @@ using autotune::DeviceInfo;
 using autotune::TrialStatus;
 using autotune::db::TrialRow;
 
-/// A unique path in the temp directory; removes the file and its WAL/SHM companions on destruction.
-struct TempPath {
-  std::string path;
-  explicit TempPath(const std::string& tag) {
-    static std::atomic<int> counter{0};
-    path = (fs::temp_directory_path() /
-            ("autotune_test_db_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + "_" + tag))
-               .string();
-    remove_all();
-  }
-  ~TempPath() { remove_all(); }
-  void remove_all() const {
-    std::error_code ec;
-    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(path + suffix, ec);
-  }
+/// A unique database path in the temp directory, removed with its WAL/SHM companions on destruction.
+struct TempPath : TempDbFile {
+  explicit TempPath(const std::string& tag) : TempDbFile("autotune_test_db_", tag) {}
 };
 
 inline std::vector<char> read_bytes(const std::string& path) {

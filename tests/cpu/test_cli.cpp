@@ -71,31 +71,28 @@ TEST_CASE("cli: bad input gets a one-line error and a non-zero exit", "[cpu][cli
   CHECK(malformed.code == 2);
   CHECK_THAT(malformed.out, Catch::Contains("malformed JSON"));
 
-  std::string spec = slurp(kData + "/specs/tiny.tune.json");
-  std::string wrong_type = spec;
-  wrong_type.replace(wrong_type.find("[32, 64, 128, 256]"), 18, "[32, \"64\"]");
-  std::string wt = kData + "/specs/tmp_wrong_type.tune.json";
-  write(wt, wrong_type);
-  Run r1 = run_cli("space " + wt);
-  std::remove(wt.c_str());
+  // The tiny spec with the first `what` replaced by `with`, written to a temporary file and given to `space`.
+  const std::string spec = slurp(kData + "/specs/tiny.tune.json");
+  auto space_of_edited = [&spec](const std::string& name, const std::string& what, const std::string& with) {
+    std::string edited = spec;
+    edited.replace(edited.find(what), what.size(), with);
+    const std::string path = kData + "/specs/" + name;
+    write(path, edited);
+    Run r = run_cli("space " + path);
+    std::remove(path.c_str());
+    return r;
+  };
+  Run r1 = space_of_edited("tmp_wrong_type.tune.json", "[32, 64, 128, 256]", "[32, \"64\"]");
   CHECK(r1.code == 2);
   CHECK_THAT(r1.out, Catch::Contains("/parameters/0/values/1"));
 
-  std::string unknown_param = spec;
-  unknown_param.replace(unknown_param.find("\"parameters\""), 12, "\"constraints\": [\"BLOCK < 64\"], \"parameters\"");
-  std::string up = kData + "/specs/tmp_unknown_param.tune.json";
-  write(up, unknown_param);
-  Run r2 = run_cli("space " + up);
-  std::remove(up.c_str());
+  Run r2 = space_of_edited("tmp_unknown_param.tune.json", "\"parameters\"",
+                           "\"constraints\": [\"BLOCK < 64\"], \"parameters\"");
   CHECK(r2.code == 2);
   CHECK_THAT(r2.out, Catch::Contains("unknown name 'BLOCK'"));
 
-  std::string empty = spec;
-  empty.replace(empty.find("\"parameters\""), 12, "\"constraints\": [\"BLOCK_SIZE > 4096\"], \"parameters\"");
-  std::string em = kData + "/specs/tmp_empty.tune.json";
-  write(em, empty);
-  Run r3 = run_cli("space " + em);
-  std::remove(em.c_str());
+  Run r3 = space_of_edited("tmp_empty.tune.json", "\"parameters\"",
+                           "\"constraints\": [\"BLOCK_SIZE > 4096\"], \"parameters\"");
   CHECK(r3.code != 0);
   CHECK_THAT(r3.out, Catch::Contains("valid:       0"));
 
@@ -193,33 +190,28 @@ TEST_CASE("cli: corrupt, truncated and read-only databases get a clear error, ex
     return std::vector<std::string>{AUTOTUNE_BIN, "--db", db, "best", "reduction", "--n", "67108864"};
   };
 
-  SECTION("corrupt pages") {
-    std::string bytes = whole;
-    for (std::size_t i = 4 * 4096; i < bytes.size() - 4096; ++i) bytes[i] = static_cast<char>(0x5A ^ (i & 0xff));
-    const std::string bad = tmp_path("corrupt.db");
+  // Writes `bytes` as the database `name`: tune and best both exit 4 with an error that names the path followed by
+  // `after_path` and contains `also`, and leave the file as it was.
+  auto check_refused = [&](const std::string& name, const std::string& bytes, const std::string& after_path,
+                           const std::string& also) {
+    const std::string bad = tmp_path(name);
     write(bad, bytes);
     for (const auto& argv : {tune(bad), best(bad)}) {
       Finished f = run_child(argv);
       INFO(argv[3] << ": " << f.err);
       CHECK(f.exit_code == 4);
-      CHECK_THAT(f.err, Catch::Contains(bad + " is corrupt"));
+      CHECK_THAT(f.err, Catch::Contains(bad + after_path) && Catch::Contains(also));
       CHECK(slurp(bad) == bytes);
     }
     autotune_test::remove_db(bad);
+  };
+
+  SECTION("corrupt pages") {
+    std::string bytes = whole;
+    for (std::size_t i = 4 * 4096; i < bytes.size() - 4096; ++i) bytes[i] = static_cast<char>(0x5A ^ (i & 0xff));
+    check_refused("corrupt.db", bytes, " is corrupt", "");
   }
-  SECTION("truncated to half") {
-    const std::string cut = whole.substr(0, whole.size() / 2);
-    const std::string bad = tmp_path("truncated.db");
-    write(bad, cut);
-    for (const auto& argv : {tune(bad), best(bad)}) {
-      Finished f = run_child(argv);
-      INFO(argv[3] << ": " << f.err);
-      CHECK(f.exit_code == 4);
-      CHECK_THAT(f.err, Catch::Contains(bad) && Catch::Contains("corrupt"));
-      CHECK(slurp(bad) == cut);
-    }
-    autotune_test::remove_db(bad);
-  }
+  SECTION("truncated to half") { check_refused("truncated.db", whole.substr(0, whole.size() / 2), "", "corrupt"); }
   SECTION("no write permission: tune refuses, best still reads") {
     const std::string ro = tmp_path("readonly.db");
     write(ro, whole);

@@ -39,6 +39,23 @@ std::string write_cache(const std::string& name, const std::string& text) {
 
 bool exists(const std::string& path) { return std::filesystem::exists(path); }
 
+// Imports `cache` into `db` twice: without a size flag, which must fail with an error matching `refused` and leave
+// no file, then with `--n 4096`, which must succeed with output matching `imported`. Removes `db` afterwards.
+template <typename Refused, typename Imported>
+void check_import_needs_n(const std::string& cache, const std::string& db, const Refused& refused,
+                          const Imported& imported) {
+  Run without_n = run_cli("import --format kt-cache " + cache + " --db " + db);
+  INFO(without_n.out);
+  CHECK(without_n.code == 2);
+  CHECK_THAT(without_n.out, refused);
+  CHECK(!exists(db));
+  Run with_n = run_cli("import --format kt-cache " + cache + " --n 4096 --db " + db);
+  INFO(with_n.out);
+  CHECK(with_n.code == 0);
+  CHECK_THAT(with_n.out, imported);
+  remove_db(db);
+}
+
 }  // namespace
 
 TEST_CASE("kt stub: a spec stub from what the cache holds", "[cpu][interop][kt_stub]") {
@@ -189,16 +206,7 @@ TEST_CASE("kt import: the size comes from the cache or a flag, never a default, 
   nlohmann::json no_size = nlohmann::json::parse(autotune_test::kt_reduction_cache(4096));
   no_size.erase("problem_size");
   const std::string cache = write_cache("nosize.json", no_size.dump());
-  Run r = run_cli("import --format kt-cache " + cache + " --db " + db);
-  INFO(r.out);
-  CHECK(r.code == 2);
-  CHECK_THAT(r.out, Catch::Contains("problem_size") && Catch::Contains("--n"));
-  CHECK(!exists(db));
-  Run with_n = run_cli("import --format kt-cache " + cache + " --n 4096 --db " + db);
-  INFO(with_n.out);
-  CHECK(with_n.code == 0);
-  CHECK_THAT(with_n.out, Catch::Contains("n=4096"));
-  remove_db(db);
+  check_import_needs_n(cache, db, Catch::Contains("problem_size") && Catch::Contains("--n"), Catch::Contains("n=4096"));
 
   // A cache whose problem_size names a parameter (the grid is num_blocks' value) or mixes names and numbers: the
   // size must come from a flag, and the error says why.
@@ -206,16 +214,8 @@ TEST_CASE("kt import: the size comes from the cache or a flag, never a default, 
     nlohmann::json named = nlohmann::json::parse(autotune_test::kt_reduction_cache(4096));
     named["problem_size"] = symbolic;
     const std::string file = write_cache("named.json", named.dump());
-    Run refused = run_cli("import --format kt-cache " + file + " --db " + db);
-    INFO(refused.out);
-    CHECK(refused.code == 2);
-    CHECK_THAT(refused.out, Catch::Contains("names the parameter num_blocks") && Catch::Contains("--n"));
-    CHECK(!exists(db));
-    Run given = run_cli("import --format kt-cache " + file + " --n 4096 --db " + db);
-    INFO(given.out);
-    CHECK(given.code == 0);
-    CHECK_THAT(given.out, Catch::Contains("imported 270 of 270") && Catch::Contains("n=4096"));
-    remove_db(db);
+    check_import_needs_n(file, db, Catch::Contains("names the parameter num_blocks") && Catch::Contains("--n"),
+                         Catch::Contains("imported 270 of 270") && Catch::Contains("n=4096"));
     std::remove(file.c_str());
   }
   nlohmann::json bad = nlohmann::json::parse(autotune_test::kt_reduction_cache(4096));

@@ -68,6 +68,21 @@ void undo_migrations_3_and_4(Database& db) {
   db.exec("DROP TABLE kernel_specs");
 }
 
+/// Writes at `path` a database of schema `version` (1 or 2) holding one trial (config "64", 50 ns) on one device:
+/// made at the current schema, then taken back.
+void write_old_database(const std::string& path, int version) {
+  auto db = Database::open(path);
+  auto d = db->upsert_device(device("NVIDIA H100 80GB HBM3", "GPU-1"));
+  auto t = trial(d, "64", 50.0);
+  db->insert_trial(t);
+  undo_migrations_3_and_4(*db);
+  if (version == 1) {  // migration 2 added the measuring observer and the sessions' origin
+    db->exec("ALTER TABLE trials DROP COLUMN measured_by");
+    db->exec("ALTER TABLE sessions DROP COLUMN origin");
+  }
+  db->exec("PRAGMA user_version = " + std::to_string(version));
+}
+
 }  // namespace
 
 TEST_CASE("merge: databases tuned on two simulated devices serve both through best, merging again adds nothing",
@@ -221,17 +236,7 @@ TEST_CASE("database: an older file opened read-only is read through a migrated c
           "[cpu][database][merge]") {
   TempDir dir;
   const std::string path = dir / "v1.db";
-  {
-    auto db = Database::open(path);
-    auto d = db->upsert_device(device("NVIDIA H100 80GB HBM3", "GPU-1"));
-    auto t = trial(d, "64", 50.0);
-    db->insert_trial(t);
-    // Back to schema 1: what migrations 4, 3 and 2 added removed, the version set back.
-    undo_migrations_3_and_4(*db);
-    db->exec("ALTER TABLE trials DROP COLUMN measured_by");
-    db->exec("ALTER TABLE sessions DROP COLUMN origin");
-    db->exec("PRAGMA user_version = 1");
-  }
+  write_old_database(path, 1);
   const std::string before = slurp(path);
   {
     auto ro = Database::open(path, Database::Mode::read_only);
@@ -250,15 +255,7 @@ TEST_CASE("database: migration 3 adds the kept timings and the spec stubs to a f
           "[cpu][database][merge]") {
   TempDir dir;
   const std::string path = dir / "v2.db";
-  {
-    auto db = Database::open(path);
-    auto d = db->upsert_device(device("NVIDIA H100 80GB HBM3", "GPU-1"));
-    auto t = trial(d, "64", 50.0);
-    db->insert_trial(t);
-    // Back to schema 2: what migrations 4 and 3 added removed, the version set back.
-    undo_migrations_3_and_4(*db);
-    db->exec("PRAGMA user_version = 2");
-  }
+  write_old_database(path, 2);
   auto db = Database::open(path);
   CHECK(db->schema_version() == autotune::db::current_schema_version());
   REQUIRE(db->trials({}).size() == 1);

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <functional>
 #include <string>
 
 #include "db/sources.hpp"
@@ -31,6 +32,14 @@ struct Recorded : SessionFixture {
   }
   lookup::Answer best(const TuningSpec& s) const { return lookup::best(*db, s, w, be.device(), p); }
 };
+
+/// Revalidates the changed code of a fresh Recorded fixture on a backend of the same (fake) board whose time for a
+/// configuration is `time_ns`.
+session::RevalidateOutcome revalidate_changed(const std::function<double(const Config&)>& time_ns) {
+  Recorded r;
+  sim::SyntheticBackend backend(sim::SyntheticBackend::fake_device(), time_ns);
+  return session::revalidate(r.changed_code(), backend, *r.db, {});
+}
 
 }  // namespace
 
@@ -93,11 +102,8 @@ TEST_CASE("revalidate carries a cell forward when today's kernel measures like t
 
 TEST_CASE("revalidate does not carry a cell whose ranking or level changed", "[cpu][revalidate]") {
   SECTION("the ranking changed: the recorded best is now the slowest") {
-    Recorded r;
-    sim::SyntheticBackend other(sim::SyntheticBackend::fake_device(), [](const Config& c) {
-      return 1e9 / sim::SyntheticBackend::default_time_ns(c);
-    });
-    const session::RevalidateOutcome o = session::revalidate(r.changed_code(), other, *r.db, {});
+    const session::RevalidateOutcome o =
+        revalidate_changed([](const Config& c) { return 1e9 / sim::SyntheticBackend::default_time_ns(c); });
     REQUIRE(o.cells.size() == 1);
     CHECK_FALSE(o.cells.front().carried);
     CHECK(o.cells.front().rows_carried == 0);
@@ -105,17 +111,13 @@ TEST_CASE("revalidate does not carry a cell whose ranking or level changed", "[c
           std::string::npos);
   }
   SECTION("a small common shift is the board's, a large one is not") {
-    Recorded r;
-    sim::SyntheticBackend faster(sim::SyntheticBackend::fake_device(),
-                                 [](const Config& c) { return 0.95 * sim::SyntheticBackend::default_time_ns(c); });
-    const session::RevalidateOutcome o = session::revalidate(r.changed_code(), faster, *r.db, {});
+    const session::RevalidateOutcome o =
+        revalidate_changed([](const Config& c) { return 0.95 * sim::SyntheticBackend::default_time_ns(c); });
     REQUIRE(o.cells.size() == 1);
     CHECK(o.cells.front().carried);
     CHECK(o.cells.front().shift == Approx(0.95));
-    Recorded s;
-    sim::SyntheticBackend slower(sim::SyntheticBackend::fake_device(),
-                                 [](const Config& c) { return 1.3 * sim::SyntheticBackend::default_time_ns(c); });
-    const session::RevalidateOutcome o2 = session::revalidate(s.changed_code(), slower, *s.db, {});
+    const session::RevalidateOutcome o2 =
+        revalidate_changed([](const Config& c) { return 1.3 * sim::SyntheticBackend::default_time_ns(c); });
     REQUIRE(o2.cells.size() == 1);
     CHECK_FALSE(o2.cells.front().carried);
     CHECK(o2.cells.front().verdict.find("every configuration moved by 30.0%") != std::string::npos);

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "tuner/core/error.hpp"
 #include "tuner/core/spec.hpp"
@@ -50,6 +51,13 @@ std::string error_of(const std::string& text) {
     return e.what();
   }
   return "no error";
+}
+
+/// `spec` without its "reference" member, the last one of the text.
+std::string without_reference(const std::string& spec) {
+  const auto pos = spec.find(",\n  \"reference\"");
+  REQUIRE(pos != std::string::npos);
+  return spec.substr(0, pos) + "\n}";
 }
 
 }  // namespace
@@ -247,30 +255,30 @@ TEST_CASE("init takes files, constants and uniform ranges, and its errors name t
   CHECK(r.max->f == 1.0);
   CHECK_FALSE(parse(with_x("\"count\": \"n\", \"init\": {\"random\": {}}")).arguments[0].init.seed.has_value());
 
-  // Errors, each at its pointer.
+  // Errors, each at its pointer, with what the message says besides ("": nothing more).
   auto x_error = [](const std::string& init) { return error_of(with_x("\"count\": \"n\", \"init\": " + init)); };
-  CHECK_THAT(x_error("\"gauss\""), Catch::Contains("/arguments/0/init") && Catch::Contains("{\"constant\": 3.5}"));
-  CHECK_THAT(x_error("{}"), Catch::Contains("/arguments/0/init:"));
-  CHECK_THAT(x_error("{\"file\": \"x.dat\"}"),
-             Catch::Contains("/arguments/0/init/file") && Catch::Contains("cannot tell the format of 'x.dat'"));
-  CHECK_THAT(x_error("{\"file\": \"x.npy\", \"format\": \"hdf5\"}"),
-             Catch::Contains("/arguments/0/init/format") && Catch::Contains("npy or raw"));
-  CHECK_THAT(x_error("{\"file\": \"\"}"), Catch::Contains("/arguments/0/init/file"));
-  CHECK_THAT(x_error("{\"file\": \"x.npy\", \"constant\": 1}"), Catch::Contains("/arguments/0/init/constant"));
-  CHECK_THAT(x_error("{\"constant\": 1, \"random\": {}}"), Catch::Contains("one of"));
-  CHECK_THAT(x_error("{\"constant\": 1, \"format\": \"raw\"}"), Catch::Contains("/arguments/0/init"));
-  CHECK_THAT(x_error("{\"constant\": \"one\"}"),
-             Catch::Contains("/arguments/0/init/constant") && Catch::Contains("number"));
-  CHECK_THAT(x_error("{\"constant\": 1e39}"),
-             Catch::Contains("/arguments/0/init/constant") && Catch::Contains("float32"));
-  CHECK_THAT(x_error("{\"random\": 3}"), Catch::Contains("/arguments/0/init/random"));
-  CHECK_THAT(x_error("{\"random\": {\"min\": 0}}"),
-             Catch::Contains("/arguments/0/init/random/max") && Catch::Contains("both"));
-  CHECK_THAT(x_error("{\"random\": {\"min\": 1, \"max\": 1}}"),
-             Catch::Contains("/arguments/0/init/random/max") && Catch::Contains("[min, max)"));
-  CHECK_THAT(x_error("{\"random\": {\"seed\": -1}}"), Catch::Contains("/arguments/0/init/random/seed"));
-  CHECK_THAT(x_error("{\"random\": {\"sigma\": 1}}"), Catch::Contains("/arguments/0/init/random/sigma"));
-  CHECK_THAT(x_error("{\"unknown\": 1}"), Catch::Contains("/arguments/0/init/unknown"));
+  const std::tuple<const char*, const char*, const char*> x_errors[] = {
+      {"\"gauss\"", "/arguments/0/init", "{\"constant\": 3.5}"},
+      {"{}", "/arguments/0/init:", ""},
+      {"{\"file\": \"x.dat\"}", "/arguments/0/init/file", "cannot tell the format of 'x.dat'"},
+      {"{\"file\": \"x.npy\", \"format\": \"hdf5\"}", "/arguments/0/init/format", "npy or raw"},
+      {"{\"file\": \"\"}", "/arguments/0/init/file", ""},
+      {"{\"file\": \"x.npy\", \"constant\": 1}", "/arguments/0/init/constant", ""},
+      {"{\"constant\": 1, \"random\": {}}", "one of", ""},
+      {"{\"constant\": 1, \"format\": \"raw\"}", "/arguments/0/init", ""},
+      {"{\"constant\": \"one\"}", "/arguments/0/init/constant", "number"},
+      {"{\"constant\": 1e39}", "/arguments/0/init/constant", "float32"},
+      {"{\"random\": 3}", "/arguments/0/init/random", ""},
+      {"{\"random\": {\"min\": 0}}", "/arguments/0/init/random/max", "both"},
+      {"{\"random\": {\"min\": 1, \"max\": 1}}", "/arguments/0/init/random/max", "[min, max)"},
+      {"{\"random\": {\"seed\": -1}}", "/arguments/0/init/random/seed", ""},
+      {"{\"random\": {\"sigma\": 1}}", "/arguments/0/init/random/sigma", ""},
+      {"{\"unknown\": 1}", "/arguments/0/init/unknown", ""},
+  };
+  for (const auto& [init, at, says] : x_errors) {
+    INFO(init);
+    CHECK_THAT(x_error(init), Catch::Contains(at) && Catch::Contains(says));
+  }
 
   // Integer arguments: exact integers within the type.
   auto n_spec = [](const std::string& dtype, const std::string& init) {
@@ -318,13 +326,7 @@ TEST_CASE("scalars and expected outputs from files, and their errors name their 
       with("\"role\": \"output\"}", "\"role\": \"output\", \"expected\": {\"file\": \"y.npy\"}}");
   // Every output has expected values: no reference is needed, and one given would never run.
   CHECK_THAT(error_of(expected), Catch::Contains("/reference") && Catch::Contains("never run"));
-  const std::string no_reference = [&] {
-    std::string t = expected;
-    const auto pos = t.find(",\n  \"reference\"");
-    REQUIRE(pos != std::string::npos);
-    return t.substr(0, pos) + "\n}";
-  }();
-  const TuningSpec e = parse(no_reference);
+  const TuningSpec e = parse(without_reference(expected));
   CHECK_FALSE(e.reference.has_value());
   REQUIRE(e.arguments[1].expected);
   CHECK(e.arguments[1].expected->pointer == "/arguments/1/expected/file");
@@ -361,13 +363,7 @@ TEST_CASE("the reference can be a configuration of the kernel, the default one w
   CHECK(k.reference_text() == "the reference kernel k_ref");
 
   // No reference at all: the default configuration (many user kernels come without one).
-  const std::string none = [&] {
-    std::string t = kGood;
-    const auto pos = t.find(",\n  \"reference\"");
-    REQUIRE(pos != std::string::npos);
-    return t.substr(0, pos) + "\n}";
-  }();
-  const TuningSpec dflt = parse(none);
+  const TuningSpec dflt = parse(without_reference(kGood));
   REQUIRE(dflt.reference);
   CHECK(dflt.reference_config() == dflt.default_config());
   CHECK(dflt.reference->configuration.has_value());

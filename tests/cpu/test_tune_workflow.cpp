@@ -12,12 +12,22 @@
 using namespace autotune;
 using autotune_test::SessionFixture;
 
-TEST_CASE("session::tune picks the default strategy by whether a limit is given", "[cpu][tune]") {
-  SessionFixture f;
-  sim::SyntheticBackend be;
+namespace {
+
+/// A request for the fixture's workload and problem, the rest left at its defaults.
+session::TuneRequest fixture_request(const SessionFixture& f) {
   session::TuneRequest q;
   q.workload = f.w;
   q.problem = f.p;
+  return q;
+}
+
+}  // namespace
+
+TEST_CASE("session::tune picks the default strategy by whether a limit is given", "[cpu][tune]") {
+  SessionFixture f;
+  sim::SyntheticBackend be;
+  session::TuneRequest q = fixture_request(f);
   std::vector<std::string> notes;
   q.note = [&](const std::string& line) { notes.push_back(line); };
   const session::TuneOutcome all = session::tune(f.spec, be, *f.db, q);
@@ -52,9 +62,7 @@ TEST_CASE("session::tune picks the default strategy by whether a limit is given"
 TEST_CASE("session::tune screens at a smaller size first under a time limit", "[cpu][tune]") {
   SessionFixture f;
   sim::SyntheticBackend be;
-  session::TuneRequest q;
-  q.workload = f.w;
-  q.problem = f.p;
+  session::TuneRequest q = fixture_request(f);
   q.screen = 16;
   CHECK_THROWS_WITH(session::tune(f.spec, be, *f.db, q), Catch::Contains("--screen needs --time-limit"));
   q.time_limit_s = 2;
@@ -84,10 +92,7 @@ TuningSpec blocks_spec() {
 /// A request for the fixture's workload and problem on blocks_spec() (set into the fixture).
 session::TuneRequest blocks_request(SessionFixture& f) {
   f.spec = blocks_spec();
-  session::TuneRequest q;
-  q.workload = f.w;
-  q.problem = f.p;
-  return q;
+  return fixture_request(f);
 }
 
 Config tile(std::int64_t block, std::int64_t items, std::int64_t vec) {

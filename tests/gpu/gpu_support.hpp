@@ -30,6 +30,10 @@ inline void require_gpu() {
   if (!autotune::cuda::driver_available(&reason)) FAIL("the gpu tier needs a GPU: " + reason);
 }
 
+/// Odd sizes of the single-pass tests: one element, a few, and sizes of several tiles per persistent block
+/// (2^20 + 7) and of thousands of blocks whose ring of tile states wraps around (2^24 + 7).
+inline constexpr std::int64_t kOddSizes[] = {1, 7, (std::int64_t{1} << 20) + 7, (std::int64_t{1} << 24) + 7};
+
 /// Timing options that only verify: no warm-up, one sample, no L2 flush.
 inline autotune::cuda::TimingOptions verify_only() {
   autotune::cuda::TimingOptions opt;

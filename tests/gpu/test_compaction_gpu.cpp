@@ -89,8 +89,7 @@ TEST_CASE("compaction single_pass_bulk verifies on odd sizes and on one tile and
   for (const Workload& w : verifier.spec.workloads) {
     const std::vector<Config> configs = bulk_configs(verifier.space(problem(1, 50), w));
     REQUIRE(configs.size() >= 4);
-    for (std::int64_t n :
-         {std::int64_t{1}, std::int64_t{7}, (std::int64_t{1} << 20) + 7, (std::int64_t{1} << 24) + 7}) {
+    for (std::int64_t n : kOddSizes) {
       for (std::int64_t pct : {1, 50, 100}) {
         INFO(w.key() << " n=" << n << " " << pct << "%");
         verifier.check(w, problem(n, pct), 20261127, configs);

@@ -64,6 +64,19 @@ std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {
   return v;
 }
 
+/// The sum of `host` by `r` on the GPU: copied to device memory, summed, waited for and copied back.
+template <typename T>
+T device_sum(Reduction<T>& r, const std::vector<T>& host) {
+  const std::size_t n = host.size();
+  DeviceBuffer in(n * sizeof(T)), out(sizeof(T));
+  in.upload(host.data(), n * sizeof(T));
+  r.sum(in.ptr(), n, out.ptr());
+  synchronize();
+  T got = 0;
+  out.download(&got, sizeof got);
+  return got;
+}
+
 }  // namespace
 
 TEST_CASE("runtime: Reduction and Scan against a database produced by tuning", "[gpu][runtime]") {
@@ -80,12 +93,7 @@ TEST_CASE("runtime: Reduction and Scan against a database produced by tuning", "
     Reduction<float> r(db_path);
     for (std::size_t n : {static_cast<std::size_t>(tuned_n), std::size_t{1000003}, std::size_t{1}, std::size_t{777}}) {
       const auto host = random_floats(n, n);
-      DeviceBuffer in(n * sizeof(float)), out(sizeof(float));
-      in.upload(host.data(), n * sizeof(float));
-      r.sum(in.ptr(), n, out.ptr());
-      synchronize();
-      float got = 0;
-      out.download(&got, sizeof got);
+      const float got = device_sum(r, host);
       double want = 0, max_abs = 0;
       for (float x : host) {
         want += x;
@@ -152,15 +160,7 @@ TEST_CASE("runtime: Reduction and Scan against a database produced by tuning", "
     INFO(c.note);
     CHECK(c.binary == BinarySource::compiled);
     CHECK_THAT(c.note, Catch::Contains("does not load"));
-    const std::size_t n = 4096;
-    std::vector<float> ones(n, 1.0f);
-    DeviceBuffer in(n * sizeof(float)), out(sizeof(float));
-    in.upload(ones.data(), n * sizeof(float));
-    r.sum(in.ptr(), n, out.ptr());
-    synchronize();
-    float got = 0;
-    out.download(&got, sizeof got);
-    CHECK(got == 4096.0f);
+    CHECK(device_sum(r, std::vector<float>(4096, 1.0f)) == 4096.0f);
     // The recompiled image replaced the damaged one.
     Reduction<float> fresh(db_path);
     CHECK(fresh.choice(static_cast<std::size_t>(tuned_n)).binary == BinarySource::database);
@@ -197,14 +197,7 @@ TEST_CASE("runtime: a missing database gives the spec default, compiled, and sti
   const std::string db_path = (dir.path / "missing.db").string();
   Reduction<double> r(db_path);
   const std::size_t n = 12345;
-  std::vector<double> host(n, 0.5);
-  DeviceBuffer in(n * sizeof(double)), out(sizeof(double));
-  in.upload(host.data(), n * sizeof(double));
-  r.sum(in.ptr(), n, out.ptr());
-  synchronize();
-  double got = 0;
-  out.download(&got, sizeof got);
-  CHECK(got == 0.5 * n);
+  CHECK(device_sum(r, std::vector<double>(n, 0.5)) == 0.5 * n);
   const Choice c = r.choice(n);
   CHECK(c.answer.match == lookup::Match::spec_default);
   CHECK(c.binary == BinarySource::compiled);
@@ -213,6 +206,7 @@ TEST_CASE("runtime: a missing database gives the spec default, compiled, and sti
   CHECK(fs::exists(db_path + ".cubin/" + c.binary_key + ".cubin"));
   Reduction<double> again(db_path);
   CHECK(again.choice(n).binary == BinarySource::cache_dir);
+  DeviceBuffer in(n * sizeof(double)), out(sizeof(double));
   CHECK_THROWS_AS(r.sum(in.ptr(), 0, out.ptr()), UsageError);
 }
 

@@ -69,6 +69,26 @@ std::vector<Config> variant_configs(const ParameterSpace& space, Value variant) 
   return out;
 }
 
+/// Verifies, for every workload, the configurations variant_configs() gives for `variant` (at least `min_configs`):
+/// together at each of kOddSizes with inputs of `seed`, then each alone one element past its tile, after exactly
+/// its tile where `whole_tile`.
+void check_variant_sizes(Value variant, std::size_t min_configs, std::uint64_t seed, bool whole_tile) {
+  Verifier verifier("scan");
+  for (const Workload& w : verifier.spec.workloads) {
+    const std::vector<Config> configs = variant_configs(verifier.space(size_n(1), w), variant);
+    REQUIRE(configs.size() >= min_configs);
+    for (std::int64_t n : kOddSizes) {
+      INFO(w.key() << " n=" << n);
+      verifier.check(w, size_n(n), seed, configs);
+    }
+    for (const Config& c : configs) {
+      INFO(w.key() << (whole_tile ? " one tile, and tile + 1" : " tile + 1"));
+      if (whole_tile) verifier.check(w, size_n(tile_of(c)), 11, {c});
+      verifier.check(w, size_n(tile_of(c) + 1), 7, {c});
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("every scan variant verifies for every workload on odd sizes", "[gpu][scan]") {
@@ -90,41 +110,14 @@ TEST_CASE("scan single_pass_async verifies every STAGES value on odd sizes and o
   // that the buffers are refilled and the ring wraps around; tile + 1: a full tile, then a partial one of one
   // element that is loaded element by element.
   require_gpu();
-  Verifier verifier("scan");
-  for (const Workload& w : verifier.spec.workloads) {
-    const std::vector<Config> configs = variant_configs(verifier.space(size_n(1), w), 9);
-    REQUIRE(configs.size() >= 3);
-    for (std::int64_t n :
-         {std::int64_t{1}, std::int64_t{7}, (std::int64_t{1} << 20) + 7, (std::int64_t{1} << 24) + 7}) {
-      INFO(w.key() << " n=" << n);
-      verifier.check(w, size_n(n), 20261126, configs);
-    }
-    for (const Config& c : configs) {
-      INFO(w.key() << " tile + 1");
-      verifier.check(w, size_n(tile_of(c) + 1), 7, {c});
-    }
-  }
+  check_variant_sizes(9, 3, 20261126, false);
 }
 
 TEST_CASE("scan single_pass_bulk verifies on odd sizes and on one tile and one element more", "[gpu][scan]") {
   // 2^24 + 7: thousands of blocks whose bulk copies and look-backs overlap; one tile: the bulk path alone; tile + 1:
   // a full tile by bulk copies, then a partial one of one element loaded by the threads.
   require_gpu();
-  Verifier verifier("scan");
-  for (const Workload& w : verifier.spec.workloads) {
-    const std::vector<Config> configs = variant_configs(verifier.space(size_n(1), w), 10);
-    REQUIRE(configs.size() >= 2);
-    for (std::int64_t n :
-         {std::int64_t{1}, std::int64_t{7}, (std::int64_t{1} << 20) + 7, (std::int64_t{1} << 24) + 7}) {
-      INFO(w.key() << " n=" << n);
-      verifier.check(w, size_n(n), 20261127, configs);
-    }
-    for (const Config& c : configs) {
-      INFO(w.key() << " one tile, and tile + 1");
-      verifier.check(w, size_n(tile_of(c)), 11, {c});
-      verifier.check(w, size_n(tile_of(c) + 1), 7, {c});
-    }
-  }
+  check_variant_sizes(10, 2, 20261127, true);
 }
 
 TEST_CASE("every valid scan configuration verifies", "[gpu][scan]") {

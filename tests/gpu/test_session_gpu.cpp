@@ -3,6 +3,7 @@
 // scan, served exactly by the lookup.
 #include <catch2/catch.hpp>
 
+#include "cuda_session_support.hpp"
 #include "test_support.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
@@ -15,23 +16,21 @@ using namespace autotune;
 
 TEST_CASE("a brute-force session of the SAXPY example verifies and records every configuration", "[gpu][session]") {
   TuningSpec spec = specs::load_spec(autotune_test::data_dir() + "/../../examples/saxpy/saxpy.tune.json");
-  auto adapter = kernels::make_adapter(spec);
   cuda::TimingOptions to;
   to.samples = 9;
-  cuda::CudaBackend backend(adapter, to);
-  auto db = db::Database::open(":memory:");
+  autotune_test::CudaSession cs(spec, to);
   Workload w = spec.workloads.front();
   ProblemKey p = ProblemKey::parse("n=1000003");
   session::Options opt;
-  opt.bytes_moved = adapter->bytes_moved(w, p);
-  session::Result r = session::run(spec, backend, *db, w, p, opt);
+  opt.bytes_moved = cs.adapter->bytes_moved(w, p);
+  session::Result r = session::run(spec, cs.backend, *cs.db, w, p, opt);
   CHECK(r.space_size == 20);
   CHECK(r.evaluated == 20);
   CHECK(r.failed == 0);
   CHECK(r.copy_gbps > 100);
   db::TrialFilter f;
   f.session_id = r.session_id;
-  auto rows = db->trials(f);
+  auto rows = cs.db->trials(f);
   REQUIRE(rows.size() == 20);
   for (const auto& t : rows) {
     INFO(t.config_json << " " << to_string(t.m.status) << " " << t.m.log);
@@ -41,7 +40,7 @@ TEST_CASE("a brute-force session of the SAXPY example verifies and records every
     CHECK(t.gbps > 0);
   }
   // A rerun measures nothing.
-  session::Result again = session::run(spec, backend, *db, w, p, opt);
+  session::Result again = session::run(spec, cs.backend, *cs.db, w, p, opt);
   CHECK(again.evaluated == 0);
   CHECK(again.reused == 20);
 }
@@ -49,12 +48,10 @@ TEST_CASE("a brute-force session of the SAXPY example verifies and records every
 TEST_CASE("a restricted reduction tune writes one verified row per configuration", "[gpu][session]") {
   TuningSpec spec = specs::builtin_spec("reduction");
   spec.constraints.push_back(Expr::parse("VARIANT == 7 && BLOCK_SIZE == 256 && KAHAN == 0 && ITEMS_PER_THREAD == 4"));
-  auto adapter = kernels::make_adapter(spec);
-  cuda::CudaBackend backend(adapter, cuda::TimingOptions{});
-  auto db = db::Database::open(":memory:");
+  autotune_test::CudaSession cs(spec, cuda::TimingOptions{});
   Workload w = Workload::parse("int32/max");
   ProblemKey p = ProblemKey::parse("n=3000017");
-  session::Result r = session::run(spec, backend, *db, w, p, {});
+  session::Result r = session::run(spec, cs.backend, *cs.db, w, p, {});
   CHECK(r.evaluated == r.space_size);
   CHECK(r.space_size > 10);
   CHECK(r.failed == 0);
@@ -68,22 +65,20 @@ TEST_CASE(
   // tests/data/specs/spin: REPEAT = 1, 2, 8 costs about 1x, 2x and 8x (the same output). Brute force one at a
   // time, so REPEAT = 1 sets the best before the slower ones come.
   TuningSpec spec = specs::load_spec(autotune_test::data_dir() + "/specs/spin.tune.json");
-  auto adapter = kernels::make_adapter(spec);
   cuda::TimingOptions to;
   to.race_margin = 0.25;
-  cuda::CudaBackend backend(adapter, to);
-  auto db = db::Database::open(":memory:");
+  autotune_test::CudaSession cs(spec, to);
   const Workload w = spec.workloads.front();
   const ProblemKey p = spec.problem_sizes.front();
   session::Options opt;
   opt.strategy = "brute_force";
   opt.batch = 1;
-  session::Result r = session::run(spec, backend, *db, w, p, opt);
+  session::Result r = session::run(spec, cs.backend, *cs.db, w, p, opt);
   REQUIRE(r.evaluated == 6);
   CHECK(r.failed == 0);
   db::TrialFilter f;
   f.session_id = r.session_id;
-  const std::vector<db::TrialRow> rows = db->trials(f);
+  const std::vector<db::TrialRow> rows = cs.db->trials(f);
   REQUIRE(rows.size() == 6);
   double best = 0;
   for (const auto& t : rows)
@@ -114,19 +109,17 @@ TEST_CASE(
 TEST_CASE("the scan's tune measures its front at smaller sizes and the lookup serves them exactly",
           "[gpu][session][smaller_sizes]") {
   TuningSpec spec = specs::builtin_spec("scan");
-  auto adapter = kernels::make_adapter(spec);
   cuda::TimingOptions to;
   to.samples = 7;
-  cuda::CudaBackend backend(adapter, to);
-  auto db = db::Database::open(":memory:");
+  autotune_test::CudaSession cs(spec, to);
   session::TuneRequest q;
   q.workload = Workload::parse("float32/inclusive_sum");
   q.problem = ProblemKey::parse("n=4194311");  // odd: the smaller sizes are odd too
   q.strategy = "random_sample";
   q.budget = 24;
   q.smaller_sizes = 2;
-  q.bytes_moved = [&adapter](const Workload& w, const ProblemKey& p) { return adapter->bytes_moved(w, p); };
-  const session::TuneOutcome o = session::tune(spec, backend, *db, q);
+  q.bytes_moved = [&cs](const Workload& w, const ProblemKey& p) { return cs.adapter->bytes_moved(w, p); };
+  const session::TuneOutcome o = session::tune(spec, cs.backend, *cs.db, q);
   REQUIRE_FALSE(o.result.top.empty());
   INFO(o.smaller_note);
   REQUIRE(o.smaller.size() == 2);
@@ -138,11 +131,11 @@ TEST_CASE("the scan's tune measures its front at smaller sizes and the lookup se
     CHECK(s.measured == s.configs);  // every configuration verified at the smaller size
     db::TrialFilter f;
     f.session_id = s.session_id;
-    for (const db::TrialRow& t : db->trials(f)) {
+    for (const db::TrialRow& t : cs.db->trials(f)) {
       INFO(t.config_json << " " << to_string(t.m.status) << " " << t.m.log);
       CHECK(t.m.ok());
     }
-    const lookup::Answer a = lookup::best(*db, spec, q.workload, backend.device(), ProblemKey::parse(s.problem));
+    const lookup::Answer a = lookup::best(*cs.db, spec, q.workload, cs.backend.device(), ProblemKey::parse(s.problem));
     CHECK(a.match == lookup::Match::exact);
     CHECK(a.config == Config::from_json(s.best));
   }

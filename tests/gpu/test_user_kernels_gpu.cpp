@@ -4,12 +4,13 @@
 #include <catch2/catch.hpp>
 #include <map>
 
+#include "cuda_session_support.hpp"
 #include "test_support.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/kernels/registry.hpp"
-#include "tuner/specs/specs.hpp"
 #include "tuner/session/session.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 
@@ -29,16 +30,14 @@ std::map<std::string, db::TrialRow> rows_by_config(db::Database& db, std::int64_
 
 TEST_CASE("user kernels: constant memory, a templated entry point, the resource pre-check", "[gpu][user_kernels]") {
   TuningSpec spec = pnpoly_spec();
-  auto adapter = kernels::make_adapter(spec);
   cuda::TimingOptions to;
   to.samples = 7;
-  cuda::CudaBackend backend(adapter, to);
-  auto db = db::Database::open(":memory:");
+  autotune_test::CudaSession cs(spec, to);
   const Workload w = spec.workloads.front();
   const ProblemKey p = ProblemKey::parse("n=100003");
-  session::Result r = session::run(spec, backend, *db, w, p, {});
+  session::Result r = session::run(spec, cs.backend, *cs.db, w, p, {});
   REQUIRE(r.space_size == 8);
-  auto rows = rows_by_config(*db, r.session_id);
+  auto rows = rows_by_config(*cs.db, r.session_id);
   std::string summary;
   for (const auto& [c, t] : rows) summary += c + ": " + to_string(t.m.status) + " " + t.m.log + "\n";
   INFO(summary);
@@ -83,20 +82,18 @@ TEST_CASE("user kernels: inputs from files, the default configuration or a file 
   for (const std::string name : {"filed", "filed_expected"}) {
     for (auto mode : {cuda::TimingOptions::Verify::device, cuda::TimingOptions::Verify::host}) {
       TuningSpec spec = specs::load_spec(dir + name + ".tune.json");
-      auto adapter = kernels::make_adapter(spec);
       cuda::TimingOptions to;
       to.samples = 5;
       to.verify = mode;
-      cuda::CudaBackend backend(adapter, to);
-      auto db = db::Database::open(":memory:");
-      session::Result r = session::run(spec, backend, *db, w, p, {});
+      autotune_test::CudaSession cs(spec, to);
+      session::Result r = session::run(spec, cs.backend, *cs.db, w, p, {});
       INFO(name << ", verification " << r.verification);
       REQUIRE(r.space_size == 6);
       const std::string against = name == "filed" ? ", against the default configuration (BLOCK_SIZE=128 VARIANT=right)"
                                                   : ", against expected values of y from y_expected.npy";
       CHECK(r.verification ==
             (mode == cuda::TimingOptions::Verify::device ? "device" : "host (--verify host)") + against);
-      auto rows = rows_by_config(*db, r.session_id);
+      auto rows = rows_by_config(*cs.db, r.session_id);
       std::string summary;
       for (const auto& [c, t] : rows) summary += c + ": " + to_string(t.m.status) + " " + t.m.log + "\n";
       INFO(summary);

@@ -165,6 +165,12 @@ std::vector<Case> element_cases(std::size_t last_index, std::uint32_t element_by
   return cases;
 }
 
+/// element_cases for the output of workload w: elements of its dtype's size, the NaN case for a floating dtype.
+std::vector<Case> element_cases(std::size_t last_index, const Workload& w) {
+  const bool floating = w.dtype.rfind("float", 0) == 0;
+  return element_cases(last_index, w.dtype == "float64" ? 8 : 4, floating);
+}
+
 }  // namespace
 
 TEST_CASE("GPU and host verification agree on reductions, correct and planted-wrong", "[gpu][verify]") {
@@ -172,9 +178,7 @@ TEST_CASE("GPU and host verification agree on reductions, correct and planted-wr
   const TuningSpec s = specs::builtin_spec("reduction");
   for (const char* wk : {"float32/sum", "float64/sum", "int32/max", "float32/min"}) {
     const Workload w = Workload::parse(wk);
-    const bool floating = w.dtype != "int32";
-    const std::uint32_t es = w.dtype == "float64" ? 8 : 4;
-    check_agreement(s, w, size_n((std::int64_t{1} << 22) + 3), element_cases(0, es, floating));
+    check_agreement(s, w, size_n((std::int64_t{1} << 22) + 3), element_cases(0, w));
   }
 }
 
@@ -183,11 +187,9 @@ TEST_CASE("GPU and host verification agree on scans, correct and planted-wrong",
   const TuningSpec s = specs::builtin_spec("scan");
   for (const char* wk : {"float32/inclusive_sum", "float64/exclusive_sum", "int32/inclusive_sum", "float32/inclusive_max"}) {
     const Workload w = Workload::parse(wk);
-    const bool floating = w.dtype != "int32";
-    const std::uint32_t es = w.dtype == "float64" ? 8 : 4;
     // Large enough that the comparison runs on its most blocks, odd so that the last block is partial.
     const std::int64_t n = (std::int64_t{1} << 26) + 7;
-    check_agreement(s, w, size_n(n), element_cases(static_cast<std::size_t>(n - 1), es, floating));
+    check_agreement(s, w, size_n(n), element_cases(static_cast<std::size_t>(n - 1), w));
   }
 }
 
@@ -198,7 +200,7 @@ TEST_CASE("GPU and host verification agree on transposes, correct and planted-wr
   p.dims = {{"rows", 4001}, {"cols", 2999}};
   for (const char* wk : {"float32", "float64"}) {
     const Workload w = Workload::parse(wk);
-    check_agreement(s, w, p, element_cases(4001 * 2999 - 1, w.dtype == "float64" ? 8 : 4, true));
+    check_agreement(s, w, p, element_cases(4001 * 2999 - 1, w));
   }
 }
 
@@ -214,8 +216,7 @@ TEST_CASE("GPU and host verification agree on compactions, correct, wrong count 
     std::int32_t count = 0;
     std::memcpy(&count, expected.at("count").data(), 4);
     REQUIRE(count > 1);
-    const bool floating = w.dtype == "float32";
-    std::vector<Case> cases = element_cases(static_cast<std::size_t>(count - 1), 4, floating);
+    std::vector<Case> cases = element_cases(static_cast<std::size_t>(count - 1), w);
     cases.push_back({"a count one too high", overwrite("count", 0, 4, static_cast<std::uint32_t>(count + 1)), "count[0]"});
     cases.push_back({"a count one too low", overwrite("count", 0, 4, static_cast<std::uint32_t>(count - 1)), "count[0]"});
     check_agreement(s, w, p, cases);

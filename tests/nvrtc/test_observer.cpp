@@ -52,6 +52,14 @@ Observation observe(Observer& o, int window_ms, std::uint64_t runs) {
   return o.stop();
 }
 
+/// observe() on an Observer opened on the fake's device, which must open, as the fake's control block stands now.
+Observation observe_fake_device(int window_ms, std::uint64_t runs) {
+  std::string why;
+  auto o = Observer::open(fake_api(), kUuidHex, &why);
+  REQUIRE(o);
+  return observe(*o, window_ms, runs);
+}
+
 }  // namespace
 
 TEST_CASE("nvml: a missing library is no error, only a reason", "[nvrtc][observer]") {
@@ -87,10 +95,7 @@ TEST_CASE("observer: the device is found by UUID", "[nvrtc][observer]") {
 TEST_CASE("observer: clocks, power and energy per run from the energy counter", "[nvrtc][observer]") {
   auto& c = control();
   c.power_mw = 400000;
-  std::string why;
-  auto o = Observer::open(fake_api(), kUuidHex, &why);
-  REQUIRE(o);
-  const Observation ob = observe(*o, 60, 1000);
+  const Observation ob = observe_fake_device(60, 1000);
   INFO(ob.method);
   CHECK(ob.observed());
   CHECK_THAT(ob.method, Catch::Contains("energy=counter") && Catch::Contains("runs=1000"));
@@ -110,10 +115,7 @@ TEST_CASE("observer: without the energy counter, energy comes from the sampled p
   auto& c = control();
   c.energy_supported = false;
   c.power_mw = 250000;
-  std::string why;
-  auto o = Observer::open(fake_api(), kUuidHex, &why);
-  REQUIRE(o);
-  const Observation ob = observe(*o, 40, 100);
+  const Observation ob = observe_fake_device(40, 100);
   CHECK_THAT(ob.method, Catch::Contains("energy=power"));
   CHECK(ob.power_w == Approx(250));
   CHECK(ob.energy_j == Approx(250 * 0.04 / 100).epsilon(0.25));
@@ -122,10 +124,7 @@ TEST_CASE("observer: without the energy counter, energy comes from the sampled p
 
 TEST_CASE("observer: no energy window, power only", "[nvrtc][observer]") {
   control();
-  std::string why;
-  auto o = Observer::open(fake_api(), kUuidHex, &why);
-  REQUIRE(o);
-  const Observation ob = observe(*o, 0, 0);
+  const Observation ob = observe_fake_device(0, 0);
   CHECK_THAT(ob.method, Catch::Contains("energy=none"));
   CHECK(ob.power_w == Approx(350));
   CHECK(std::isnan(ob.energy_j));
@@ -133,20 +132,17 @@ TEST_CASE("observer: no energy window, power only", "[nvrtc][observer]") {
 }
 
 TEST_CASE("observer: power and thermal throttle reasons flag the measurement, idle does not", "[nvrtc][observer]") {
-  std::string why;
   {
     auto& c = control();
     c.reasons = kThrottleGpuIdle;
-    auto o = Observer::open(fake_api(), kUuidHex, &why);
-    const Observation ob = observe(*o, 5, 10);
+    const Observation ob = observe_fake_device(5, 10);
     CHECK(ob.throttle_reasons == kThrottleGpuIdle);
     CHECK_FALSE(ob.throttled());
   }
   for (std::uint64_t r : {kThrottleSwPowerCap, kThrottleHwThermal, kThrottleSwThermal, kThrottleHwSlowdown}) {
     auto& c = control();
     c.reasons = r;
-    auto o = Observer::open(fake_api(), kUuidHex, &why);
-    const Observation ob = observe(*o, 5, 10);
+    const Observation ob = observe_fake_device(5, 10);
     CHECK(ob.throttled());
     CHECK(ob.throttle_reasons == r);
   }

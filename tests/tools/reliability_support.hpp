@@ -1,9 +1,6 @@
 // Shared by the reliability tests (kill -9, concurrent writers, full disk): temp files, copying a
 // database with its WAL, and a census of the stored trials.
 #pragma once
-#include <unistd.h>
-
-#include <atomic>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -14,28 +11,15 @@
 
 #include "db/database.hpp"
 #include "tests/tools/child_process.hpp"
+#include "tests/tools/temp_db_file.hpp"
 
 namespace autotune_test {
 
 namespace fs = std::filesystem;
 
-/// A unique path in the temp directory; removes the file and its WAL/SHM companions on destruction.
-struct TempDb {
-  std::string path;
-  explicit TempDb(const std::string& tag) {
-    static std::atomic<int> counter{0};
-    path = (fs::temp_directory_path() /
-            ("autotune_rel_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + "_" + tag))
-               .string();
-    remove_all();
-  }
-  ~TempDb() { remove_all(); }
-  TempDb(const TempDb&) = delete;
-  TempDb& operator=(const TempDb&) = delete;
-  void remove_all() const {
-    std::error_code ec;
-    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(path + suffix, ec);
-  }
+/// A unique database path in the temp directory, removed with its WAL/SHM companions on destruction.
+struct TempDb : TempDbFile {
+  explicit TempDb(const std::string& tag) : TempDbFile("autotune_rel_", tag) {}
 };
 
 /// Copies a database file with its -wal and -shm companions (those that exist) to `to`, so the copy can
