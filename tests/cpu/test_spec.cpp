@@ -277,7 +277,9 @@ TEST_CASE("init takes files, constants and uniform ranges, and its errors name t
   };
   for (const auto& [init, at, says] : x_errors) {
     INFO(init);
-    CHECK_THAT(x_error(init), Catch::Contains(at) && Catch::Contains(says));
+    const std::string e = x_error(init);
+    CHECK_THAT(e, Catch::Contains(at));
+    if (*says != '\0') CHECK_THAT(e, Catch::Contains(says));
   }
 
   // Integer arguments: exact integers within the type.
