@@ -26,6 +26,7 @@ using detail::fail;
 using detail::kBusyTimeoutMs;
 using detail::kNowSql;
 using detail::query_int;
+using detail::read_column;
 using detail::Stmt;
 
 namespace fs = std::filesystem;
@@ -186,22 +187,9 @@ void check_sqlite_header(const std::string& path) {
 }
 
 // The columns of DeviceInfo's fields are named after them (DeviceInfo::for_each_field, in its order).
-void read_column(const Stmt& s, int c, std::string& v) { v = s.text(c); }
-void read_column(const Stmt& s, int c, int& v) { v = s.int32(c); }
-void read_column(const Stmt& s, int c, std::uint64_t& v) { v = static_cast<std::uint64_t>(s.int64(c)); }
-
-/// "name, cc, sm_count, ...": the device columns of DeviceInfo's fields.
-std::string device_field_columns() {
-  std::string out;
-  const DeviceInfo names_only;
-  DeviceInfo::for_each_field(
-      names_only, [&](const char* name, const auto&) { out += (out.empty() ? "" : ", ") + std::string(name); });
-  return out;
-}
-
 /// "id, <the fields>, copy_gbps": what read_device reads.
 const std::string& device_columns() {
-  static const std::string columns = "id, " + device_field_columns() + ", copy_gbps";
+  static const std::string columns = "id, " + detail::field_columns<DeviceInfo>() + ", copy_gbps";
   return columns;
 }
 
@@ -226,9 +214,9 @@ const std::string& upsert_device_sql() {
       const std::string f = name;
       if (f != "cc" && f != "uuid") updates += f + " = excluded." + f + ", ";
     });
-    return "INSERT INTO devices (" + device_field_columns() + ", normalised_name, first_seen_at, last_seen_at) " +
-           "VALUES (" + values + "?" + std::to_string(n + 1) + ", " + kNowSql + ", " + kNowSql +
-           ") ON CONFLICT (normalised_name, cc, uuid) DO UPDATE SET " + updates +
+    return "INSERT INTO devices (" + detail::field_columns<DeviceInfo>() +
+           ", normalised_name, first_seen_at, last_seen_at) " + "VALUES (" + values + "?" + std::to_string(n + 1) +
+           ", " + kNowSql + ", " + kNowSql + ") ON CONFLICT (normalised_name, cc, uuid) DO UPDATE SET " + updates +
            "last_seen_at = excluded.last_seen_at";
   }();
   return sql;

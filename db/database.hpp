@@ -3,10 +3,12 @@
 // concurrent processes through WAL and a busy timeout).
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -66,6 +68,35 @@ struct TrialRow {
   /// "" for a trial measured with its source_hash; else where `autotune revalidate` carried it forward from
   /// ("revalidated from SOURCE_HASH in session N: ...").
   std::string carried_from;
+
+  /// The one list of the trials table's columns: calls f(column, member) for each column that holds a field, the
+  /// row's own ones and, through Measurement::for_each_field and Observation::for_each_field, the measurement's
+  /// (flattened: the observation's fields are columns of their own). The column of Observation::method is
+  /// "observer". Insert and reads are driven by it (db/trials.cpp); the one column it lacks is `throttled`, which
+  /// is derived (Observation::throttled()) and written only. T is TrialRow or const TrialRow.
+  template <typename T, typename F>
+  static void for_each_field(T& t, F&& f) {
+    f("id", t.id);
+    f("session_id", t.session_id);
+    f("device_id", t.device_id);
+    f("kernel", t.kernel);
+    f("source_hash", t.source_hash);
+    f("workload", t.workload);
+    f("problem", t.problem);
+    f("problem_elements", t.problem_elements);
+    f("config_json", t.config_json);
+    f("config_hash", t.config_hash);
+    Measurement::for_each_field(t.m, [&f](const char* name, auto& v) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(v)>, Observation>)
+        Observation::for_each_field(
+            v, [&f](const char* field, auto& o) { f(std::strcmp(field, "method") == 0 ? "observer" : field, o); });
+      else
+        f(name, v);
+    });
+    f("gbps", t.gbps);
+    f("created_at", t.created_at);
+    f("carried_from", t.carried_from);
+  }
 };
 
 struct TrialFilter {

@@ -221,6 +221,25 @@ class Stmt {
   bool rows_ = false;
 };
 
+/// Reads column c into a record's field by the field's type (the field visitors of DeviceInfo and TrialRow): TEXT,
+/// INTEGER (NULL as 0) or REAL (NULL as NaN).
+inline void read_column(const Stmt& s, int c, std::string& v) { v = s.text(c); }
+inline void read_column(const Stmt& s, int c, int& v) { v = s.int32(c); }
+inline void read_column(const Stmt& s, int c, std::int64_t& v) { v = s.int64(c); }
+inline void read_column(const Stmt& s, int c, std::uint64_t& v) { v = static_cast<std::uint64_t>(s.int64(c)); }
+inline void read_column(const Stmt& s, int c, double& v) { v = s.real(c); }
+
+/// "a, b, c": the columns of a record R whose visitor R::for_each_field names them (DeviceInfo, TrialRow), in its
+/// order.
+template <typename R>
+std::string field_columns() {
+  std::string out;
+  const R names_only;
+  R::for_each_field(names_only,
+                    [&](const char* name, const auto&) { out += (out.empty() ? "" : ", ") + std::string(name); });
+  return out;
+}
+
 /// Runs every statement of sql (may hold several) through Stmt, so busy retries and error messages apply.
 inline void exec_all(sqlite3* db, const std::string& path, const std::string& sql) {
   const char* p = sql.c_str();

@@ -2,8 +2,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <map>
+#include <type_traits>
 
 #include "db/database.hpp"
 #include "db/statement.hpp"
@@ -12,6 +14,7 @@ namespace autotune::db {
 namespace {
 
 using detail::kNowSql;
+using detail::read_column;
 using detail::Stmt;
 
 /// trials.sample_ns: "12.5,13,12.75" (ns, shortest round-trip text); "" = none kept.
@@ -37,56 +40,74 @@ std::vector<double> parse_samples(const std::string& text) {
   return out;
 }
 
+// The trials columns are driven by TrialRow::for_each_field: names, insert and reads in its order.
+
+/// "id, session_id, ...": the columns of TrialRow::for_each_field, in its order; what read_trial reads.
+const std::string& trial_columns() {
+  static const std::string columns = detail::field_columns<TrialRow>();
+  return columns;
+}
+
+/// The insert of a trial. Binds: every column of TrialRow::for_each_field but id as ?1.. in its order (created_at
+/// defaults to now where it is ""), then the derived throttled. ON CONFLICT DO NOTHING on the uniqueness key only:
+/// unlike INSERT OR IGNORE it does not hide NOT NULL or foreign-key violations.
+const std::string& insert_trial_sql() {
+  static const std::string sql = [] {
+    std::string columns, values;
+    int n = 0;
+    const TrialRow names_only;
+    TrialRow::for_each_field(names_only, [&](const char* name, const auto&) {
+      const std::string column = name;
+      if (column == "id") return;
+      const std::string p = "?" + std::to_string(++n);
+      columns += column + ", ";
+      values += (column == "created_at" ? "COALESCE(NULLIF(" + p + ", ''), " + kNowSql + ")" : p) + ", ";
+    });
+    return "INSERT INTO trials (" + columns + "throttled) VALUES (" + values + "?" + std::to_string(n + 1) +
+           ") ON CONFLICT (kernel, source_hash, device_id, workload, problem, config_hash) DO NOTHING";
+  }();
+  return sql;
+}
+
+void bind_trial(Stmt& q, const TrialRow& t) {
+  int i = 0;
+  TrialRow::for_each_field(t, [&](const char* name, const auto& v) {
+    using V = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<V, TrialStatus>)
+      q.bind(++i, to_string(v));
+    else if constexpr (std::is_same_v<V, std::vector<double>>)
+      q.bind(++i, format_samples(v));
+    else if (std::strcmp(name, "id") == 0)
+      return;
+    else if (std::strcmp(name, "session_id") == 0)
+      q.bind_id(++i, t.session_id);  // 0 = no session: NULL
+    else
+      q.bind(++i, v);
+  });
+  q.bind(++i, t.m.observed.throttled() ? 1 : 0);
+}
+
 TrialRow read_trial(const Stmt& s, const std::string& path) {
   TrialRow r;
-  r.id = s.int64(0);
-  r.session_id = s.is_null(1) ? 0 : s.int64(1);
-  r.device_id = s.int64(2);
-  r.kernel = s.text(3);
-  r.source_hash = s.text(4);
-  r.workload = s.text(5);
-  r.problem = s.text(6);
-  r.problem_elements = s.real(7);
-  r.config_json = s.text(8);
-  r.config_hash = s.text(9);
-  const std::string status = s.text(10);
-  try {
-    r.m.status = trial_status_from_string(status);
-  } catch (const std::exception&) {
-    throw DbError("database " + path + ": trial " + std::to_string(r.id) + " has unknown status '" +
-                  status + "'");
-  }
-  r.m.median_ns = s.real(11);
-  r.m.min_ns = s.real(12);
-  r.m.spread = s.real(13);
-  r.m.samples = s.int32(14);
-  r.m.compile_ms = s.real(15);
-  r.m.verify_ms = s.real(16);
-  r.m.log = s.text(17);
-  r.m.protocol = s.text(18);
-  r.gbps = s.real(19);
-  r.created_at = s.text(20);
-  r.m.measured_by = s.text(21);
-  Observation& o = r.m.observed;
-  o.sm_clock_mhz = s.real(22);
-  o.sm_clock_min_mhz = s.real(23);
-  o.mem_clock_mhz = s.real(24);
-  o.mem_clock_min_mhz = s.real(25);
-  o.power_w = s.real(26);
-  o.energy_j = s.real(27);
-  o.temperature_c = s.real(28);
-  o.power_limit_w = s.real(29);
-  o.throttle_reasons = static_cast<std::uint64_t>(s.int64(30));
-  o.method = s.text(31);
-  r.m.sample_ns = parse_samples(s.text(32));
-  r.carried_from = s.text(33);
+  int c = 0;
+  TrialRow::for_each_field(r, [&](const char*, auto& v) {
+    using V = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<V, TrialStatus>) {
+      const std::string status = s.text(c);
+      try {
+        v = trial_status_from_string(status);
+      } catch (const std::exception&) {
+        throw DbError("database " + path + ": trial " + std::to_string(r.id) + " has unknown status '" + status + "'");
+      }
+    } else if constexpr (std::is_same_v<V, std::vector<double>>) {
+      v = parse_samples(s.text(c));
+    } else {
+      read_column(s, c, v);  // session_id: NULL reads as 0 (no session)
+    }
+    ++c;
+  });
   return r;
 }
-constexpr const char* kTrialColumns =
-    "id, session_id, device_id, kernel, source_hash, workload, problem, problem_elements, config_json, "
-    "config_hash, status, median_ns, min_ns, spread, samples, compile_ms, verify_ms, log, protocol, gbps, "
-    "created_at, measured_by, sm_clock_mhz, sm_clock_min_mhz, mem_clock_mhz, mem_clock_min_mhz, power_w, energy_j, "
-    "temperature_c, power_limit_w, throttle_reasons, observer, sample_ns, carried_from";
 
 }  // namespace
 
@@ -95,31 +116,8 @@ constexpr const char* kTrialColumns =
 bool Database::insert_trial(TrialRow& t) {
   bool inserted = false;
   {
-    // ON CONFLICT DO NOTHING on the uniqueness key only: unlike INSERT OR IGNORE it does not hide
-    // NOT NULL or foreign-key violations.
-    Stmt q(statements(), db_, path_,
-           std::string("INSERT INTO trials (session_id, device_id, kernel, source_hash, workload, problem, "
-                       "problem_elements, config_json, config_hash, status, median_ns, min_ns, spread, samples, "
-                       "compile_ms, verify_ms, log, protocol, gbps, created_at, measured_by, sm_clock_mhz, "
-                       "sm_clock_min_mhz, mem_clock_mhz, mem_clock_min_mhz, power_w, energy_j, temperature_c, "
-                       "power_limit_w, throttle_reasons, throttled, observer, sample_ns, carried_from) "
-                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
-                       "?18, ?19, COALESCE(NULLIF(?20, ''), ") +
-               kNowSql +
-               "), ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34) ON CONFLICT (kernel, "
-               "source_hash, device_id, workload, problem, config_hash) DO NOTHING");
-    q.bind_id(1, t.session_id).bind(2, t.device_id).bind(3, t.kernel).bind(4, t.source_hash);
-    q.bind(5, t.workload).bind(6, t.problem).bind(7, t.problem_elements).bind(8, t.config_json);
-    q.bind(9, t.config_hash).bind(10, to_string(t.m.status)).bind(11, t.m.median_ns).bind(12, t.m.min_ns);
-    q.bind(13, t.m.spread).bind(14, t.m.samples).bind(15, t.m.compile_ms).bind(16, t.m.verify_ms);
-    q.bind(17, t.m.log).bind(18, t.m.protocol).bind(19, t.gbps).bind(20, t.created_at);
-    q.bind(21, t.m.measured_by);
-    const Observation& o = t.m.observed;
-    q.bind(22, o.sm_clock_mhz).bind(23, o.sm_clock_min_mhz).bind(24, o.mem_clock_mhz).bind(25, o.mem_clock_min_mhz);
-    q.bind(26, o.power_w).bind(27, o.energy_j).bind(28, o.temperature_c).bind(29, o.power_limit_w);
-    q.bind(30, o.throttle_reasons).bind(31, o.throttled() ? 1 : 0).bind(32, o.method);
-    q.bind(33, format_samples(t.m.sample_ns));
-    q.bind(34, t.carried_from);
+    Stmt q(statements(), db_, path_, insert_trial_sql());
+    bind_trial(q, t);
     q.run();
     inserted = sqlite3_changes(db_) == 1;
   }
@@ -144,7 +142,7 @@ std::optional<TrialRow> Database::find_trial(const std::string& kernel, const st
                                              std::int64_t device_id, const std::string& workload,
                                              const std::string& problem, const std::string& config_hash) const {
   Stmt q(statements(), db_, path_,
-         std::string("SELECT ") + kTrialColumns +
+         "SELECT " + trial_columns() +
              " FROM trials WHERE kernel = ?1 AND source_hash = ?2 AND device_id = ?3 AND workload = ?4 "
              "AND problem = ?5 AND config_hash = ?6");
   q.bind(1, kernel).bind(2, source_hash).bind(3, device_id).bind(4, workload).bind(5, problem);
@@ -162,7 +160,7 @@ std::optional<TrialRow> Database::find_trial(const std::string& kernel, const st
 }
 
 std::vector<TrialRow> Database::trials(const TrialFilter& f) const {
-  std::string sql = std::string("SELECT ") + kTrialColumns + " FROM trials";
+  std::string sql = "SELECT " + trial_columns() + " FROM trials";
   std::vector<std::string> where;
   int n = 0;
   auto param = [&](const char* column) { where.push_back(std::string(column) + " = ?" + std::to_string(++n)); };

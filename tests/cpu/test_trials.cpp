@@ -1,13 +1,18 @@
-// Tests of db/trials.cpp beyond the round trips of test_database.cpp: the observer columns (migration 4) and
-// opening older files that lack them.
+// Tests of db/trials.cpp beyond the round trips of test_database.cpp: the observer columns (migration 4), opening
+// older files that lack them, and the columns driven by TrialRow::for_each_field.
+#include <sqlite3.h>
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <filesystem>
+#include <set>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "db/database.hpp"
 #include "db_support.hpp"
+#include "measurement_support.hpp"
 #include "test_support.hpp"
 
 using namespace autotune;
@@ -188,4 +193,66 @@ TEST_CASE("database: the shipped H100 recording (recorded with schema 1) opens w
   CHECK(recorded == std::size_t{2} * (2436 + 90));        // reduction and transpose at two sizes each
   CHECK(rerecorded_scan == std::size_t{2} * 2661);        // scan at two sizes, every configuration
   CHECK(rerecorded_compaction == std::size_t{2} * 1613);  // compaction at two sizes, every configuration
+}
+
+TEST_CASE("database: a trial with every field set round-trips, and the field visitor names every trials column",
+          "[cpu][db][trials]") {
+  TempPath tmp("fields.db");
+  std::int64_t id = 0;
+  Measurement m = autotune_test::distinct_measurement();
+  {
+    auto db = Database::open(tmp.path);
+    const auto dev = db->upsert_device(sample_device());
+    SessionRow s;
+    s.kernel = "reduction";
+    db->begin_session(s);
+    // Every column of TrialRow::for_each_field set to a value of its own, then the ids and created_at made real.
+    TrialRow t;
+    TrialRow::for_each_field(t, autotune_test::DistinctFields{7});
+    t.m = m;
+    t.session_id = s.id;
+    t.device_id = dev;
+    t.created_at = "2021-02-03T04:05:06.789Z";
+    REQUIRE(db->insert_trial(t));
+    id = t.id;
+
+    auto got = db->find_trial(t.kernel, t.source_hash, dev, t.workload, t.problem, t.config_hash);
+    REQUIRE(got);
+    CHECK(autotune_test::differing_fields(got->m, m) == std::vector<std::string>{});
+    // The row's own columns, through the same visitor (id, created_at set by the insert or given).
+    std::vector<std::string> differ;
+    std::vector<std::string> names;
+    const TrialRow& g = *got;
+    TrialRow::for_each_field(g, [&](const char* name, const auto& v) {
+      names.push_back(name);
+      TrialRow::for_each_field(t, [&](const char* other, const auto& w) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::decay_t<decltype(w)>>)
+          if (std::string(name) == other && !(v == w)) differ.push_back(name);
+      });
+    });
+    INFO("differing columns: " << ::Catch::Detail::stringify(differ));
+    CHECK(differ.empty());
+    CHECK(got->m.observed.throttled() == t.m.observed.throttled());
+
+    // The visitor's names are the trials columns, each once, the derived throttled being the only other column.
+    std::set<std::string> visited(names.begin(), names.end());
+    CHECK(visited.size() == names.size());
+    CHECK(visited.count("observer") == 1);
+    visited.insert("throttled");
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open_v2(tmp.path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+    sqlite3_stmt* q = nullptr;
+    REQUIRE(sqlite3_prepare_v2(raw, "SELECT name FROM pragma_table_info('trials')", -1, &q, nullptr) == SQLITE_OK);
+    std::set<std::string> columns;
+    while (sqlite3_step(q) == SQLITE_ROW) columns.insert(reinterpret_cast<const char*>(sqlite3_column_text(q, 0)));
+    sqlite3_finalize(q);
+    sqlite3_close(raw);
+    CHECK(columns == visited);
+  }
+  // And read back by a new connection, through trials().
+  auto db = Database::open(tmp.path, Database::Mode::read_only);
+  const auto rows = db->trials({});
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].id == id);
+  CHECK(autotune_test::differing_fields(rows[0].m, m) == std::vector<std::string>{});
 }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <type_traits>
 
 #include "db/database.hpp"
 #include "tuner/cli/shared.hpp"
@@ -13,22 +14,22 @@ namespace autotune::cli {
 /// A number for JSON: null where not observed (NaN).
 inline nlohmann::json json_number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
 
-/// The observation as JSON (null fields where not observed; null altogether when nothing was).
+/// The observation as JSON (null altogether when nothing was observed): every field under its name
+/// (Observation::for_each_field), a number null where not observed, throttle_reasons as names
+/// (throttle_reason_names); and the derived gbps_per_watt and throttled.
 inline nlohmann::json observation_json(const Observation& o, double gbps) {
   if (!o.observed()) return nullptr;
-  const double per_watt = gbps > 0 && o.power_w > 0 ? gbps / o.power_w : NAN;
-  return {{"sm_clock_mhz", json_number(o.sm_clock_mhz)},
-          {"sm_clock_min_mhz", json_number(o.sm_clock_min_mhz)},
-          {"mem_clock_mhz", json_number(o.mem_clock_mhz)},
-          {"mem_clock_min_mhz", json_number(o.mem_clock_min_mhz)},
-          {"power_w", json_number(o.power_w)},
-          {"energy_j", json_number(o.energy_j)},
-          {"gbps_per_watt", json_number(per_watt)},
-          {"temperature_c", json_number(o.temperature_c)},
-          {"power_limit_w", json_number(o.power_limit_w)},
-          {"throttle_reasons", throttle_reason_names(o.throttle_reasons)},
-          {"throttled", o.throttled()},
-          {"method", o.method}};
+  nlohmann::json j = nlohmann::json::object();
+  Observation::for_each_field(o, [&](const char* name, const auto& v) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(v)>, double>)
+      j[name] = json_number(v);
+    else
+      j[name] = v;
+  });
+  j["throttle_reasons"] = throttle_reason_names(o.throttle_reasons);
+  j["gbps_per_watt"] = json_number(gbps > 0 && o.power_w > 0 ? gbps / o.power_w : NAN);
+  j["throttled"] = o.throttled();
+  return j;
 }
 
 /// Table cells of an observation: power, energy per run, median SM clock, throttled; and their header.

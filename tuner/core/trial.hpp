@@ -42,6 +42,25 @@ struct Observation {
   std::string method;
 
   bool observed() const { return !method.empty(); }
+  /// The one list of the fields above: calls f(field_name, member) for each, in declaration order. The name is
+  /// the field's key in every JSON that carries an observation (MPI, `best --json`, `--stats-json`) and its column
+  /// in the trials table (where "method" is the column "observer", db::TrialRow::for_each_field). The GPU worker's
+  /// messages, the MPI JSON, the trials columns, the CLI's JSON and the T4 export are written (and read) through
+  /// it, so a new observed quantity is one line here plus a database migration that adds its column
+  /// (db/database.cpp). O is Observation or const Observation; members are double, std::uint64_t or std::string.
+  template <typename O, typename F>
+  static void for_each_field(O& o, F&& f) {
+    f("sm_clock_mhz", o.sm_clock_mhz);
+    f("sm_clock_min_mhz", o.sm_clock_min_mhz);
+    f("mem_clock_mhz", o.mem_clock_mhz);
+    f("mem_clock_min_mhz", o.mem_clock_min_mhz);
+    f("power_w", o.power_w);
+    f("energy_j", o.energy_j);
+    f("temperature_c", o.temperature_c);
+    f("power_limit_w", o.power_limit_w);
+    f("throttle_reasons", o.throttle_reasons);
+    f("method", o.method);
+  }
   bool has_energy() const { return std::isfinite(energy_j) && energy_j > 0; }
   /// The clocks were held down by a power cap, a thermal limit or a hardware slowdown while measuring:
   /// such a time is not comparable with one taken at full clocks.
@@ -83,6 +102,28 @@ struct Measurement {
   std::vector<double> sample_ns;
   Observation observed;   // clocks, power, energy (NaN/empty where not observed)
   bool ok() const { return status == TrialStatus::ok; }
+
+  /// The one list of the fields above: calls f(field_name, member) for each, in declaration order, the name being
+  /// the field's key in the MPI JSON and its column in the trials table. The observation is one call,
+  /// f("observed", m.observed): a writer that nests it (JSON) keeps it as one object, one that flattens it (the
+  /// trials columns, db::TrialRow::for_each_field) visits Observation::for_each_field. So a new measured field is
+  /// one line here plus a database migration that adds its column (db/database.cpp). M is Measurement or const
+  /// Measurement; members are TrialStatus, double, int, std::string, std::vector<double> or Observation.
+  template <typename M, typename F>
+  static void for_each_field(M& m, F&& f) {
+    f("status", m.status);
+    f("median_ns", m.median_ns);
+    f("min_ns", m.min_ns);
+    f("spread", m.spread);
+    f("samples", m.samples);
+    f("compile_ms", m.compile_ms);
+    f("verify_ms", m.verify_ms);
+    f("log", m.log);
+    f("protocol", m.protocol);
+    f("measured_by", m.measured_by);
+    f("sample_ns", m.sample_ns);
+    f("observed", m.observed);
+  }
 };
 
 /// A time in nanoseconds as people read it: "72.67 us" below a millisecond, else "1.234 ms".

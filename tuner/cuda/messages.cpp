@@ -115,12 +115,6 @@ void rule_fields(S& v, F&& f) {
   f(v.race_probe_factor);
 }
 
-template <typename S, typename F>
-void observation_fields(S& v, F&& f) {
-  f(v.sm_clock_mhz); f(v.sm_clock_min_mhz); f(v.mem_clock_mhz); f(v.mem_clock_min_mhz); f(v.power_w);
-  f(v.energy_j); f(v.temperature_c); f(v.power_limit_w); f(v.throttle_reasons); f(v.method);
-}
-
 }  // namespace
 
 void put(Writer& w, const std::string& v) { w.str(v); }
@@ -223,8 +217,12 @@ void put(Writer& w, const CheckVerdict& v) { verdict_fields(v, [&w](const auto& 
 void get(Reader& r, CheckVerdict& v) { verdict_fields(v, [&r](auto& f) { get(r, f); }); }
 void put(Writer& w, const SamplingRule& v) { rule_fields(v, [&w](const auto& f) { put(w, f); }); }
 void get(Reader& r, SamplingRule& v) { rule_fields(v, [&r](auto& f) { get(r, f); }); }
-void put(Writer& w, const Observation& v) { observation_fields(v, [&w](const auto& f) { put(w, f); }); }
-void get(Reader& r, Observation& v) { observation_fields(v, [&r](auto& f) { get(r, f); }); }
+void put(Writer& w, const Observation& v) {
+  Observation::for_each_field(v, [&w](const char*, const auto& f) { put(w, f); });
+}
+void get(Reader& r, Observation& v) {
+  Observation::for_each_field(v, [&r](const char*, auto& f) { get(r, f); });
+}
 
 std::string encode_error(ReplyStatus status, const ErrorReply& e) {
   Writer w;

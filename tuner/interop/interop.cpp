@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -9,6 +10,8 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <type_traits>
+#include <utility>
 
 #include "db/merge.hpp"
 #include "tuner/core/error.hpp"
@@ -580,6 +583,51 @@ ImportReport store_trials(db::Database& db, const std::vector<ImportedTrial>& tr
 
 // ---- export
 
+namespace {
+
+/// An observed quantity that Kernel Tuner's NVML observer has: its name there and unit, in the order T4 lists them.
+struct T4Observed {
+  const char* field;  // Observation::for_each_field
+  const char* name;
+  const char* unit;
+};
+constexpr T4Observed kT4Observed[] = {
+    {"power_w", "nvml_power", "W"},        {"energy_j", "nvml_energy", "J"},
+    {"sm_clock_mhz", "core_freq", "MHz"},  {"sm_clock_min_mhz", "core_freq_min", "MHz"},
+    {"mem_clock_mhz", "mem_freq", "MHz"},  {"mem_clock_min_mhz", "mem_freq_min", "MHz"},
+    {"temperature_c", "temperature", "C"},
+};
+
+const T4Observed* kt_observed_name(const char* field) {
+  for (const T4Observed& k : kT4Observed)
+    if (std::strcmp(k.field, field) == 0) return &k;
+  return nullptr;
+}
+
+/// The number field `field` of o (Observation::for_each_field); NaN for another name.
+double observed_number(const Observation& o, const char* field) {
+  double out = std::nan("");
+  Observation::for_each_field(o, [&](const char* name, const auto& v) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(v)>, double>)
+      if (std::strcmp(name, field) == 0) out = v;
+  });
+  return out;
+}
+
+/// The unit of an observed field from its name's suffix (the project's naming: power_w, energy_j, sm_clock_mhz,
+/// temperature_c, ..._pct); "" where the suffix names none.
+const char* unit_of_field(const std::string& field) {
+  static const std::pair<const char*, const char*> kSuffixes[] = {
+      {"_mhz", "MHz"}, {"_w", "W"}, {"_j", "J"}, {"_c", "C"}, {"_pct", "%"}, {"_ms", "ms"}, {"_ns", "ns"}};
+  for (const auto& [suffix, unit] : kSuffixes) {
+    const std::size_t n = std::strlen(suffix);
+    if (field.size() > n && field.compare(field.size() - n, n, suffix) == 0) return unit;
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string export_t4(const db::Database& db, const ExportFilter& f, std::size_t* count) {
   std::map<std::int64_t, db::DeviceRow> devices;
   std::string names;
@@ -626,15 +674,15 @@ std::string export_t4(const db::Database& db, const ExportFilter& f, std::size_t
       add("spread", t.m.spread, "");
       meas.push_back(ojson{{"name", "samples"}, {"value", t.m.samples}, {"unit", ""}});
       if (t.gbps > 0) add("GB/s", t.gbps, "GB/s");
-      // Observed quantities (docs/energy.md), under Kernel Tuner's NVML observer names where it has one.
+      // Observed quantities (docs/energy.md): every number of Observation::for_each_field but the power limit
+      // (an "autotune" extension below), under Kernel Tuner's NVML observer names first, then any other under its
+      // own field name.
       const Observation& o = t.m.observed;
-      add("nvml_power", o.power_w, "W");
-      add("nvml_energy", o.energy_j, "J");
-      add("core_freq", o.sm_clock_mhz, "MHz");
-      add("core_freq_min", o.sm_clock_min_mhz, "MHz");
-      add("mem_freq", o.mem_clock_mhz, "MHz");
-      add("mem_freq_min", o.mem_clock_min_mhz, "MHz");
-      add("temperature", o.temperature_c, "C");
+      for (const T4Observed& k : kT4Observed) add(k.name, observed_number(o, k.field), k.unit);
+      Observation::for_each_field(o, [&](const char* field, const auto& v) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, double>)
+          if (!kt_observed_name(field) && std::strcmp(field, "power_limit_w") != 0) add(field, v, unit_of_field(field));
+      });
       if (t.gbps > 0 && o.power_w > 0) add("GB/s/W", t.gbps / o.power_w, "GB/s/W");
     }
     r["measurements"] = meas;

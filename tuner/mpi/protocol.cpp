@@ -1,56 +1,61 @@
 #include "tuner/mpi/protocol.hpp"
 
 #include <cmath>
+#include <string>
+#include <type_traits>
 
 namespace autotune::mpi {
 
+// A measurement's and an observation's keys are their field names (Measurement::for_each_field,
+// Observation::for_each_field); NaN travels as null in JSON.
+namespace {
+
+template <typename T>
+void put_field(nlohmann::json& j, const char* key, const T& v) {
+  if constexpr (std::is_same_v<T, TrialStatus>)
+    j[key] = to_string(v);
+  else if constexpr (std::is_same_v<T, Observation>)
+    j[key] = to_json(v);
+  else
+    j[key] = v;
+}
+
+template <typename T>
+void get_field(const nlohmann::json& j, const char* key, T& v) {
+  const nlohmann::json& x = j.at(key);
+  if constexpr (std::is_same_v<T, TrialStatus>)
+    v = trial_status_from_string(x.get<std::string>());
+  else if constexpr (std::is_same_v<T, Observation>)
+    v = observation_from_json(x);
+  else if constexpr (std::is_same_v<T, double>)
+    v = x.is_null() ? std::nan("") : x.get<double>();
+  else
+    x.get_to(v);
+}
+
+}  // namespace
+
 nlohmann::json to_json(const Measurement& m) {
-  return {{"status", to_string(m.status)}, {"median_ns", m.median_ns}, {"min_ns", m.min_ns},
-          {"spread", m.spread},            {"samples", m.samples},     {"compile_ms", m.compile_ms},
-          {"verify_ms", m.verify_ms},      {"log", m.log},             {"protocol", m.protocol},
-          {"measured_by", m.measured_by}, {"sample_ns", m.sample_ns}, {"observed", to_json(m.observed)}};
+  nlohmann::json j = nlohmann::json::object();
+  Measurement::for_each_field(m, [&](const char* key, const auto& v) { put_field(j, key, v); });
+  return j;
 }
 
 nlohmann::json to_json(const Observation& o) {
-  return {{"sm_clock_mhz", o.sm_clock_mhz},   {"sm_clock_min_mhz", o.sm_clock_min_mhz},
-          {"mem_clock_mhz", o.mem_clock_mhz}, {"mem_clock_min_mhz", o.mem_clock_min_mhz},
-          {"power_w", o.power_w},             {"energy_j", o.energy_j},
-          {"temperature_c", o.temperature_c}, {"power_limit_w", o.power_limit_w},
-          {"throttle_reasons", o.throttle_reasons}, {"method", o.method}};
+  nlohmann::json j = nlohmann::json::object();
+  Observation::for_each_field(o, [&](const char* key, const auto& v) { put_field(j, key, v); });
+  return j;
 }
 
 Observation observation_from_json(const nlohmann::json& j) {
   Observation o;
-  auto num = [&](const char* k) { return j.at(k).is_null() ? std::nan("") : j.at(k).get<double>(); };
-  o.sm_clock_mhz = num("sm_clock_mhz");
-  o.sm_clock_min_mhz = num("sm_clock_min_mhz");
-  o.mem_clock_mhz = num("mem_clock_mhz");
-  o.mem_clock_min_mhz = num("mem_clock_min_mhz");
-  o.power_w = num("power_w");
-  o.energy_j = num("energy_j");
-  o.temperature_c = num("temperature_c");
-  o.power_limit_w = num("power_limit_w");
-  j.at("throttle_reasons").get_to(o.throttle_reasons);
-  j.at("method").get_to(o.method);
+  Observation::for_each_field(o, [&](const char* key, auto& v) { get_field(j, key, v); });
   return o;
 }
 
 Measurement measurement_from_json(const nlohmann::json& j) {
   Measurement m;
-  m.status = trial_status_from_string(j.at("status").get<std::string>());
-  // NaN travels as null in JSON.
-  auto num = [&](const char* k) { return j.at(k).is_null() ? std::nan("") : j.at(k).get<double>(); };
-  m.median_ns = num("median_ns");
-  m.min_ns = num("min_ns");
-  m.spread = num("spread");
-  m.samples = j.at("samples").get<int>();
-  m.compile_ms = num("compile_ms");
-  m.verify_ms = num("verify_ms");
-  m.log = j.at("log").get<std::string>();
-  m.protocol = j.at("protocol").get<std::string>();
-  m.measured_by = j.at("measured_by").get<std::string>();
-  j.at("sample_ns").get_to(m.sample_ns);
-  m.observed = observation_from_json(j.at("observed"));
+  Measurement::for_each_field(m, [&](const char* key, auto& v) { get_field(j, key, v); });
   return m;
 }
 

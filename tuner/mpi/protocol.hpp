@@ -25,6 +25,10 @@ enum Tag : int {
   kExpect = 10,    // 0 -> rank: {workload, problem, configs}: before kPrepare, compile these while preparing
 };
 
+/// A measurement and an observation as JSON objects keyed by their field names (Measurement::for_each_field,
+/// Observation::for_each_field; the observation nested under "observed"), NaN as null. The readers throw
+/// nlohmann::json's exceptions for a missing key or a value of another type, std::invalid_argument for an unknown
+/// status.
 nlohmann::json to_json(const Measurement& m);
 Measurement measurement_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const Observation& o);
