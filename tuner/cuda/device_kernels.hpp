@@ -12,7 +12,12 @@
 
 namespace autotune::cuda::detail {
 
-/// CUDA source of every tool kernel (one program, one module).
+/// Path of the tool kernels' source among the embedded files (tuner/specs/embedded.hpp): kernels_src/tools/.
+constexpr const char* kToolKernelsPath = "tools/device_kernels.cu";
+
+/// CUDA source of every tool kernel (one program, one module): the embedded kernels_src/tools/device_kernels.cu.
+/// Throws EnvironmentError when it is not embedded or its first lines do not hold the hash constants of
+/// tuner/core/draw.hpp. Thread-safe.
 ///
 /// autotune_l2_flush(const uint4* buffer, unsigned long long n, unsigned* sink) reads words [0, n) of a buffer
 /// (16-byte loads cached in L2 only) and in practice never writes: it evicts whatever the L2 held, dirty lines
@@ -38,7 +43,8 @@ namespace autotune::cuda::detail {
 /// predicate of element_matches() and writes results[2b] = its mismatches, results[2b + 1] = its lowest
 /// mismatching index (all ones if none). Loads are streaming (evict-first): the buffers are read once.
 ///
-/// The hash constants come from tuner/core/draw.hpp (kDrawHashBasis, kDrawHashPrime), put into the source.
+/// The hash constants of tuner/core/draw.hpp (kDrawHashBasis, kDrawHashPrime) are written out in the source's
+/// first lines, which tool_kernels_source() checks.
 const std::string& tool_kernels_source();
 
 /// NVRTC options of tool_kernels_source() (no fused multiply-add, so the comparisons round like the host's).
