@@ -1,5 +1,6 @@
 #include "tuner/cuda/plan_run.hpp"
 
+#include <optional>
 #include <utility>
 
 namespace autotune::cuda::detail {
@@ -29,7 +30,9 @@ void PlanRun::load(LaunchPlan plan, const std::vector<unsigned char>& cubin,
     }
   }
   check(d_.module_load_data(&module_, cubin.data()), "cuModuleLoadData");
-  bound_ = bind_plan(d_, module_, plan_);
+  // The parameter lists from the image: the launch checks ask the driver nothing past a kernel's last parameter.
+  const std::optional<ParameterSizes> parameters = cubin_parameter_sizes(cubin.data(), cubin.size());
+  bound_ = bind_plan(d_, module_, plan_, parameters ? &*parameters : nullptr);
   copy_constants(d_, bind_constants(d_, module_, plan_), addresses_.data(), memory_.stream());  // __constant__ inputs
 }
 
