@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "executor_support.hpp"
 #include "gpu_support.hpp"
 #include "tuner/core/compile.hpp"
 #include "tuner/core/draw.hpp"
@@ -210,12 +211,7 @@ TEST_CASE("reduction: the GPU draws the inputs bit for bit as the host makes the
   detail::SharedRegion region;
   region.create();
   detail::ExecutorClient executor(false, 0, region);
-  const CompileResult tools = compile(detail::tool_kernels_source(), {}, "autotune_tools.cu",
-                                      detail::tool_kernels_options(), "sm_" + std::to_string(executor.device().cc));
-  REQUIRE(tools.ok);
-  detail::ToolKernelsRequest load;
-  load.cubin = tools.cubin;
-  executor.call_ok(load, "loading the tool kernels");
+  autotune_test::load_tool_kernels(executor);
   // Several chunks and a part of one.
   const ProblemKey p = problem(5 * static_cast<std::int64_t>(kernels::kChunkElements) + 1001);
   for (const char* key : {"int32/sum", "int32/max", "float32/sum", "float32/min", "float64/sum", "float64/max"}) {

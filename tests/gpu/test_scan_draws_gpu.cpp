@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "executor_support.hpp"
 #include "gpu_support.hpp"
 #include "scan_support.hpp"
 #include "tuner/core/compile.hpp"
@@ -88,12 +89,7 @@ TEST_CASE("scan: the GPU draws the inputs and makes the expected values bit for 
   detail::SharedRegion region;
   region.create();
   detail::ExecutorClient executor(false, 0, region);
-  const CompileResult tools = compile(detail::tool_kernels_source(), {}, "autotune_tools.cu",
-                                      detail::tool_kernels_options(), "sm_" + std::to_string(executor.device().cc));
-  REQUIRE(tools.ok);
-  detail::ToolKernelsRequest load;
-  load.cubin = tools.cubin;
-  executor.call_ok(load, "loading the tool kernels");
+  autotune_test::load_tool_kernels(executor);
   // Several chunks and a part of one: the carries between chunks and the last chunk's end both matter.
   for (const std::int64_t n : {std::int64_t{1}, 5 * static_cast<std::int64_t>(kernels::kChunkElements) + 1001}) {
     const ProblemKey p = size_n(n);
