@@ -28,6 +28,7 @@
 
 using namespace autotune;
 using namespace autotune::cuda;
+using autotune_test::for_each_draw_setting;
 using autotune_test::require_gpu;
 
 namespace {
@@ -245,16 +246,10 @@ TEST_CASE("reduction: inputs drawn on the GPU verify what inputs made on the hos
   auto adapter = kernels::make_adapter(spec);
   const ProblemKey p = problem((std::int64_t{1} << 24) + 5);  // 64 MiB and more: drawn on the GPU by default
   MemoryBinaryCache cache;
-  for (const bool on_device : {true, false}) {
-    for (const auto verify : {TimingOptions::Verify::device, TimingOptions::Verify::host}) {
-      TimingOptions o = quick_options();
-      o.draw_on_device = on_device;
-      o.verify = verify;
-      CudaBackend backend(adapter, o, &cache);
-      for (const char* key : {"int32/sum", "int32/min", "float32/sum", "float32/max", "float64/sum", "float64/min"}) {
-        INFO(key << (on_device ? ", drawn on the GPU" : ", made on the host")
-                 << (verify == TimingOptions::Verify::host ? ", verified on the host" : ""));
-        const Workload w = Workload::parse(key);
+  for_each_draw_setting(
+      adapter, quick_options(), &cache,
+      {"int32/sum", "int32/min", "float32/sum", "float32/max", "float64/sum", "float64/min"},
+      [&](CudaBackend& backend, const Workload& w, bool on_device, TimingOptions::Verify) {
         const BackendStats before = backend.stats();
         backend.prepare(w, p, 5);
         const std::vector<Config> configs = configs_for(spec, spec.space(p, backend.device(), w));
@@ -266,9 +261,7 @@ TEST_CASE("reduction: inputs drawn on the GPU verify what inputs made on the hos
         }
         const BackendStats part = backend.stats() - before;
         CHECK(part.setup_ms.count("draw") == (on_device ? 1u : 0u));
-      }
-    }
-  }
+      });
 }
 
 // Hidden (run under compute-sanitizer --tool memcheck / racecheck): one run of every variant in-process.

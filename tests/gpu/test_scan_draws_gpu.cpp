@@ -25,6 +25,7 @@
 
 using namespace autotune;
 using namespace autotune::cuda;
+using autotune_test::for_each_draw_setting;
 using autotune_test::require_gpu;
 using autotune_test::size_n;
 
@@ -128,34 +129,26 @@ TEST_CASE("scan: inputs drawn and expected values made on the GPU verify what th
   auto adapter = kernels::make_adapter(spec);
   const ProblemKey p = size_n((std::int64_t{1} << 24) + 5);  // 64 MiB and more of float32: drawn by default
   MemoryBinaryCache cache;
-  for (const bool on_device : {true, false}) {
-    for (const auto verify : {TimingOptions::Verify::device, TimingOptions::Verify::host}) {
-      TimingOptions o = quick_options();
-      o.draw_on_device = on_device;
-      o.verify = verify;
-      CudaBackend backend(adapter, o, &cache);
-      for (const char* key : {"int32/inclusive_sum", "int32/exclusive_max", "float32/inclusive_sum",
-                              "float32/exclusive_sum", "float64/inclusive_sum", "float32/inclusive_max"}) {
-        INFO(key << (on_device ? ", drawn on the GPU" : ", made on the host")
-                 << (verify == TimingOptions::Verify::host ? ", verified on the host" : ""));
-        const Workload w = Workload::parse(key);
-        const BackendStats before = backend.stats();
-        backend.prepare(w, p, 5);
-        const ParameterSpace space = spec.space(p, backend.device(), w);
-        std::vector<Config> configs;
-        for (Value v : {0, 4, 5, 10}) configs.push_back(variant_config(spec, space, v));
-        for (const Measurement& m : backend.evaluate(configs)) {
-          INFO(m.log);
-          CHECK(m.status == TrialStatus::ok);
-        }
-        // The GPU draws only where it also makes the expected values, which only the GPU's verification reads.
-        const bool drawn = on_device && verify == TimingOptions::Verify::device;
-        const BackendStats part = backend.stats() - before;
-        CHECK(part.setup_ms.count("draw") == (drawn ? 1u : 0u));
-        CHECK(part.setup_ms.count("upload") == (drawn ? 0u : 1u));
-      }
-    }
-  }
+  for_each_draw_setting(adapter, quick_options(), &cache,
+                        {"int32/inclusive_sum", "int32/exclusive_max", "float32/inclusive_sum", "float32/exclusive_sum",
+                         "float64/inclusive_sum", "float32/inclusive_max"},
+                        [&](CudaBackend& backend, const Workload& w, bool on_device, TimingOptions::Verify verify) {
+                          const BackendStats before = backend.stats();
+                          backend.prepare(w, p, 5);
+                          const ParameterSpace space = spec.space(p, backend.device(), w);
+                          std::vector<Config> configs;
+                          for (Value v : {0, 4, 5, 10}) configs.push_back(variant_config(spec, space, v));
+                          for (const Measurement& m : backend.evaluate(configs)) {
+                            INFO(m.log);
+                            CHECK(m.status == TrialStatus::ok);
+                          }
+                          // The GPU draws only where it also makes the expected values, which only the GPU's
+                          // verification reads.
+                          const bool drawn = on_device && verify == TimingOptions::Verify::device;
+                          const BackendStats part = backend.stats() - before;
+                          CHECK(part.setup_ms.count("draw") == (drawn ? 1u : 0u));
+                          CHECK(part.setup_ms.count("upload") == (drawn ? 0u : 1u));
+                        });
 }
 
 TEST_CASE("scan: expected values made on the GPU catch a wrong result and are made again for a new worker",
