@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 #include "db/database.hpp"
 #include "search/strategy.hpp"
@@ -171,15 +172,24 @@ nlohmann::json stats_json(const TuningSpec& spec, const Workload& w, const Probl
   j["statuses"] = statuses;
   j["ok_median_ns"] = times;
   nlohmann::json top = nlohmann::json::array();
-  for (const auto& row : r.top)
-    top.push_back({{"config", nlohmann::json::parse(Config::from_json(row.config_json).to_labelled_json(spec.params))},
-                   {"config_values", nlohmann::json::parse(row.config_json)},
-                   {"label", Config::from_json(row.config_json).str(&spec.params)},
-                   {"median_ns", row.m.median_ns},
-                   {"gbps", row.gbps},
-                   {"samples", row.m.samples},
-                   {"protocol", row.m.protocol},
-                   {"observed", observation_json(row.m.observed, row.gbps)}});
+  for (const auto& row : r.top) {
+    nlohmann::json e = {
+        {"config", nlohmann::json::parse(Config::from_json(row.config_json).to_labelled_json(spec.params))},
+        {"config_values", nlohmann::json::parse(row.config_json)},
+        {"label", Config::from_json(row.config_json).str(&spec.params)},
+        {"gbps", row.gbps}};
+    // Every measured field by the record's one field list (median_ns, samples, protocol, ...; NaN as null).
+    Measurement::for_each_field(row.m, [&e, &row](const char* name, const auto& v) {
+      using T = std::decay_t<decltype(v)>;
+      if constexpr (std::is_same_v<T, Observation>)
+        e[name] = observation_json(v, row.gbps);
+      else if constexpr (std::is_same_v<T, TrialStatus>)
+        e[name] = to_string(v);
+      else
+        e[name] = v;
+    });
+    top.push_back(std::move(e));
+  }
   j["top"] = top;
   j["best"] = top.empty() ? nlohmann::json() : top.front();
   return j;
