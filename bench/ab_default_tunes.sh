@@ -14,15 +14,16 @@ declare -A bin=([a]="$1" [b]="$2")
 OUT=${OUT:-out}
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 mkdir -p "$OUT/ab"
+# Each family's problem of 2^28 elements (the workload is the family's default).
+declare -A problem=([reduction]="--n 268435456" [scan]="--n 268435456"
+                    [compaction]="--problem n=268435456,select_pct=50" [transpose]="--rows 16384 --cols 16384")
 flip=0
 for fam in ${FAMILIES:-reduction scan compaction transpose}; do
-  case $fam in
-    reduction) args="reduction --n 268435456" ;;
-    scan) args="scan --n 268435456" ;;
-    compaction) args="compaction --problem n=268435456,select_pct=50" ;;
-    transpose) args="transpose --rows 16384 --cols 16384" ;;
-    *) echo "unknown family $fam" >&2; continue ;;
-  esac
+  if [ -z "${problem[$fam]:-}" ]; then
+    echo "unknown family $fam" >&2
+    continue
+  fi
+  args="$fam ${problem[$fam]}"
   order="a b"; [ $flip = 1 ] && order="b a"; flip=$((1 - flip))
   for v in $order; do
     db="$OUT/ab/${fam}_$v.db"
