@@ -259,12 +259,17 @@ bool entry_point_matches(const std::string& expression, const std::string& deman
 
 namespace autotune::cuda::detail {
 
-CUfunction resolve_function(const Driver& d, CUmodule module, const std::string& name) {
-  CUfunction fn = nullptr;
-  CUresult r = d.module_get_function(&fn, module, name.c_str());
-  if (r == CUDA_SUCCESS) return fn;
-  if (r != CUDA_ERROR_NOT_FOUND || !d.module_get_function_count)
-    throw_call_error(r, "cuModuleGetFunction(" + name + ")");
+CUfunction resolve_function(const Driver& d, CUmodule module, const std::string& name, const ParameterSizes* symbols) {
+  // Where the image's entry points are known, a name that is none of their symbols (a C++ name expression such as
+  // "scale<256>") goes to the search by demangled name at once: cuModuleGetFunction would refuse it, an error that
+  // a CUDA API checker (compute-sanitizer) reports as the application's.
+  if (symbols == nullptr || symbols->count(name) != 0 || !d.module_get_function_count) {
+    CUfunction fn = nullptr;
+    CUresult r = d.module_get_function(&fn, module, name.c_str());
+    if (r == CUDA_SUCCESS) return fn;
+    if (r != CUDA_ERROR_NOT_FOUND || !d.module_get_function_count)
+      throw_call_error(r, "cuModuleGetFunction(" + name + ")");
+  }
   unsigned count = 0;
   check(d.module_get_function_count(&count, module), "cuModuleGetFunctionCount");
   std::vector<CUfunction> fns(count);
@@ -296,7 +301,8 @@ BoundPlan bind_plan(const Driver& d, CUmodule module, const LaunchPlan& plan, co
     st.kind = s.kind;
     st.name = s.kernel;
     auto fit = functions.find(s.kernel);
-    if (fit == functions.end()) fit = functions.emplace(s.kernel, resolve_function(d, module, s.kernel)).first;
+    if (fit == functions.end())
+      fit = functions.emplace(s.kernel, resolve_function(d, module, s.kernel, parameters)).first;
     st.fn = fit->second;
     check_resources(d, st.fn, s);
     check_parameters(d, st.fn, s, parameters);

@@ -67,9 +67,12 @@ inline constexpr const char* kInvalidResourcesPrefix = "invalid_resources: ";
 
 /// The function of `name` in module: an extern "C" name or a lowered (mangled) name as it is, else a C++ name
 /// (a plain identifier that is not extern "C", a template instantiation compiled as an NVRTC name expression)
-/// found among the module's functions by its demangled name (needs a CUDA 12.4 driver). Throws CudaCallError
-/// CUDA_ERROR_NOT_FOUND naming the function.
-CUfunction resolve_function(const Driver& d, CUmodule module, const std::string& name);
+/// found among the module's functions by its demangled name (needs a CUDA 12.4 driver). With `symbols` (the
+/// image's entry points by symbol, cubin_parameter_sizes()), a name that is none of them is searched for by its
+/// demangled name without asking cuModuleGetFunction first. Throws CudaCallError CUDA_ERROR_NOT_FOUND naming the
+/// function.
+CUfunction resolve_function(const Driver& d, CUmodule module, const std::string& name,
+                            const ParameterSizes* symbols = nullptr);
 
 /// Resolves every kernel of plan in module (the context that holds module must be current), enables dynamic
 /// shared memory above 48 KiB where a step asks for it, packs the scalar arguments and checks every buffer
