@@ -17,7 +17,6 @@ namespace {
 // memory).
 constexpr std::size_t kMemoryReserve = std::size_t{256} << 20;
 constexpr double kCopyTimeoutS = 300;
-constexpr double kToolsTimeoutS = 300;
 
 /// Inputs of this size and more are drawn on the GPU where the adapter can (KernelAdapter::device_draws): below
 /// it the host makes them in milliseconds, while the draw kernel's one thread per chunk takes a few either way.

@@ -5,11 +5,6 @@
 #include "tuner/cuda/trial_reply.hpp"
 
 namespace autotune::cuda::detail {
-namespace {
-
-constexpr double kToolsTimeoutS = 300;
-
-}  // namespace
 
 void ToolLoader::begin_compile(const std::string& arch) {
   arch_ = arch;

@@ -11,6 +11,10 @@
 
 namespace autotune::cuda::detail {
 
+/// How long the executor may take to load a module of the tuner's own kernels (the tool kernels, a spec's
+/// comparison kernels), seconds.
+inline constexpr double kToolsTimeoutS = 300;
+
 /// Not thread-safe (its compile thread aside).
 class ToolLoader {
  public:
