@@ -7,9 +7,10 @@ set -euo pipefail
 # clang-format-diff): scripts/format_check.sh (the changed lines against .clang-format).
 # chromium: the report's headless render check (tests/cpu/test_html_report.cpp); libstb-dev: decoding its PNG;
 # libxml2-dev: the XML well-formedness check of the report's SVG/XHTML (tests/xml_check.hpp).
-# python3: scripts/check_boundaries.py (the module boundaries of docs/ARCHITECTURE.md, in CI).
+# python3: scripts/check_boundaries.py (the module boundaries of docs/ARCHITECTURE.md, in CI); python3-numpy and
+# python3-pytest: the Python package (python/) and its tests.
 pkgs=(cmake ninja-build g++ python3 libsqlite3-dev nlohmann-json3-dev catch2 libcli11-dev chromium libstb-dev libxml2-dev clang-tidy
-      clang-format libopenmpi-dev openmpi-bin "$@")
+      clang-format libopenmpi-dev openmpi-bin python3-numpy python3-pytest "$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -7,11 +7,12 @@
 #include <vector>
 
 #include "tuner/cli/args.hpp"
-#include "tuner/interop/resolve.hpp"
 #include "tuner/cli/observed.hpp"
+#include "tuner/cli/queries.hpp"
 #include "tuner/cli/shared.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/cuda/runtime.hpp"
+#include "tuner/interop/resolve.hpp"
 #include "tuner/lookup/lookup.hpp"
 
 namespace autotune::cli {
@@ -103,25 +104,50 @@ void print_answer(const TuningSpec& spec, const Workload& w, const ProblemKey& p
 
 }  // namespace
 
-int run_best(const BestArgs& a, const std::string& db_path) {
-  TuningSpec spec = interop::resolve_kernel(a.kernel, {db_path});
-  ProblemKey p = a.pf.problem_key(spec);
-  Workload w = a.pf.workload(spec);
-  spec.check_workload(w);
+namespace {
+
+/// What run_best and best_json share: the spec, problem, workload, device and the lookup's answer.
+struct BestAnswer {
+  TuningSpec spec;
+  ProblemKey p;
+  Workload w;
+  DeviceInfo dev;
+  Lookup::AnswerPtr answer;
+};
+
+BestAnswer look_up(const BestArgs& a, const std::string& db_path) {
+  BestAnswer b;
+  b.spec = interop::resolve_kernel(a.kernel, {db_path});
+  b.p = a.pf.problem_key(b.spec);
+  b.w = a.pf.workload(b.spec);
+  b.spec.check_workload(b.w);
   // The library degrades to the spec default on an unusable database; asked explicitly, the CLI says so.
   Lookup::Options lo;
   lo.warn = [](const std::string&) {};
   lo.objective = objective_from_string(a.objective);
   Lookup lk(db_path, lo);
   if (!lk.available()) throw DbError(lk.error());
-  const DeviceInfo dev = lookup_device(a, lk, db_path);
+  b.dev = lookup_device(a, lk, db_path);
   // Full properties are known for a GPU here or a recorded board; an unrecorded board has its key only.
-  const bool has_props = dev.sm_count > 0;
-  Lookup::AnswerPtr ap = has_props ? lk.best_on(spec, w, dev, p) : lk.best(spec, w, DeviceKey(dev.name, dev.cc), p);
+  const bool has_props = b.dev.sm_count > 0;
+  b.answer =
+      has_props ? lk.best_on(b.spec, b.w, b.dev, b.p) : lk.best(b.spec, b.w, DeviceKey(b.dev.name, b.dev.cc), b.p);
+  return b;
+}
+
+}  // namespace
+
+nlohmann::json best_json(const BestArgs& a, const std::string& db_path) {
+  const BestAnswer b = look_up(a, db_path);
+  return answer_json(b.spec, b.w, b.p, b.dev, *b.answer);
+}
+
+int run_best(const BestArgs& a, const std::string& db_path) {
+  const BestAnswer b = look_up(a, db_path);
   if (a.json)
-    std::printf("%s\n", answer_json(spec, w, p, dev, *ap).dump(2).c_str());
+    std::printf("%s\n", answer_json(b.spec, b.w, b.p, b.dev, *b.answer).dump(2).c_str());
   else
-    print_answer(spec, w, p, dev, *ap);
+    print_answer(b.spec, b.w, b.p, b.dev, *b.answer);
   return 0;
 }
 

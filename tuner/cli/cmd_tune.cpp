@@ -10,9 +10,6 @@
 #include "db/database.hpp"
 #include "tuner/cli/args.hpp"
 #include "tuner/cli/tune.hpp"
-#ifdef AUTOTUNE_WITH_MPI
-#include "tuner/mpi/comm.hpp"
-#endif
 #include "tuner/sim/replay.hpp"
 
 namespace autotune::cli {
@@ -54,15 +51,19 @@ int tune_directory(const TuneArgs& ta, const std::string& db_path) {
   return status;
 }
 
+/// The executable's `tune` under mpirun/srun (set_mpi_tune); null in a program that embeds the CLI library.
+MpiTune mpi_tune = nullptr;
+
 }  // namespace
+
+void set_mpi_tune(MpiTune f) { mpi_tune = f; }
 
 int run_tune(const TuneArgs& ta, const std::string& db_path) {
   std::error_code ec;
   if (std::filesystem::is_directory(ta.kernel, ec)) return tune_directory(ta, db_path);
   TuneOutput o;
-#ifdef AUTOTUNE_WITH_MPI
-  if (mpi::launched_by_mpi()) return run_tune_mpi(ta, db_path);
-#endif
+  if (mpi_tune != nullptr)
+    if (const std::optional<int> status = mpi_tune(ta, db_path)) return *status;
   const TuningSpec spec = load_tune_spec(ta, db_path);
   const std::shared_ptr<const KernelAdapter> adapter = tune_adapter(ta, spec);
   if (!ta.simulate) require_gpu(ta);

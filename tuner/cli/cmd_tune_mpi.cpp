@@ -165,4 +165,9 @@ int run_tune_mpi(const TuneArgs& ta, const std::string& db_path) {
   return code;
 }
 
+std::optional<int> run_tune_if_mpi(const TuneArgs& ta, const std::string& db_path) {
+  if (!mpi::launched_by_mpi()) return std::nullopt;
+  return run_tune_mpi(ta, db_path);
+}
+
 }  // namespace autotune::cli

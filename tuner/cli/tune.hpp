@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,9 +58,17 @@ TuningSpec load_tune_spec(const TuneArgs& ta, const std::string& db_path);
 /// simulating, the files the inputs come from are checked for the problem of ta first (SpecError).
 std::shared_ptr<const KernelAdapter> tune_adapter(const TuneArgs& ta, const TuningSpec& spec);
 
+/// `tune` under mpirun/srun: its exit code, or nullopt where this process was not started by mpirun/srun. Only
+/// the `autotune` executable built with MPI has one (cmd_tune_mpi.cpp) and registers it from main(); the CLI
+/// library run in another program (tuner/capi/) has none and tunes in its own process.
+using MpiTune = std::optional<int> (*)(const TuneArgs& ta, const std::string& db_path);
+void set_mpi_tune(MpiTune f);
+
 #ifdef AUTOTUNE_WITH_MPI
 /// `tune` under mpirun/srun (tuner/cli/cmd_tune_mpi.cpp).
 int run_tune_mpi(const TuneArgs& ta, const std::string& db_path);
+/// run_tune_mpi where mpi::launched_by_mpi(), else nullopt: the MpiTune of the executable.
+std::optional<int> run_tune_if_mpi(const TuneArgs& ta, const std::string& db_path);
 #endif
 
 }  // namespace autotune::cli

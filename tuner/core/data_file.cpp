@@ -13,6 +13,7 @@
 
 #include "tuner/core/error.hpp"
 #include "tuner/core/keys.hpp"
+#include "tuner/core/memory_arrays.hpp"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "array files are read into little-endian memory");
 
@@ -37,7 +38,9 @@ constexpr DtypeCode kDtypeCodes[] = {
     {"float16", 'f', 2}, {"float32", 'f', 4}, {"float64", 'f', 8},
 };
 
-std::string file_text(const std::string& path) { return "file '" + path + "'"; }
+std::string file_text(const std::string& path) {
+  return is_memory_path(path) ? memory_array_text(path) : "file '" + path + "'";
+}
 
 std::string errno_text(int e) { return std::strerror(e); }
 
@@ -379,6 +382,15 @@ ReadMethod read_streamed(int fd, const ArrayFileRequest& r, std::uint64_t count,
   return ReadMethod::streamed;
 }
 
+/// The in-memory array a "memory:NAME" request reads, checked to hold r.dtype.
+std::shared_ptr<const MemoryArray> memory_array_for(const ArrayFileRequest& r) {
+  std::shared_ptr<const MemoryArray> a = find_memory_array(r.path, r.what);
+  if (a->dtype != r.dtype)
+    throw UsageError(r.what + ": " + memory_array_text(r.path) + " holds " + a->dtype + ", the reader needs " +
+                     r.dtype);
+  return a;
+}
+
 }  // namespace
 
 const char* to_string(DataFormat f) { return f == DataFormat::npy ? "npy" : "raw"; }
@@ -494,8 +506,14 @@ NpyArray read_npy(const std::string& path) {
 
 ArrayFileInfo probe_array_file(const ArrayFileRequest& r) {
   return naming_reader(r, [&] {
-    dtype_size(r.dtype);
+    const auto es = static_cast<std::uint64_t>(dtype_size(r.dtype));
     ArrayFileInfo info;
+    if (is_memory_path(r.path)) {
+      const std::shared_ptr<const MemoryArray> a = memory_array_for(r);
+      info.file_bytes = a->bytes;
+      info.elements = a->bytes / es;
+      return info;
+    }
     struct stat st {};
     if (::stat(r.path.c_str(), &st) != 0)
       throw UsageError(r.what + ": cannot open " + file_text(r.path) + ": " + errno_text(errno));
@@ -524,6 +542,14 @@ ReadMethod read_array_file(const ArrayFileRequest& r, std::uint64_t count, std::
   return naming_reader(r, [&] {
     const auto es = static_cast<std::uint64_t>(dtype_size(r.dtype));
     if (count > SIZE_MAX / es) throw UsageError(r.what + ": " + std::to_string(count) + " elements are too many");
+    if (is_memory_path(r.path)) {
+      const std::shared_ptr<const MemoryArray> a = memory_array_for(r);
+      if (a->bytes != count * es)
+        throw UsageError(count_mismatch(r, count, "has " + std::to_string(a->bytes / es) + " elements"));
+      const auto* p = static_cast<const unsigned char*>(a->data);
+      out.assign(p, p + a->bytes);
+      return ReadMethod::memory;
+    }
     Fd fd;
     fd.fd = open_for(r);
     struct stat st {};

@@ -4,7 +4,9 @@
 // always little-endian, C order. Files are read through mmap with one copy into the destination vector; a file
 // that cannot be mapped (a pipe, a special file) is read with read(). Errors are UsageError naming the reader
 // (ArrayFileRequest::what) and the file; spec code turns them into SpecErrors with the field's JSON pointer.
-// All functions are thread-safe (no shared state).
+// A path "memory:NAME" names an in-memory array of the calling process instead of a file (memory_arrays.hpp):
+// probe_array_file and read_array_file read it in place of a file, with the same checks and messages.
+// All functions are thread-safe (the only shared state is the registry of in-memory arrays, which locks).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -96,8 +98,8 @@ ArrayFileInfo probe_array_file(const ArrayFileRequest& r);
 /// `count` elements (nothing to check when the file is not a regular file).
 void check_array_count(const ArrayFileRequest& r, const ArrayFileInfo& info, std::uint64_t count);
 
-/// How read_array_file read a file.
-enum class ReadMethod { mapped, streamed };
+/// How read_array_file read a file: mapped, read(), or copied from an in-memory array (memory_arrays.hpp).
+enum class ReadMethod { mapped, streamed, memory };
 
 /// Reads exactly `count` elements of r.dtype from r.path into `out` (resized to count x element size;
 /// big-endian npy data swapped): a regular file through mmap, with one copy into `out`; a file that cannot be

@@ -13,6 +13,7 @@
 #include "tuner/core/data_file.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/core/hash.hpp"
+#include "tuner/core/memory_arrays.hpp"
 #include "tuner/core/spec_parse.hpp"
 
 namespace autotune {
@@ -54,9 +55,24 @@ FillValue get_fill_value(const json& j, const std::string& ptr, const std::strin
   return v;
 }
 
+/// {"memory": "x"}: the caller's in-memory array x (memory_arrays.hpp), read like a raw file of the argument's dtype
+/// through the path "memory:x".
+DataSource parse_memory_source(const json& j, const std::string& ptr) {
+  check_keys(j, ptr, {"memory"});
+  DataSource d;
+  d.kind = DataSource::Kind::file;
+  d.pointer = join_ptr(ptr, "memory");
+  const std::string name = get_string(j["memory"], d.pointer);
+  if (name.empty()) throw SpecError(d.pointer, "expected the name of an in-memory array");
+  d.file = d.path = memory_path(name);
+  d.format = DataFormat::raw;
+  return d;
+}
+
 /// {"file": "x.npy"} or {"file": "x.bin", "format": "raw"}: the path resolved against base_dir, the format from
-/// "format" or the extension.
+/// "format" or the extension; or {"memory": "x"} (parse_memory_source).
 DataSource parse_file_source(const json& j, const std::string& ptr, const std::string& base_dir) {
+  if (j.contains("memory")) return parse_memory_source(j, ptr);
   check_keys(j, ptr, {"file", "format"});
   DataSource d;
   d.kind = DataSource::Kind::file;
@@ -124,7 +140,7 @@ DataSource parse_init(const json& j, const std::string& ptr, const std::string& 
     return d;
   }
   if (!j.is_object() || j.empty()) throw SpecError(ptr, usage);
-  if (j.contains("file")) return parse_file_source(j, ptr, base_dir);
+  if (j.contains("file") || j.contains("memory")) return parse_file_source(j, ptr, base_dir);
   check_keys(j, ptr, {"constant", "random", "file", "format", "generator"});
   if (j.size() != 1) throw SpecError(ptr, "give one of \"file\", \"constant\", \"random\" or \"generator\"");
   if (j.contains("format")) throw SpecError(join_ptr(ptr, "format"), "\"format\" goes with \"file\"");
@@ -190,8 +206,10 @@ void parse_memory_argument(const json& aj, const std::string& ptr, const std::st
   if (aj.contains("expected")) {
     const std::string eptr = join_ptr(ptr, "expected");
     if (!a.is_output()) throw SpecError(eptr, "only an output buffer has expected values");
-    if (!aj["expected"].is_object() || !aj["expected"].contains("file"))
-      throw SpecError(eptr, "expected an object {\"file\": \"y.npy\"} (with \"format\": \"raw\" for raw data)");
+    if (!aj["expected"].is_object() || !(aj["expected"].contains("file") || aj["expected"].contains("memory")))
+      throw SpecError(eptr,
+                      "expected an object {\"file\": \"y.npy\"} (with \"format\": \"raw\" for raw data) or "
+                      "{\"memory\": \"y\"}");
     a.expected = parse_file_source(aj["expected"], eptr, base_dir);
   }
   if (a.role == ArgSpec::Role::output && a.init.kind == DataSource::Kind::file)
@@ -223,7 +241,8 @@ void parse_scalar_value(const json& aj, const std::string& ptr, ArgSpec& a, cons
   const json& v = require(aj, ptr, "value");
   const std::string vptr = join_ptr(ptr, "value");
   if (v.is_object()) {
-    if (!v.contains("file")) throw SpecError(vptr, "expected an expression string, a number or {\"file\": \"n.npy\"}");
+    if (!v.contains("file") && !v.contains("memory"))
+      throw SpecError(vptr, "expected an expression string, a number, {\"file\": \"n.npy\"} or {\"memory\": \"n\"}");
     static const std::set<std::string> kScalarFileTypes = {"int8",   "uint8", "int16",  "uint16",  "int32",
                                                            "uint32", "int64", "uint64", "float32", "float64"};
     if (!kScalarFileTypes.count(a.dtype))
@@ -347,6 +366,11 @@ std::string data_tag(const TuningSpec& spec) {
     any = true;
     h = fnv1a64(a.name, h);
     h = fnv1a64(std::string(1, '\0'), h);
+    if (is_memory_path(d.path)) {
+      const std::shared_ptr<const MemoryArray> m = find_memory_array(d.path, data_reader(a, d));
+      h = fnv1a64(std::string_view(static_cast<const char*>(m->data), static_cast<std::size_t>(m->bytes)), h);
+      return;
+    }
     std::ifstream in(d.path, std::ios::binary);
     if (!in) throw SpecError(d.pointer, data_reader(a, d) + ": cannot read file '" + d.file + "'");
     std::vector<char> buf(1 << 20);

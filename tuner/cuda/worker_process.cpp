@@ -187,14 +187,18 @@ WorkerProcess spawn_helper(const char* env_var, const char* what, const std::str
   char arg0[] = "autotune-cuda-worker";
   char* argv[] = {arg0, nullptr};
 
+  // The helper is this executable, unless the process is not one of ours (a Python interpreter that loaded the
+  // C interface, tuner/capi/): then AUTOTUNE_HELPER_EXE names an executable that links tuner/cuda (`autotune`).
+  const char* helper_env = std::getenv("AUTOTUNE_HELPER_EXE");
+  const std::string helper = helper_env != nullptr && *helper_env != '\0' ? helper_env : "/proc/self/exe";
   pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv, envp.data());
+  int rc = ::posix_spawn(&pid, helper.c_str(), &actions, nullptr, argv, envp.data());
   posix_spawn_file_actions_destroy(&actions);
   ::close(child_end);
   if (region_copy >= 0) ::close(region_copy);
   if (rc != 0) {
     ::close(sv[0]);
-    throw EnvironmentError("cannot start " + name + " (/proc/self/exe): " + std::strerror(rc) + hint);
+    throw EnvironmentError("cannot start " + name + " (" + helper + "): " + std::strerror(rc) + hint);
   }
   return WorkerProcess{pid, sv[0]};
 }

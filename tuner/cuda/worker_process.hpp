@@ -20,7 +20,8 @@ struct WorkerProcess {
 /// The number under which a helper sees the shared region passed to spawn_helper.
 constexpr int kWorkerRegionFd = 199;
 
-/// Starts /proc/self/exe with env_var set to the number of its end of a socket (the parent keeps the other
+/// Starts /proc/self/exe (or the executable $AUTOTUNE_HELPER_EXE names, for a process that is not one of the
+/// project's executables) with env_var set to the number of its end of a socket (the parent keeps the other
 /// end), for a static initializer that serves requests before main(). what names the helper in errors ("the
 /// GPU worker"), hint is appended when the spawn itself fails. region_fd >= 0 becomes kWorkerRegionFd there.
 /// glibc_tunable ("name=value", or nullptr) is added to the helper's GLIBC_TUNABLES (glibc_tunables_with()).

@@ -1,0 +1,78 @@
+/* The C interface of gpu-autotune (libgpu_autotune.so): what the Python package loads with ctypes, and what any
+ * language with a C foreign-function interface can call. It is a thin layer over the C++ modules: the command line
+ * run in this process, a few queries answered as JSON, and the in-memory arrays that specs name with
+ * {"memory": NAME}. Every function catches every C++ exception; none ends the process. Strings passed in are
+ * UTF-8 and NUL-terminated; strings handed out are freed with gat_free. docs/python.md. */
+#ifndef GPU_AUTOTUNE_H
+#define GPU_AUTOTUNE_H
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define GAT_API __attribute__((visibility("default")))
+#else
+#define GAT_API
+#endif
+
+/* Version of this interface: bumped when a function or a query's JSON changes incompatibly. */
+#define GAT_ABI_VERSION 1
+
+/* GAT_ABI_VERSION of the library (the caller checks it against the one it was written for). */
+GAT_API int gat_abi_version(void);
+/* The project's version ("0.1.0"); a static string. */
+GAT_API const char* gat_version(void);
+
+/* An array in the caller's memory: `bytes` bytes of little-endian elements of `dtype` (the project's dtype names:
+ * "float32", "int32", "uint8", ...), C order. The memory must stay valid and unchanged while calls that read it
+ * run. */
+typedef struct gat_array {
+  const char* name;
+  const char* dtype;
+  const void* data;
+  uint64_t bytes;
+} gat_array;
+
+/* Replaces the set of named in-memory arrays that specs read with {"memory": NAME} (an input buffer's or
+ * constant's "init", a scalar's "value", an output's "expected") by these `n` arrays (n = 0 clears it). The
+ * names and dtypes are copied; the data is not (it is read where a file would be read, and hashed into the
+ * problem's data tag like a file's bytes). Returns 0, or 2 with gat_last_error() set (a name twice, an empty
+ * name, an unknown dtype, bytes not a multiple of the element size). */
+GAT_API int gat_set_arrays(const gat_array* arrays, size_t n);
+
+/* Runs the command line `autotune ARGS...` in this process: argv[0] is the program name (ignored), argv[1] the
+ * sub-command. Writes to stdout and stderr as the command does (progress, time split, tables). Returns the
+ * command's exit code (0 ok, 1 a configuration failed where that is an error, 2 bad input, 3 no GPU,
+ * 4 database). */
+GAT_API int gat_main(int argc, const char* const* argv);
+
+/* A query answered as JSON. `request` is a JSON object {"op": NAME, ...}; on success *reply is a JSON text (free
+ * it with gat_free) and 0 is returned; on failure 2 (bad input: unknown op, missing field, invalid spec), 3 (no
+ * GPU), 4 (database) or 5 (anything else) is returned, *reply is NULL and gat_last_error() says why.
+ * Ops (docs/python.md "The C interface"):
+ *   {"op": "space", "kernel": K, "problem": "x=1000,y=1", "workload": W?, "device": D?}
+ *       -> {"parameters": [NAME...], "configs": [{NAME: value...}...], "cartesian": N}: the valid configurations
+ *          of kernel K (a built-in name or a spec/T1 file) at that problem, in enumeration order; D is a device
+ *          name as `autotune devices` prints it (default: GPU 0 where there is one, else a generic Hopper device).
+ *   {"op": "trials", "db": PATH, "session": ID}
+ *       -> {"trials": [ROW...]}: every trial of that session, a row being the trials table's columns by name
+ *          (config as an object under "config").
+ *   {"op": "best", "db": PATH, "kernel": K, "problem": P, "workload": W?, "device": D?}
+ *       -> {"config": {...}, "match": LEVEL, "provenance": TEXT, "median_ns": T, ...} as `autotune best --json`.
+ *   {"op": "devices"} -> {"devices": [{"name", "cc", "sm_count", ...}]} (empty without a GPU).
+ */
+GAT_API int gat_query(const char* request, char** reply);
+
+/* Frees a string this library handed out (NULL is fine). */
+GAT_API void gat_free(char* text);
+
+/* The message of the last failed call on this thread ("" if none). */
+GAT_API const char* gat_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
