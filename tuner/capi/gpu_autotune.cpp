@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include "tuner/core/error.hpp"
 #include "tuner/core/memory_arrays.hpp"
 #include "tuner/cuda/runtime.hpp"
+#include "tuner/runtime/launch.hpp"
 
 namespace {
 
@@ -137,6 +139,46 @@ nlohmann::json answer(const nlohmann::json& r) {
   throw UsageError("unknown query op '" + op + "' (space, trials, best, devices)");
 }
 
+/// The dtype names a gat_arg may give, as static strings (autotune::Arg keeps the pointer); nullptr for others.
+const char* static_dtype(const char* dtype) {
+  static const char* const kNames[] = {"int8",  "uint8",  "int16",   "uint16",  "int32",  "uint32",
+                                       "int64", "uint64", "float16", "float32", "float64"};
+  if (dtype == nullptr || *dtype == '\0') return "";
+  for (const char* n : kNames)
+    if (std::strcmp(n, dtype) == 0) return n;
+  return nullptr;
+}
+
+autotune::Arg to_arg(const gat_arg& a, std::size_t i) {
+  const char* dtype = static_dtype(a.dtype);
+  if (dtype == nullptr) throw UsageError("argument " + std::to_string(i) + ": unknown dtype '" + a.dtype + "'");
+  using Kind = autotune::Arg::Kind;
+  switch (a.kind) {
+    case GAT_ARG_POINTER:
+      return autotune::Arg::raw(Kind::pointer, a.bits, 0, dtype);
+    case GAT_ARG_INT:
+      return autotune::Arg::raw(Kind::integer, a.bits, 0, dtype);
+    case GAT_ARG_UINT:
+      return autotune::Arg::raw(Kind::unsigned_integer, a.bits, 0, dtype);
+    case GAT_ARG_FLOAT:
+      return autotune::Arg::raw(Kind::floating, 0, a.value, dtype);
+    default:
+      throw UsageError("argument " + std::to_string(i) + ": unknown kind " + std::to_string(a.kind));
+  }
+}
+
+autotune::Kernel& kernel_of(void* k) {
+  if (k == nullptr) throw UsageError("no kernel (NULL): gat_kernel_open failed or was not called");
+  return *static_cast<autotune::Kernel*>(k);
+}
+
+char* copy_out(const std::string& text) {
+  char* out = static_cast<char*>(std::malloc(text.size() + 1));
+  if (out == nullptr) throw std::bad_alloc();
+  std::memcpy(out, text.c_str(), text.size() + 1);
+  return out;
+}
+
 }  // namespace
 
 extern "C" {
@@ -181,13 +223,57 @@ int gat_query(const char* request, char** reply) {
     if (request == nullptr || reply == nullptr) throw UsageError("gat_query: request and reply must not be NULL");
     const nlohmann::json r = nlohmann::json::parse(request);
     if (!r.is_object()) throw UsageError("a query is a JSON object {\"op\": ...}");
-    const std::string text = answer(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    char* out = static_cast<char*>(std::malloc(text.size() + 1));
-    if (out == nullptr) throw std::bad_alloc();
-    std::memcpy(out, text.c_str(), text.size() + 1);
-    *reply = out;
+    *reply = copy_out(answer(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   });
 }
+
+int gat_kernel_open(const char* spec_path, const char* db_path, void** kernel) {
+  if (kernel != nullptr) *kernel = nullptr;
+  return guarded([&] {
+    if (spec_path == nullptr || db_path == nullptr || kernel == nullptr)
+      throw UsageError("gat_kernel_open: a spec path, a database path and a place for the kernel");
+    *kernel = new autotune::Kernel(spec_path, db_path);
+  });
+}
+
+int gat_kernel_launch(void* kernel, uint64_t stream, const int64_t* problem, size_t problem_dims, const gat_arg* args,
+                      size_t arg_count) {
+  return guarded([&] {
+    autotune::Kernel& k = kernel_of(kernel);
+    if (arg_count > 64) throw UsageError("gat_kernel_launch: " + std::to_string(arg_count) + " arguments");
+    std::vector<autotune::Arg> packed;
+    packed.reserve(arg_count);
+    for (size_t i = 0; i < arg_count; ++i) packed.push_back(to_arg(args[i], i));
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): the caller's stream handle, an integer across the C interface
+    const autotune::Stream s(reinterpret_cast<void*>(static_cast<std::uintptr_t>(stream)));
+    k.launch(s, problem, problem_dims, packed.data(), arg_count);
+  });
+}
+
+int gat_kernel_choice(void* kernel, const int64_t* problem, size_t problem_dims, char** reply) {
+  if (reply != nullptr) *reply = nullptr;
+  return guarded([&] {
+    if (reply == nullptr) throw UsageError("gat_kernel_choice: reply must not be NULL");
+    const autotune::Choice c = kernel_of(kernel).choice(problem, problem_dims);
+    const nlohmann::json j = {{"kernel", c.kernel},
+                              {"workload", c.workload},
+                              {"problem", c.problem},
+                              {"device", c.device},
+                              {"config", nlohmann::json::parse(c.answer.config.to_json())},
+                              {"config_text", c.config_text},
+                              {"match", autotune::lookup::to_string(c.answer.match)},
+                              {"measured_problem", c.answer.problem},
+                              {"median_ns", c.answer.median_ns},
+                              {"binary", autotune::to_string(c.binary)},
+                              {"binary_key", c.binary_key},
+                              {"compile_ms", c.compile_ms},
+                              {"prepare_ms", c.prepare_ms},
+                              {"note", c.note}};
+    *reply = copy_out(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  });
+}
+
+void gat_kernel_close(void* kernel) { delete static_cast<autotune::Kernel*>(kernel); }
 
 void gat_free(char* text) { std::free(text); }
 

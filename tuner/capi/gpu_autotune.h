@@ -66,6 +66,32 @@ GAT_API int gat_main(int argc, const char* const* argv);
  */
 GAT_API int gat_query(const char* request, char** reply);
 
+/* One argument of gat_kernel_launch, in the order of the spec's "arguments": a device pointer (a buffer, or the
+ * data of a __constant__), or a number (a scalar). `dtype` is the element type the pointer points to or the
+ * number's type ("float32", "int64", ...; NULL or "" where it tells none); it must match the spec's. */
+typedef enum gat_arg_kind { GAT_ARG_POINTER = 0, GAT_ARG_INT = 1, GAT_ARG_UINT = 2, GAT_ARG_FLOAT = 3 } gat_arg_kind;
+typedef struct gat_arg {
+  int kind;          /* a gat_arg_kind */
+  const char* dtype; /* a dtype name or NULL */
+  uint64_t bits;     /* POINTER: the address; INT: the value's two's complement bits; UINT: the value */
+  double value;      /* FLOAT: the value */
+} gat_arg;
+
+/* A kernel of a spec (a *.tune.json of family "user" or a T1 file) launched with the configuration the database
+ * serves for this GPU and problem (autotune::Kernel, docs/lookup.md). Returns 0 and *kernel, or an error code
+ * (2 a bad spec, 3 no GPU, 4 database, 5 other) with *kernel NULL and gat_last_error() set. */
+GAT_API int gat_kernel_open(const char* spec_path, const char* db_path, void** kernel);
+/* Launches on `stream` (a CUstream / cudaStream_t; 0 the default stream): `problem` the spec's problem dims in its
+ * order, `args` one per spec argument. Checks every argument first; returns 0, or 2 (an argument that does not
+ * match, named in gat_last_error()), 3 (no GPU, a failed launch) or 5. Asynchronous like any launch. */
+GAT_API int gat_kernel_launch(void* kernel, uint64_t stream, const int64_t* problem, size_t problem_dims,
+                              const gat_arg* args, size_t arg_count);
+/* The configuration a launch of this problem uses, as JSON {"config", "match", "provenance", "binary", ...}
+ * (prepares it: lookup, binary, plan). Returns 0 and *reply (free with gat_free), or an error code. */
+GAT_API int gat_kernel_choice(void* kernel, const int64_t* problem, size_t problem_dims, char** reply);
+/* Releases a kernel (NULL is fine). */
+GAT_API void gat_kernel_close(void* kernel);
+
 /* Frees a string this library handed out (NULL is fine). */
 GAT_API void gat_free(char* text);
 

@@ -31,14 +31,21 @@ Kernel::Kernel(Kernel&&) noexcept = default;
 Kernel& Kernel::operator=(Kernel&&) noexcept = default;
 
 void Kernel::launch(Stream stream, std::initializer_list<std::int64_t> problem, std::initializer_list<Arg> args) {
-  std::array<std::uintptr_t, 2 * KernelArguments::kMaxArgs> buffers{};
-  std::array<std::uint64_t, KernelArguments::kMaxArgs> scalars{};
-  layout_->args.pack(args, buffers.data(), scalars.data());
-  h_.launch(0, problem.begin(), problem.size(), buffers.data(), scalars.data(), stream.handle());
+  launch(stream, problem.begin(), problem.size(), args.begin(), args.size());
 }
 
-Choice Kernel::choice(std::initializer_list<std::int64_t> problem) {
-  return h_.choice(0, problem.begin(), problem.size());
+void Kernel::launch(Stream stream, const std::int64_t* problem, std::size_t problem_dims, const Arg* args,
+                    std::size_t arg_count) {
+  std::array<std::uintptr_t, 2 * KernelArguments::kMaxArgs> buffers{};
+  std::array<std::uint64_t, KernelArguments::kMaxArgs> scalars{};
+  layout_->args.pack(args, arg_count, buffers.data(), scalars.data());
+  h_.launch(0, problem, problem_dims, buffers.data(), scalars.data(), stream.handle());
+}
+
+Choice Kernel::choice(std::initializer_list<std::int64_t> problem) { return choice(problem.begin(), problem.size()); }
+
+Choice Kernel::choice(const std::int64_t* problem, std::size_t problem_dims) {
+  return h_.choice(0, problem, problem_dims);
 }
 
 const TuningSpec& Kernel::spec() const { return h_.spec(); }

@@ -91,12 +91,12 @@ std::uint64_t KernelArguments::scalar(const Slot& s, std::size_t i, const Arg& a
   return a.bits();  // two's complement, little-endian: the low bytes are the value in the narrower type
 }
 
-void KernelArguments::pack(std::initializer_list<Arg> args, std::uintptr_t* buffers, std::uint64_t* scalars) const {
-  if (args.size() != slots_.size())
-    throw UsageError(kernel_ + " takes " + std::to_string(slots_.size()) + " arguments, " +
-                     std::to_string(args.size()) + " were given (expected: " + expected() + ")");
-  std::size_t i = 0;
-  for (const Arg& a : args) {
+void KernelArguments::pack(const Arg* args, std::size_t count, std::uintptr_t* buffers, std::uint64_t* scalars) const {
+  if (count != slots_.size())
+    throw UsageError(kernel_ + " takes " + std::to_string(slots_.size()) + " arguments, " + std::to_string(count) +
+                     " were given (expected: " + expected() + ")");
+  for (std::size_t i = 0; i < count; ++i) {
+    const Arg& a = args[i];
     const Slot& s = slots_[i];
     if (s.kind == ArgSpec::Kind::scalar) {
       scalars[s.index] = scalar(s, i, a);
@@ -108,7 +108,6 @@ void KernelArguments::pack(std::initializer_list<Arg> args, std::uintptr_t* buff
         throw UsageError(what(s, i) + " holds " + s.dtype + ", but the pointer given points to " + a.dtype());
       buffers[s.index] = static_cast<std::uintptr_t>(a.bits());
     }
-    ++i;
   }
 }
 

@@ -24,7 +24,10 @@ class KernelArguments {
   /// element type where the pointer tells one; a number for each scalar, of its kind and within its dtype) and
   /// writes buffers[i] for the i-th buffer or constant (room for 2 x kMaxArgs) and scalars[k] for the k-th
   /// scalar (room for kMaxArgs). Throws UsageError naming the first argument that does not match.
-  void pack(std::initializer_list<Arg> args, std::uintptr_t* buffers, std::uint64_t* scalars) const;
+  void pack(const Arg* args, std::size_t count, std::uintptr_t* buffers, std::uint64_t* scalars) const;
+  void pack(std::initializer_list<Arg> args, std::uintptr_t* buffers, std::uint64_t* scalars) const {
+    pack(args.begin(), args.size(), buffers, scalars);
+  }
 
   /// The names of the buffer and constant arguments, in spec order (the plan buffers the caller supplies).
   std::vector<std::string> buffer_names() const;

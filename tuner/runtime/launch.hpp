@@ -197,6 +197,17 @@ class Arg {
         dtype_(detail::pointee_dtype<I>()) {}
   Arg(float v) : kind_(Kind::floating), f_(v), dtype_("float32") {}
   Arg(double v) : kind_(Kind::floating), f_(v), dtype_("float64") {}
+  /// An argument made by a language binding (the C interface, tuner/capi/) from its own description: the kind,
+  /// the bits (pointer, integer), the value (floating) and the dtype name it tells ("" for none). `dtype` must
+  /// outlive the Arg (a string literal).
+  static Arg raw(Kind kind, std::uint64_t bits, double f, const char* dtype) {
+    Arg a(nullptr);
+    a.kind_ = kind;
+    a.bits_ = bits;
+    a.f_ = f;
+    a.dtype_ = dtype != nullptr ? dtype : "";
+    return a;
+  }
 
   Kind kind() const { return kind_; }
   /// pointer: the address; integer: the value's two's complement bits; unsigned_integer: the value.
@@ -244,8 +255,12 @@ class Kernel {
   /// Launches on stream: `problem` holds the spec's problem dims in its order (`problem.dims`), `args` one
   /// Arg per spec argument.
   void launch(Stream stream, std::initializer_list<std::int64_t> problem, std::initializer_list<Arg> args);
+  /// The same with the problem's dims and the arguments as arrays (for language bindings).
+  void launch(Stream stream, const std::int64_t* problem, std::size_t problem_dims, const Arg* args,
+              std::size_t arg_count);
   /// The configuration and binary a launch of this problem uses (prepares it).
   Choice choice(std::initializer_list<std::int64_t> problem);
+  Choice choice(const std::int64_t* problem, std::size_t problem_dims);
   const TuningSpec& spec() const;
 
  private:

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Host cost per call of gpu_autotune.Kernel.launch (Python, ctypes) against autotune::Kernel::launch (C++), on
+the same kernel, problem and database: the SAXPY example at n = 2^24, batches of 100 launches timed on the host
+then a synchronisation, median of 50 batches, as bench/launch_overhead.cpp measures its steady state. Needs a GPU;
+device arrays come from gpu_autotune.cuda_memory (no CuPy needed), or from CuPy with --cupy.
+
+    python3 bench/python_launch.py [--db tune.db] [--launch-overhead build/bench/launch_overhead] [--n N]
+
+Prints the Python figure, then runs the C++ benchmark (same n, spec) and prints its "Kernel::launch, per call"
+line and the difference (the issue's target: under 5 us).
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy
+
+import gpu_autotune
+from gpu_autotune import cuda_memory
+
+
+def per_call_us(call, sync, batch=100, batches=50):
+    us = []
+    for _ in range(batches):
+        t0 = time.perf_counter()
+        for _ in range(batch):
+            call()
+        us.append((time.perf_counter() - t0) * 1e6 / batch)
+        sync()
+    return statistics.median(us)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ap.add_argument("--spec", default=os.path.join(root, "examples/saxpy/saxpy.tune.json"))
+    ap.add_argument("--db", default="")
+    ap.add_argument("--n", type=int, default=1 << 24)
+    ap.add_argument("--launch-overhead", default=os.path.join(root, "build/bench/launch_overhead"))
+    ap.add_argument("--cupy", action="store_true", help="device arrays and stream from CuPy")
+    a = ap.parse_args()
+    db = a.db or os.path.join(tempfile.mkdtemp(prefix="pylaunch"), "launch.db")
+    n = a.n
+    if a.cupy:
+        import cupy
+        x, y, out = (cupy.ones(n, dtype=cupy.float32) for _ in range(3))
+        sync = cupy.cuda.runtime.deviceSynchronize
+        stream = cupy.cuda.Stream.null
+    else:
+        x, y, out = (cuda_memory.DeviceArray.from_host(numpy.ones(n, numpy.float32)) for _ in range(3))
+        sync = cuda_memory.synchronize
+        stream = 0
+    k = gpu_autotune.Kernel(a.spec, db)
+    args = [x, y, out, 2.0, n]
+    k.launch(stream, [n], args)
+    sync()
+    choice = k.choice([n])
+    per_call_us(lambda: k.launch(stream, [n], args), sync)  # warm
+    py_us = per_call_us(lambda: k.launch(stream, [n], args), sync)
+    print("python Kernel.launch: saxpy n=%d, config %s (%s)" % (n, choice["config_text"], choice["match"]))
+    print("%-56s %9.2f us" % ("steady state: gpu_autotune.Kernel.launch, per call", py_us))
+    if not os.path.exists(a.launch_overhead):
+        print("(no %s: C++ figure not measured)" % a.launch_overhead)
+        return 0
+    r = subprocess.run([a.launch_overhead, "--n", str(n), "--reps", "1", "--spec", a.spec], capture_output=True,
+                       text=True, cwd=root)
+    m = re.search(r"steady state: Kernel::launch, per call\s+([0-9.]+) us", r.stdout)
+    if not m:
+        print(r.stdout[-2000:], r.stderr[-2000:], file=sys.stderr)
+        return 1
+    cpp_us = float(m.group(1))
+    print("%-56s %9.2f us" % ("steady state: autotune::Kernel::launch (C++), per call", cpp_us))
+    print("%-56s %9.2f us" % ("  overhead of Python over C++", py_us - cpp_us))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

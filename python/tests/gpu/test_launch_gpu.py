@@ -1,0 +1,73 @@
+"""gpu tier: gpu_autotune.Kernel launches a spec's kernel on device arrays (gpu_autotune.cuda_memory, and CuPy or
+PyTorch where installed) with the database's configuration, and refuses bad arguments by name."""
+import os
+
+import numpy
+import pytest
+
+import gpu_autotune
+from gpu_autotune import cuda_memory
+
+pytestmark = pytest.mark.gpu
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+SAXPY = os.path.join(ROOT, "examples", "saxpy", "saxpy.tune.json")
+
+
+def test_saxpy_launch_matches_numpy(tmp_path):
+    n = 1000003
+    rng = numpy.random.default_rng(3)
+    x = rng.standard_normal(n).astype(numpy.float32)
+    y = rng.standard_normal(n).astype(numpy.float32)
+    dx, dy = cuda_memory.DeviceArray.from_host(x), cuda_memory.DeviceArray.from_host(y)
+    dout = cuda_memory.DeviceArray.from_host(numpy.full(n, numpy.nan, numpy.float32))
+    with gpu_autotune.Kernel(SAXPY, str(tmp_path / "k.db")) as k:
+        k.launch(0, [n], [dx, dy, dout, 2.5, n])
+        cuda_memory.synchronize()
+        numpy.testing.assert_array_equal(dout.to_host(), numpy.float32(2.5) * x + y)
+        choice = k.choice([n])
+        assert choice["match"] == "spec_default"  # an empty database serves the spec's default
+        assert "BLOCK_SIZE=256" in choice["config_text"]
+
+
+def test_launch_refuses_bad_arguments_by_name(tmp_path):
+    n = 1024
+    d = cuda_memory.DeviceArray(n, numpy.float32)
+    wrong = cuda_memory.DeviceArray(n, numpy.float64)
+    with gpu_autotune.Kernel(SAXPY, str(tmp_path / "k.db")) as k:
+        with pytest.raises(gpu_autotune.UsageError, match="argument 2 \\('y'\\).*float32.*float64"):
+            k.launch(0, [n], [d, wrong, d, 2.0, n])
+        with pytest.raises(gpu_autotune.UsageError, match="takes 5 arguments, 4 were given"):
+            k.launch(0, [n], [d, d, d, 2.0])
+        with pytest.raises(gpu_autotune.UsageError, match="int32 scalar, which cannot hold 4294967296"):
+            k.launch(0, [n], [d, d, d, 2.0, 2 ** 32])
+
+
+def test_cupy_or_torch_arrays_and_streams(tmp_path):
+    n = 4096
+    with gpu_autotune.Kernel(SAXPY, str(tmp_path / "k.db")) as k:
+        used = []
+        try:
+            import cupy
+            x, y, out = cupy.ones(n, cupy.float32), cupy.full(n, 3, cupy.float32), cupy.zeros(n, cupy.float32)
+            s = cupy.cuda.Stream()
+            k.launch(s, [n], [x, y, out, 2.0, n])
+            s.synchronize()
+            assert float(out.sum()) == 5.0 * n
+            used.append("cupy")
+        except ImportError:
+            pass
+        try:
+            import torch
+            x = torch.ones(n, dtype=torch.float32, device="cuda")
+            y = torch.full((n,), 3.0, device="cuda")
+            out = torch.zeros(n, device="cuda")
+            s = torch.cuda.Stream()
+            k.launch(s, [n], [x, y, out, 2.0, n])
+            s.synchronize()
+            assert float(out.sum()) == 5.0 * n
+            used.append("torch")
+        except ImportError:
+            pass
+        if not used:
+            pytest.skip("neither CuPy nor PyTorch is installed here")
