@@ -1,6 +1,9 @@
 """Trials of a session as Kernel Tuner's results, and Kernel Tuner's cache file (util.process_cache's format)."""
 import json
+import numbers
 import os
+
+import numpy
 
 from .errors import UsageError
 from .util import CompilationFailedConfig, ErrorConfig, InvalidConfig, RuntimeFailedConfig, \
@@ -13,14 +16,24 @@ _ERRORS = {"compile_error": CompilationFailedConfig, "invalid_resources": Invali
 
 
 def kt_value(name, value, values):
-    """The Kernel Tuner value of parameter `name` for `value` as the library reports it (the value, or its text)."""
-    for v in values:
-        if v == value and type(v) is type(value):
-            return v
-    for v in values:
-        if v == value or str(v) == str(value) or (isinstance(v, bool) and str(value) in ("True", "False")
-                                                 and str(v) == str(value)):
-            return v
+    """The Kernel Tuner value of parameter `name` (values `values`) for `value` as the library reports it: an
+    integer parameter's value itself; a typed one's (strings, floats: the value's index; booleans: 0 or 1) code,
+    or its text where a label is reported."""
+    typed = any(isinstance(v, (bool, numpy.bool_)) or not isinstance(v, numbers.Integral) for v in values)
+    if not typed:
+        for v in values:
+            if v == value and not isinstance(value, (bool, str)):
+                return v
+    elif isinstance(value, str):
+        for v in values:
+            if str(v) == value:
+                return v
+    elif all(isinstance(v, (bool, numpy.bool_)) for v in values):
+        for v in values:
+            if bool(v) == bool(value):
+                return v
+    elif isinstance(value, numbers.Integral) and 0 <= value < len(values):
+        return values[value]
     raise UsageError("parameter %r: the library reported value %r, which is not one of %r" % (name, value, values))
 
 
