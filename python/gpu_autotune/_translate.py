@@ -64,6 +64,17 @@ def _param_values(name, values):
     return out
 
 
+def json_value(v):
+    """A parameter value as the spec's JSON has it (numpy scalars as Python's)."""
+    if isinstance(v, (bool, numpy.bool_)):
+        return bool(v)
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    if isinstance(v, numbers.Real):
+        return float(v)
+    return v
+
+
 def _expr_int(x, what):
     """A Python expression for an int or a string expression (as Kernel Tuner's int(eval(...)))."""
     if isinstance(x, (bool, numpy.bool_)):

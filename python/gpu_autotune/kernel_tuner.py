@@ -102,6 +102,17 @@ def _apply_callables(tr, spec_path):
     tr.spec.setdefault("constraints", []).append("(%s,) in %r" % (", ".join(names), keep))
 
 
+def _valid_defaults(tr, spec_path):
+    """Makes the first valid configuration the spec's default one, the reference that every configuration's
+    outputs are compared with when there is no answer (the first values need not satisfy the restrictions)."""
+    configs = _lib.query({"op": "space", "kernel": spec_path, "problem": tr.problem})["configs"]
+    if not configs:
+        raise UsageError("restrictions: no configuration of tune_params satisfies them")
+    first = _results.to_kt_config(configs[0], tr.tune_params)
+    for p in tr.spec["parameters"]:
+        p["default"] = _translate.json_value(first[p["name"]])
+
+
 def _one_argument(f):
     import inspect
     try:
@@ -171,6 +182,8 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     _lib.set_arrays(tr.arrays)
     if tr.callables:
         _apply_callables(tr, _write_spec(tr))
+    if answer is None and "constraints" in tr.spec:
+        _valid_defaults(tr, _write_spec(tr))
     spec_path = _write_spec(tr)
     tmp = tempfile.mkdtemp(prefix="gpu_autotune_kt_")
     try:

@@ -107,3 +107,18 @@ def test_tune_errors(tmp_path):
         gpu_autotune.tune("no_such_kernel", db=str(tmp_path / "x.db"), simulate=True, quiet=True)
     with pytest.raises(UsageError, match="from_db"):
         gpu_autotune.tune("reduction", db=str(tmp_path / "x.db"), from_db=RECORDED)
+
+
+def test_default_configuration_is_a_valid_one(kt_dir, monkeypatch):
+    """Without an answer the default configuration is the reference; it is made the first valid one (matmul's
+    first values, 16 x 1 threads with tiles 1 x 1, break its restriction)."""
+    from gpu_autotune import kernel_tuner
+    from spec_eval import valid
+    (call,) = capture_calls(kt_dir, "matmul", monkeypatch)
+    tr, _ = prepare_tune(**call)
+    _lib.set_arrays(tr.arrays)
+    kernel_tuner._valid_defaults(tr, _write_spec(tr))
+    default = dict((p["name"], p["default"]) for p in tr.spec["parameters"])
+    assert valid(tr.spec, default)
+    reply = _lib.query({"op": "space", "kernel": _write_spec(tr), "problem": tr.problem})
+    assert len(reply["configs"]) == VALID_CONFIGS["matmul"]
