@@ -82,6 +82,14 @@ def _encode(v):
     return v
 
 
+def read_cache(text):
+    """Kernel Tuner's cache file from its text, closing one that Kernel Tuner left open as it does itself."""
+    text = text.strip()
+    if text and text[-3:] not in ("}\n}", "}}}"):
+        text = text.rstrip(",") + "}\n}"
+    return json.loads(text)
+
+
 def write_cache(path, header, tune_params, results):
     """Writes Kernel Tuner's cache file `path` (a closed one): `header` (device_name, kernel_name, problem_size,
     objective), the entries of an existing file, and `results` under their key "v1,v2,...". An existing file of
@@ -90,10 +98,7 @@ def write_cache(path, header, tune_params, results):
     cache = {}
     if os.path.isfile(path):
         with open(path) as f:
-            text = f.read().strip()
-        if text and text[-3:] not in ("}\n}", "}}}"):  # left open by Kernel Tuner: close it as it does
-            text = text.rstrip(",") + "}\n}"
-        old = json.loads(text)
+            old = read_cache(f.read())
         if old.get("kernel_name") != header["kernel_name"] or old.get("tune_params_keys") != keys:
             raise UsageError("cache: %s holds %s with parameters %s, not %s with %s" % (
                 path, old.get("kernel_name"), old.get("tune_params_keys"), header["kernel_name"], keys))

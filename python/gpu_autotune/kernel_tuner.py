@@ -13,7 +13,7 @@ from time import perf_counter
 
 from . import _lib, _results, _translate, api
 from ._source import write_if_changed
-from .errors import UnsupportedError, UsageError
+from .errors import UnsupportedError, UsageError, error_for_code
 from .util import get_config_string
 
 # Kernel Tuner's strategy names -> this tuner's (`autotune strategies`). Those without a counterpart of the same
@@ -30,8 +30,7 @@ _OBJECTIVES = {"time": False, "energy": False, "edp": False, "gbps_per_watt": Tr
 _LANGS = ("cuda", "cupy", "nvcuda")
 
 
-def _refuse_unsupported(lang, texmem_args, compiler, verify, observers, parallel, objectives, device,
-                        simulation_mode):
+def _refuse_unsupported(lang, texmem_args, compiler, verify, observers, parallel, objectives, device):
     if lang is not None and str(lang).lower() not in _LANGS:
         raise UnsupportedError("lang: %r is not supported (CUDA only: None, 'CUDA', 'cupy', 'nvcuda')" % (lang,))
     if texmem_args is not None:
@@ -46,9 +45,6 @@ def _refuse_unsupported(lang, texmem_args, compiler, verify, observers, parallel
         raise UnsupportedError("parallel: not supported in Python; the command line tunes on several GPUs under MPI")
     if objectives:
         raise UnsupportedError("objectives: multi-objective tuning is not supported; give one objective")
-    if simulation_mode:
-        raise UnsupportedError("simulation_mode: not supported yet; gpu_autotune.tune(..., simulate=True) replays a "
-                               "database (import a Kernel Tuner cache with `autotune import --format kt-cache`)")
     if not isinstance(device, int) or isinstance(device, bool):
         raise UnsupportedError("device: %r is not supported; give the GPU's ordinal (an int)" % (device,))
 
@@ -121,6 +117,29 @@ def _one_argument(f):
         return False
 
 
+def _cache_path(cache):
+    path = os.fspath(cache)
+    return path if path.endswith(".json") else path + ".json"
+
+
+def _simulation_args(cache, spec_path, tr, tmp, quiet):
+    """Imports Kernel Tuner cache file `cache` as trials of the spec into a database in `tmp`; returns the
+    arguments that replay it (--simulate --from DB --device NAME)."""
+    path = _cache_path(cache)
+    if not os.path.isfile(path):
+        raise UsageError("cache: simulation mode requires an existing cache file: %s does not exist" % path)
+    imported = os.path.join(tmp, "imported.db")
+    argv = ["autotune", "--db", imported, "import", path, "--format", "kt-cache", "--kernel", spec_path,
+            "--problem", tr.problem]
+    with api.silenced(quiet):
+        rc = _lib.main(argv)
+    if rc != 0:
+        raise error_for_code(rc, "cache: `%s` exited with code %d (its message is above)" % (" ".join(argv), rc))
+    with open(path) as f:
+        device = _results.read_cache(f.read()).get("device_name")
+    return ["--simulate", "--from", imported] + (["--device", device] if device else [])
+
+
 def _write_spec(tr):
     text = _translate.spec_json(tr.spec)
     path = os.path.join(tr.spec_dir, "spec-%s.tune.json" % hashlib.sha256(text.encode()).hexdigest()[:16])
@@ -139,8 +158,9 @@ def prepare_tune(kernel_name, kernel_source, problem_size, arguments, tune_param
 
     Returns (Translation, the `autotune tune` arguments after the spec). Raises what tune_kernel raises for its
     arguments. `verbose`, `platform`, `log`, `quiet`, `cache` and `metrics` are not used here."""
-    _refuse_unsupported(lang, texmem_args, compiler, verify, observers, parallel, objectives, device,
-                        simulation_mode)
+    _refuse_unsupported(lang, texmem_args, compiler, verify, observers, parallel, objectives, device)
+    if simulation_mode and not cache:
+        raise UsageError("simulation_mode: needs cache, an existing Kernel Tuner cache file to replay")
     objective = objective or "time"
     if objective not in _OBJECTIVES:
         raise UnsupportedError("objective: %r is not supported (%s)" % (objective, ", ".join(sorted(_OBJECTIVES))))
@@ -187,6 +207,8 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     spec_path = _write_spec(tr)
     tmp = tempfile.mkdtemp(prefix="gpu_autotune_kt_")
     try:
+        if simulation_mode:
+            args += _simulation_args(cache, spec_path, tr, tmp, quiet)
         # A database of its own per call: every configuration is measured, as Kernel Tuner does without a cache.
         stats = api.run_tune(spec_path, os.path.join(tmp, "tune.db"), args, quiet=quiet)
         rows = api.Database(os.path.join(tmp, "tune.db")).trials(stats["session"])
@@ -210,10 +232,8 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
             print(get_config_string(best, keys))
     elif not quiet:
         print("no results to report")
-    if cache:
-        path = os.fspath(cache)
-        path = path if path.endswith(".json") else path + ".json"
-        _results.write_cache(path, {"device_name": env["device_name"], "kernel_name": kernel_name,
+    if cache and not simulation_mode:
+        _results.write_cache(_cache_path(cache), {"device_name": env["device_name"], "kernel_name": kernel_name,
                                     "problem_size": problem_size, "objective": objective}, tune_params, results)
     env["overhead_time"] = 1000 * (perf_counter() - start)
     return results, env

@@ -122,3 +122,62 @@ def test_default_configuration_is_a_valid_one(kt_dir, monkeypatch):
     assert valid(tr.spec, default)
     reply = _lib.query({"op": "space", "kernel": _write_spec(tr), "problem": tr.problem})
     assert len(reply["configs"]) == VALID_CONFIGS["matmul"]
+
+
+VECTOR_ADD = ("__global__ void vector_add(float *c, float *a, float *b, int n) {\n"
+              "    int i = blockIdx.x * block_size_x + threadIdx.x;\n    if (i < n) c[i] = a[i] + b[i];\n}\n")
+
+
+def kt_cache(path, sizes, failed=()):
+    """A Kernel Tuner cache file of vector_add at n = 100000 on an H100 (time 0.01 ms per 128 threads)."""
+    entries = {}
+    for b in sizes:
+        t = "CompilationFailedConfig" if b in failed else 0.01 * b / 128
+        entries[str(b)] = {"block_size_x": b, "time": t, "times": [] if b in failed else [t] * 7,
+                           "compile_time": 100.0, "verification_time": 0, "benchmark_time": 1.0,
+                           "strategy_time": 0, "framework_time": 0, "timestamp": "2026-01-01 00:00:00+00:00"}
+    doc = {"device_name": H100, "kernel_name": "vector_add", "problem_size": 100000,
+           "tune_params_keys": ["block_size_x"], "tune_params": {"block_size_x": list(sizes)}, "objective": "time",
+           "cache": entries}
+    with open(path, "w") as f:
+        json.dump(doc, f)
+
+
+def test_tune_kernel_simulated_from_a_kernel_tuner_cache(tmp_path):
+    n = 100000
+    a = numpy.arange(n, dtype=numpy.float32)
+    args = [numpy.zeros(n, numpy.float32), a, a, numpy.int32(n)]
+    tune_params = {"block_size_x": [128, 256, 512, 1024]}
+    cache = str(tmp_path / "vector_add.json")
+    kt_cache(cache, tune_params["block_size_x"])
+    results, env = gpu_autotune.tune_kernel("vector_add", VECTOR_ADD, n, args, tune_params, cache=cache,
+                                            simulation_mode=True, quiet=True,
+                                            metrics={"GB/s": lambda p: 3 * 4 * n / 1e6 / p["time"]})
+    assert sorted(r["block_size_x"] for r in results) == [128, 256, 512, 1024]
+    by_block = dict((r["block_size_x"], r) for r in results)
+    assert by_block[256]["time"] == pytest.approx(0.02, rel=1e-6)
+    assert by_block[128]["GB/s"] == pytest.approx(3 * 4 * n / 1e6 / 0.01, rel=1e-6)
+    assert env["best_config"]["block_size_x"] == 128 and env["device_name"] == H100
+    assert env["kernel_name"] == "vector_add" and env["problem_size"] == n
+
+
+def test_tune_kernel_simulation_needs_an_existing_cache(tmp_path):
+    n = 1000
+    args = [numpy.zeros(n, numpy.float32), numpy.int32(n)]
+    with pytest.raises(UsageError, match="does not exist"):
+        gpu_autotune.tune_kernel("k", VECTOR_ADD, n, args, {"block_size_x": [128]}, quiet=True,
+                                 cache=str(tmp_path / "none"), simulation_mode=True)
+
+
+def test_tune_kernel_simulated_failed_configuration(tmp_path):
+    n = 100000
+    a = numpy.arange(n, dtype=numpy.float32)
+    args = [numpy.zeros(n, numpy.float32), a, a, numpy.int32(n)]
+    tune_params = {"block_size_x": [128, 256, 512]}
+    cache = str(tmp_path / "vector_add.json")
+    kt_cache(cache, tune_params["block_size_x"], failed=(512,))
+    results, env = gpu_autotune.tune_kernel("vector_add", VECTOR_ADD, n, args, tune_params, cache=cache,
+                                            simulation_mode=True, quiet=True)
+    by_block = dict((r["block_size_x"], r) for r in results)
+    assert str(by_block[512]["__error__"]) == "CompilationFailedConfig"
+    assert "__error__" not in by_block[128] and env["best_config"]["block_size_x"] == 128

@@ -27,7 +27,7 @@ def call(**kw):
     (dict(strategy="nsga2"), UnsupportedError, "strategy: 'nsga2'"),
     (dict(objectives={"time": False, "energy": False}), UnsupportedError, "objectives"),
     (dict(objective="GFLOP/s"), UnsupportedError, "objective"),
-    (dict(simulation_mode=True), UnsupportedError, "simulation_mode"),
+    (dict(simulation_mode=True), UsageError, "simulation_mode: needs cache"),
     (dict(answer=[None, None]), UsageError, "answer"),
     (dict(answer=[numpy.zeros(10, numpy.float32), None, None]), UsageError, r"answer\[0\]: 10 elements"),
     (dict(answer=[numpy.zeros(1000, numpy.int8), None, None]), UsageError, r"answer\[0\]: dtype int8"),
