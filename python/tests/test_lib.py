@@ -181,3 +181,22 @@ def test_tune_kernel_simulated_failed_configuration(tmp_path):
     by_block = dict((r["block_size_x"], r) for r in results)
     assert str(by_block[512]["__error__"]) == "CompilationFailedConfig"
     assert "__error__" not in by_block[128] and env["best_config"]["block_size_x"] == 128
+
+
+def test_tune_a_spec_dict_with_inputs(tmp_path):
+    """gpu_autotune.tune with a spec dict (here a translated tune_kernel call) and its arrays as `inputs`,
+    replaying trials imported from a Kernel Tuner cache."""
+    n = 100000
+    a = numpy.arange(n, dtype=numpy.float32)
+    tr, _ = prepare_tune("vector_add", VECTOR_ADD, n, [numpy.zeros(n, numpy.float32), a, a, numpy.int32(n)],
+                         {"block_size_x": [128, 256, 512]})
+    spec = dict(tr.spec, source=os.path.join(tr.spec_dir, tr.spec["source"]))
+    cache, recorded = str(tmp_path / "c.json"), str(tmp_path / "recorded.db")
+    kt_cache(cache, [128, 256, 512])
+    _lib.set_arrays(tr.arrays)
+    assert _lib.main(["autotune", "--db", recorded, "import", cache, "--format", "kt-cache", "--kernel",
+                      _write_spec(tr), "--problem", tr.problem]) == 0
+    trials = gpu_autotune.tune(spec, problem=tr.problem, db=str(tmp_path / "t.db"), simulate=True,
+                               from_db=recorded, inputs=dict(tr.arrays), quiet=True)
+    assert sorted(t["config"]["block_size_x"] for t in trials) == [128, 256, 512]
+    assert min(trials, key=lambda t: t["median_ns"])["config"]["block_size_x"] == 128
