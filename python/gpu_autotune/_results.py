@@ -42,13 +42,26 @@ def to_kt_config(config, tune_params):
     return dict((k, kt_value(k, config[k], list(v))) for k, v in tune_params.items())
 
 
-def to_results(rows, tune_params, metrics=None, stats=None):
+def objective_value(row, objective):
+    """The value of `objective` of a trials row: "energy" (J per run), "edp" (J s), "gbps_per_watt"; None where
+    the row has no energy or power."""
+    energy, power = row.get("energy_j"), row.get("power_w")
+    if objective == "energy":
+        return energy
+    if objective == "edp":
+        return None if energy is None else energy * row["median_ns"] / 1e9
+    if objective == "gbps_per_watt":
+        return None if not power or row.get("gbps") is None else row["gbps"] / power
+    raise UsageError("objective: %r has no value in a trial" % objective)
+
+
+def to_results(rows, tune_params, metrics=None, stats=None, objective="time"):
     """Kernel Tuner's results list from trials rows: params, "time" (ms, the median), "times" (ms, where the trial
     kept them), "compile_time" and "verification_time" (ms), "benchmark_time" (ms: median x samples, the timed
     runs), "framework_time" (ms: the session's setup, database and other time of `stats`, its --stats-json,
     shared evenly as Kernel Tuner shares its own), "strategy_time" (0: not measured apart here), "timestamp";
     failed configurations carry an ErrorConfig under "__error__" and "time" as Kernel Tuner's cache does.
-    Metrics only on verified ones."""
+    Metrics only on verified ones; an `objective` other than "time" is a key of its own (objective_value)."""
     stats = stats or {}
     framework_ms = 1000.0 * sum(stats.get(k, 0.0) for k in ("setup_s", "database_s", "other_s")) / max(len(rows), 1)
     results = []
@@ -68,6 +81,8 @@ def to_results(rows, tune_params, metrics=None, stats=None):
         r["framework_time"] = framework_ms
         r["strategy_time"] = 0.0
         r["timestamp"] = row.get("created_at", "")
+        if status == "ok" and objective != "time":
+            r[objective] = objective_value(row, objective)
         if status == "ok" and metrics:
             r = process_metrics(r, metrics)
         results.append(r)

@@ -214,7 +214,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         rows = api.Database(os.path.join(tmp, "tune.db")).trials(stats["session"])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    results = _results.to_results(rows, tune_params, metrics, stats)
+    results = _results.to_results(rows, tune_params, metrics, stats, objective)
     env = {"device_name": stats.get("device"), "problem_size": problem_size, "tune_params": tune_params,
            "kernel_name": kernel_name, "kernel_string": tr.spec["source"], "iterations": iterations,
            "objective": objective, "strategy": strategy or "brute_force", "strategy_options": strategy_options or {},
@@ -222,19 +222,21 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
            "total_compile_time": 1000 * stats.get("compile_s", 0.0),
            "total_verification_time": 1000 * stats.get("verify_s", 0.0),
            "total_benchmark_time": 1000 * stats.get("benchmark_s", 0.0)}
-    ok = [r for r in results if "__error__" not in r]
+    ok = [r for r in results if "__error__" not in r and r.get(objective) is not None]
     if ok:
-        best = min(ok, key=lambda r: r["time"]) if objective == "time" else ok[0]
+        pick = max if _OBJECTIVES[objective] else min
+        best = pick(ok, key=lambda r: r[objective])
         env["best_config"] = best
         if not quiet:
-            keys = list(tune_params) + ["time"] + list(metrics or {})
+            keys = list(tune_params) + [objective] + list(metrics or {})
             print("\nBEST PERFORMING CONFIGURATION FOR OBJECTIVE %s:" % objective)
             print(get_config_string(best, keys))
     elif not quiet:
         print("no results to report")
     if cache and not simulation_mode:
-        _results.write_cache(_cache_path(cache), {"device_name": env["device_name"], "kernel_name": kernel_name,
-                                    "problem_size": problem_size, "objective": objective}, tune_params, results)
+        header = {"device_name": env["device_name"], "kernel_name": kernel_name, "problem_size": problem_size,
+                  "objective": objective}
+        _results.write_cache(_cache_path(cache), header, tune_params, results)
     env["overhead_time"] = 1000 * (perf_counter() - start)
     return results, env
 

@@ -32,6 +32,14 @@ def test_to_results():
     assert get_config_string(ok, ["block_size_x", "time"]) == "block_size_x=64, time=2.500"
 
 
+def test_objective_values():
+    rows = [dict(ROWS[0], energy_j=0.002, power_w=400.0, gbps=2000.0)]
+    assert to_results(rows, TUNE_PARAMS, objective="energy")[0]["energy"] == 0.002
+    assert to_results(rows, TUNE_PARAMS, objective="edp")[0]["edp"] == pytest.approx(0.002 * 2.5e-3)
+    assert to_results(rows, TUNE_PARAMS, objective="gbps_per_watt")[0]["gbps_per_watt"] == pytest.approx(5.0)
+    assert to_results(ROWS[:1], TUNE_PARAMS, objective="energy")[0]["energy"] is None  # not observed
+
+
 def test_cache_file_in_kernel_tuner_format(tmp_path):
     path = str(tmp_path / "cache.json")
     res = to_results(ROWS, TUNE_PARAMS, None, STATS)
