@@ -26,6 +26,20 @@ STRATEGIES = {
     "ordered_greedy_mls": "greedy_local_search", "minimize": "greedy_local_search",
     "bayes_opt": "bayesian_optimization",
 }
+# Kernel Tuner's strategy options of the same meaning as one of ours: (its strategy, its option) -> (our option,
+# conversion of the value, given the number of parameters). Other options are warned about and not used.
+STRATEGY_OPTIONS = {
+    ("genetic_algorithm", "popsize"): ("population", lambda v, n: int(v)),
+    ("genetic_algorithm", "mutation_chance"): ("mutation_rate", lambda v, n: 1.0 / float(v)),  # 1 in v
+    ("pso", "popsize"): ("swarm", lambda v, n: int(v)),
+    ("pso", "w"): ("inertia", lambda v, n: float(v)),
+    ("pso", "c1"): ("cognitive", lambda v, n: float(v)),
+    ("pso", "c2"): ("social", lambda v, n: float(v)),
+    ("diff_evo", "popsize"): ("population", lambda v, n: int(v) * n),  # popsize_times_dimensions, its default
+    ("diff_evo", "F"): ("differential_weight", lambda v, n: float(v)),
+    ("diff_evo", "CR"): ("crossover_rate", lambda v, n: float(v)),
+    ("simulated_annealing", "alpha"): ("cooling", lambda v, n: float(v)),
+}
 _OBJECTIVES = {"time": False, "energy": False, "edp": False, "gbps_per_watt": True}
 _LANGS = ("cuda", "cupy", "nvcuda")
 
@@ -58,8 +72,14 @@ def _strategy_args(strategy, strategy_options, spec):
     if name not in STRATEGIES:
         raise UnsupportedError("strategy: %r is not supported; supported are %s" % (name, ", ".join(sorted(STRATEGIES))))
     args = ["--strategy", STRATEGIES[name]]
-    for k, v in (strategy_options or {}).items():
-        if k == "max_fevals":
+    options = dict(strategy_options or {})
+    if name == "random_sample" and "fraction" not in options and "max_fevals" not in options:
+        options["fraction"] = 0.1  # Kernel Tuner's random_sample covers a tenth of the space by default
+    for k, v in options.items():
+        if (name, k) in STRATEGY_OPTIONS:
+            ours, convert = STRATEGY_OPTIONS[(name, k)]
+            args += ["--strategy-option", "%s=%s" % (ours, convert(v, len(spec["parameters"])))]
+        elif k == "max_fevals":
             args += ["--budget", str(int(v))]
         elif k == "time_limit":
             args += ["--time-limit", repr(float(v))]

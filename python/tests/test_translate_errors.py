@@ -72,10 +72,17 @@ def test_strategies_and_options():
     _, args = call(strategy="pso", strategy_options={"max_fevals": 50, "time_limit": 9})
     assert args[args.index("--strategy") + 1] == "particle_swarm"
     assert args[args.index("--budget") + 1] == "50" and args[args.index("--time-limit") + 1] == "9.0"
-    tr, _ = call(strategy="random_sample", strategy_options={"fraction": 0.1})
-    assert tr.spec["tuning"] == {"budget_fraction": 0.1}
-    with pytest.warns(UserWarning, match="popsize"):
-        call(strategy="genetic_algorithm", strategy_options={"popsize": 10})
+    tr, _ = call(strategy="random_sample", strategy_options={"fraction": 0.25})
+    assert tr.spec["tuning"] == {"budget_fraction": 0.25}
+    tr, _ = call(strategy="random_sample")
+    assert tr.spec["tuning"] == {"budget_fraction": 0.1}  # Kernel Tuner's default fraction
+    _, args = call(strategy="genetic_algorithm", strategy_options={"popsize": 10, "mutation_chance": 20})
+    assert args[-4:] == ["--strategy-option", "population=10", "--strategy-option", "mutation_rate=0.05"]
+    _, args = call(tune_params={"block_size_x": [64, 128], "t": [1, 2]}, strategy="diff_evo",
+                   strategy_options={"popsize": 8})
+    assert args[-2:] == ["--strategy-option", "population=16"]  # times the parameters, as Kernel Tuner
+    with pytest.warns(UserWarning, match="maxiter"):
+        call(strategy="genetic_algorithm", strategy_options={"maxiter": 10})
     assert set(STRATEGIES.values()) <= {"brute_force", "random_sample", "simulated_annealing", "genetic_algorithm",
                                          "particle_swarm", "differential_evolution", "greedy_local_search",
                                          "iterated_local_search", "basin_hopping", "bayesian_optimization"}
