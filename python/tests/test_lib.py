@@ -200,3 +200,16 @@ def test_tune_a_spec_dict_with_inputs(tmp_path):
                                from_db=recorded, inputs=dict(tr.arrays), quiet=True)
     assert sorted(t["config"]["block_size_x"] for t in trials) == [128, 256, 512]
     assert min(trials, key=lambda t: t["median_ns"])["config"]["block_size_x"] == 128
+
+
+def test_callable_restriction_with_typed_values():
+    """A function restriction sees Kernel Tuner's typed values; the survivors' constraint holds them as such."""
+    from gpu_autotune import kernel_tuner
+    from test_translate_errors import call
+    tune_params = {"block_size_x": [32, 64, 128], "mode": ["a", "b"], "f": [True, False], "s": [0.5, 1.5]}
+    tr, _ = call(tune_params=tune_params, restrictions=[lambda bx, mode, f, s: f and mode == "b" and s > 1])
+    _lib.set_arrays(tr.arrays)
+    kernel_tuner._apply_callables(tr, _write_spec(tr))
+    reply = _lib.query({"op": "space", "kernel": _write_spec(tr), "problem": tr.problem})
+    configs = [to_kt_config(c, tune_params) for c in reply["configs"]]
+    assert configs == [{"block_size_x": b, "mode": "b", "f": True, "s": 1.5} for b in (32, 64, 128)]
