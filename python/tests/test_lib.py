@@ -213,3 +213,15 @@ def test_callable_restriction_with_typed_values():
     reply = _lib.query({"op": "space", "kernel": _write_spec(tr), "problem": tr.problem})
     configs = [to_kt_config(c, tune_params) for c in reply["configs"]]
     assert configs == [{"block_size_x": b, "mode": "b", "f": True, "s": 1.5} for b in (32, 64, 128)]
+
+
+def test_lone_one_argument_restriction_gets_the_config_dict(kt_dir, monkeypatch):
+    """Kernel Tuner's old style: restrictions=f with f(p) taking the configuration as a dict."""
+    from gpu_autotune import kernel_tuner
+    (call,) = capture_calls(kt_dir, "matmul", monkeypatch)
+    call["restrictions"] = lambda p: p["block_size_x"] == p["block_size_y"] * p["tile_size_y"]
+    tr, _ = prepare_tune(**call)
+    _lib.set_arrays(tr.arrays)
+    kernel_tuner._apply_callables(tr, _write_spec(tr))
+    reply = _lib.query({"op": "space", "kernel": _write_spec(tr), "problem": tr.problem})
+    assert len(reply["configs"]) == VALID_CONFIGS["matmul"]
