@@ -1,5 +1,6 @@
 """Arguments that tune_kernel refuses, each with an error naming the argument (no library needed)."""
 import json
+import os
 
 import numpy
 import pytest
@@ -121,3 +122,14 @@ def test_same_source_same_folder(kernel_cache):
     c, _ = call(kernel_source=KERNEL + "\n")
     assert a.spec_dir == b.spec_dir != c.spec_dir
     assert a.spec_dir.startswith(str(kernel_cache))
+
+
+def test_list_of_files_copied_beside_the_kernel(tmp_path):
+    (tmp_path / "k.cu").write_text('#include "helper.h"\n' + KERNEL)
+    (tmp_path / "helper.h").write_text("#define TWO 2\n")
+    tr, _ = call(kernel_source=[str(tmp_path / "k.cu"), str(tmp_path / "helper.h")])
+    assert tr.spec["source"] == "k.cu"
+    with open(os.path.join(tr.spec_dir, "helper.h")) as f:
+        assert f.read() == "#define TWO 2\n"
+    with pytest.raises(UsageError, match="kernel_source: cannot read"):
+        call(kernel_source=str(tmp_path / "missing.cu"))
