@@ -12,8 +12,11 @@ site=$(sed -n 's/^AUTOTUNE_PYTHON_SITE:PATH=//p' "$build/CMakeCache.txt")
 dest="$build/python-install"
 rm -rf "$dest"
 DESTDIR="$dest" cmake --install "$build" --component python >/dev/null
-export PYTHONPATH="$dest$site${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH="$dest$site${PYTHONPATH:+:$PYTHONPATH}" GPU_AUTOTUNE_TEST_INSTALLED=1
 unset GPU_AUTOTUNE_LIB
+py=${PYTHON:-python3}
 cd "$here/tests"
-python3 -c 'import gpu_autotune, sys; print("gpu_autotune from", gpu_autotune.__file__, file=sys.stderr)'
-exec python3 -m pytest -q -p no:cacheprovider "$@"
+# The package must come from the installed site, not from this tree.
+"$py" -c 'import gpu_autotune, sys; f = gpu_autotune.__file__; print("gpu_autotune from", f, file=sys.stderr);
+sys.exit(0 if f.startswith(sys.argv[1]) else "gpu_autotune was not imported from the installed site")' "$dest$site"
+exec "$py" -m pytest -q -p no:cacheprovider "$@"

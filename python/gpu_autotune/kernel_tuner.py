@@ -4,12 +4,15 @@ A script written for Kernel Tuner runs with `from gpu_autotune import tune_kerne
 `from kernel_tuner import tune_kernel`: the arguments become a spec (module _translate), the C++ tuner runs the
 search in this process, and the session's trials come back as Kernel Tuner's (results, env).
 """
+import ctypes
 import hashlib
 import os
 import shutil
 import tempfile
 import warnings
 from time import perf_counter
+
+import numpy
 
 from . import _lib, _results, _translate, api
 from ._source import write_if_changed
@@ -51,8 +54,6 @@ def _refuse_unsupported(lang, texmem_args, compiler, verify, observers, parallel
         raise UnsupportedError("texmem_args: texture memory arguments are not supported")
     if compiler is not None:
         raise UnsupportedError("compiler: %r is not supported; CUDA kernels are compiled with NVRTC" % (compiler,))
-    if verify is not None:
-        raise UnsupportedError("verify: a verification function is not supported yet; give answer (and atol)")
     if observers:
         raise UnsupportedError("observers: not supported; clocks, power and energy are recorded with every trial")
     if parallel:
@@ -61,6 +62,54 @@ def _refuse_unsupported(lang, texmem_args, compiler, verify, observers, parallel
         raise UnsupportedError("objectives: multi-objective tuning is not supported; give one objective")
     if not isinstance(device, int) or isinstance(device, bool):
         raise UnsupportedError("device: %r is not supported; give the GPU's ordinal (an int)" % (device,))
+
+
+class _Verifier:
+    """Kernel Tuner's `verify` function as the library's verification callback (gat_set_verify_callback): after
+    each configuration's verification run the tuner hands over the outputs (arguments named arg<i>, as bytes);
+    the function gets (answer, result_host, atol=atol) as in Kernel Tuner: result_host[i] a host copy of argument
+    i where it is an output, else None. An exception in it counts as a wrong result, with its message."""
+
+    _FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(_lib._GatArray),
+                           ctypes.c_size_t, ctypes.POINTER(_lib._GatArray), ctypes.c_size_t,
+                           ctypes.POINTER(ctypes.c_char), ctypes.c_size_t)
+
+    def __init__(self, verify, arguments, answer, atol):
+        self.verify, self.arguments, self.answer, self.atol = verify, arguments, answer, atol
+        self.fn = self._FN(self._call)  # kept alive while registered
+
+    def _call(self, user, kernel, outputs, n_outputs, expected, n_expected, message, size):
+        try:
+            result_host = [None] * len(self.arguments)
+            for k in range(n_outputs):
+                o = outputs[k]
+                i = int(o.name.decode()[len("arg"):])
+                arg = self.arguments[i]
+                data = ctypes.string_at(o.data, o.bytes)
+                result_host[i] = numpy.frombuffer(data, dtype=arg.dtype).reshape(arg.shape).copy()
+            try:
+                correct = self.verify(self.answer, result_host, atol=self.atol)
+            except TypeError:
+                correct = self.verify(self.answer, result_host)
+            if correct:
+                return 0
+            text = "verify returned %r" % (correct,)
+        except Exception as e:  # noqa: BLE001 - the tuner records it as this configuration's wrong result
+            text = "verify raised %s: %s" % (type(e).__name__, e)
+        raw = text.encode("utf-8", "replace")[:max(0, size - 1)]
+        ctypes.memmove(message, raw + b"\0", len(raw) + 1)
+        return 1
+
+    def __enter__(self):
+        lib = _lib.library()
+        lib.gat_set_verify_callback.restype = ctypes.c_int
+        lib.gat_set_verify_callback.argtypes = [self._FN, ctypes.c_void_p]
+        lib.gat_set_verify_callback(self.fn, None)
+        return self
+
+    def __exit__(self, *exc):
+        lib = _lib.library()
+        lib.gat_set_verify_callback(self._FN(), None)
 
 
 def _strategy_args(strategy, strategy_options, spec):
@@ -188,7 +237,7 @@ def prepare_tune(kernel_name, kernel_source, problem_size, arguments, tune_param
         raise UnsupportedError("objective_higher_is_better: %s is fixed to %s here" % (objective, _OBJECTIVES[objective]))
     tr = _translate.translate(kernel_name, kernel_source, problem_size, arguments, tune_params, grid_div_x,
                               grid_div_y, grid_div_z, restrictions, answer, atol, smem_args, cmem_args,
-                              compiler_options, defines, block_size_names)
+                              compiler_options, defines, block_size_names, verify)
     args = ["--problem", tr.problem, "--samples", str(max(7, int(iterations))), "--gpu", str(device),
             "--objective", objective] + _strategy_args(strategy, strategy_options, tr.spec)
     if seed is not None:
@@ -230,7 +279,11 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         if simulation_mode:
             args += _simulation_args(cache, spec_path, tr, tmp, quiet)
         # A database of its own per call: every configuration is measured, as Kernel Tuner does without a cache.
-        stats = api.run_tune(spec_path, os.path.join(tmp, "tune.db"), args, quiet=quiet)
+        if verify is not None:
+            with _Verifier(verify, arguments, answer, atol):
+                stats = api.run_tune(spec_path, os.path.join(tmp, "tune.db"), args, quiet=quiet)
+        else:
+            stats = api.run_tune(spec_path, os.path.join(tmp, "tune.db"), args, quiet=quiet)
         rows = api.Database(os.path.join(tmp, "tune.db")).trials(stats["session"])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

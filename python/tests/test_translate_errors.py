@@ -23,7 +23,7 @@ def call(**kw):
 
 @pytest.mark.parametrize("kw, error, words", [
     (dict(lang="OpenCL"), UnsupportedError, "lang"),
-    (dict(verify=lambda a, b, atol=None: True), UnsupportedError, "verify"),
+    (dict(verify="numpy.allclose"), UsageError, "verify: expected a function"),
     (dict(texmem_args={"t": numpy.zeros(4)}), UnsupportedError, "texmem_args"),
     (dict(strategy="nsga2"), UnsupportedError, "strategy: 'nsga2'"),
     (dict(objectives={"time": False, "energy": False}), UnsupportedError, "objectives"),

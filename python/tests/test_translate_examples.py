@@ -77,8 +77,12 @@ def test_convolution(kt_dir, monkeypatch):
 
 def test_reduction(kt_dir):
     first, second = reduction_calls(kt_dir)
-    with pytest.raises(UnsupportedError, match="verify"):
-        prepare_tune(**first)
+    # The first call's verify function decides on the host: sum_x (its answer is a scalar) is an output without
+    # expected values, the spec's verification the callback.
+    first_spec = prepare_tune(**first)[0].spec
+    assert first_spec["verification"] == {"callback": True}
+    assert first_spec["arguments"][0]["role"] == "inout" and "expected" not in first_spec["arguments"][0]
+    assert [a["role"] for a in first_spec["arguments"] if a["kind"] == "buffer"] == ["inout", "input"]
     tr, _ = prepare_tune(**second)
     spec = tr.spec
     # problem_size "num_blocks" with grid_div_x=[]: the grid is num_blocks blocks; block_size_x the block.

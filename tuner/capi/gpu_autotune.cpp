@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include "tuner/cli/entry.hpp"
 #include "tuner/cli/queries.hpp"
 #include "tuner/core/error.hpp"
+#include "tuner/core/host_verify.hpp"
 #include "tuner/core/memory_arrays.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/runtime/launch.hpp"
@@ -167,6 +169,14 @@ autotune::Arg to_arg(const gat_arg& a, std::size_t i) {
   }
 }
 
+/// Buffers by name as gat_arrays of bytes ("uint8"): the caller reads them with the dtypes of the spec it made.
+std::vector<gat_array> arrays_of(const autotune::HostBuffers& b) {
+  std::vector<gat_array> out;
+  out.reserve(b.size());
+  for (const auto& [name, bytes] : b) out.push_back({name.c_str(), "uint8", bytes.data(), bytes.size()});
+  return out;
+}
+
 autotune::Kernel& kernel_of(void* k) {
   if (k == nullptr) throw UsageError("no kernel (NULL): gat_kernel_open failed or was not called");
   return *static_cast<autotune::Kernel*>(k);
@@ -274,6 +284,24 @@ int gat_kernel_choice(void* kernel, const int64_t* problem, size_t problem_dims,
 }
 
 void gat_kernel_close(void* kernel) { delete static_cast<autotune::Kernel*>(kernel); }
+
+int gat_set_verify_callback(gat_verify_fn fn, void* user) {
+  return guarded([&] {
+    if (fn == nullptr) {
+      autotune::set_host_verify_hook(nullptr);
+      return;
+    }
+    autotune::set_host_verify_hook([fn, user](const std::string& kernel, const autotune::HostBuffers& outputs,
+                                              const autotune::HostBuffers& expected) {
+      const std::vector<gat_array> o = arrays_of(outputs), e = arrays_of(expected);
+      std::array<char, 2048> message{};
+      const int rc = fn(user, kernel.c_str(), o.data(), o.size(), e.data(), e.size(), message.data(), message.size());
+      if (rc == 0) return std::string();
+      message.back() = '\0';
+      return message[0] != '\0' ? std::string(message.data()) : std::string("the verification callback said no");
+    });
+  });
+}
 
 void gat_free(char* text) { std::free(text); }
 

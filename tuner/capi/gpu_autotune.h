@@ -66,6 +66,17 @@ GAT_API int gat_main(int argc, const char* const* argv);
  */
 GAT_API int gat_query(const char* request, char** reply);
 
+/* The verification of a spec whose top-level "verification" is {"callback": true} (docs/spec-format.md): called
+ * on the host after each configuration's verification run, from a thread of the tuner (not the caller's), with
+ * every output of the run and the expected values by argument name, as bytes (dtype "uint8": the caller knows the
+ * dtypes of the spec it made; the arrays are valid during the call only).
+ * Returns 0 when the run is correct; otherwise non-zero, with why in `message` (at most message_size bytes,
+ * NUL-terminated). */
+typedef int (*gat_verify_fn)(void* user, const char* kernel, const gat_array* outputs, size_t output_count,
+                             const gat_array* expected, size_t expected_count, char* message, size_t message_size);
+/* Registers the callback (NULL removes it) with `user` handed back to it. Returns 0. */
+GAT_API int gat_set_verify_callback(gat_verify_fn fn, void* user);
+
 /* One argument of gat_kernel_launch, in the order of the spec's "arguments": a device pointer (a buffer, or the
  * data of a __constant__), or a number (a scalar). `dtype` is the element type the pointer points to or the
  * number's type ("float32", "int64", ...; NULL or "" where it tells none); it must match the spec's. */

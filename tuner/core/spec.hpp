@@ -35,11 +35,15 @@ struct VerifyPolicy {
   /// A comparison kernel of the user (an entry point of the reference's source) that decides which elements
   /// match, instead of relative/absolute; runs on the GPU only (OutputCheck::Kind::user_kernel).
   std::optional<std::string> compare;
+  /// "callback": true (the spec's top-level policy only): the program that embeds the tuner decides on the host,
+  /// through the hook of tuner/core/host_verify.hpp (the Python package's `verify` callable); every output is then
+  /// copied back and handed to it, whatever --verify says.
+  bool callback = false;
   /// This policy's fields where set, else `fallback`'s.
   VerifyPolicy over(const VerifyPolicy& fallback) const {
     return {relative ? relative : fallback.relative, absolute ? absolute : fallback.absolute,
             max_mismatch_fraction ? max_mismatch_fraction : fallback.max_mismatch_fraction,
-            compare ? compare : fallback.compare};
+            compare ? compare : fallback.compare, callback || fallback.callback};
   }
 };
 

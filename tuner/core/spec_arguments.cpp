@@ -196,6 +196,9 @@ void parse_memory_argument(const json& aj, const std::string& ptr, const std::st
     if (!a.is_output())
       throw SpecError(join_ptr(ptr, "verification"), "only an output buffer has a verification policy");
     a.verification = parse_policy(aj["verification"], join_ptr(ptr, "verification"));
+    if (a.verification.callback)
+      throw SpecError(join_ptr(ptr, "verification/callback"),
+                      "a callback decides for the whole kernel: give it in the spec's top-level \"verification\"");
   }
   if (aj.contains("init")) a.init = parse_init(aj["init"], join_ptr(ptr, "init"), a.dtype, base_dir);
   if (a.dtype == "float16" && a.is_input() && a.init.kind != DataSource::Kind::file &&

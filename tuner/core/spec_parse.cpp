@@ -112,7 +112,7 @@ bool is_float_dtype(const std::string& d) { return d.rfind("float", 0) == 0; }
 VerifyPolicy parse_policy(const json& j, const std::string& ptr) {
   if (!j.is_object())
     throw SpecError(ptr, "expected an object {\"relative\", \"absolute\", \"max_mismatch_fraction\", \"compare\"}");
-  check_keys(j, ptr, {"relative", "absolute", "max_mismatch_fraction", "compare"});
+  check_keys(j, ptr, {"relative", "absolute", "max_mismatch_fraction", "compare", "callback"});
   VerifyPolicy p;
   auto number = [&](const char* key, double max) -> std::optional<double> {
     if (!j.contains(key)) return std::nullopt;
@@ -134,6 +134,12 @@ VerifyPolicy parse_policy(const json& j, const std::string& ptr) {
       throw SpecError(join_ptr(ptr, "compare"),
                       "a comparison kernel decides alone: drop \"relative\" and \"absolute\"");
     p.compare = k.get<std::string>();
+  }
+  if (j.contains("callback")) {
+    if (!j.at("callback").is_boolean()) throw SpecError(join_ptr(ptr, "callback"), "expected true or false");
+    p.callback = j.at("callback").get<bool>();
+    if (p.callback && p.compare)
+      throw SpecError(join_ptr(ptr, "callback"), "a comparison kernel and a callback cannot both decide");
   }
   return p;
 }
