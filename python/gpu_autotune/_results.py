@@ -60,7 +60,9 @@ def to_results(rows, tune_params, metrics=None, stats=None, objective="time"):
     kept them), "compile_time" and "verification_time" (ms), "benchmark_time" (ms: median x samples, the timed
     runs), "framework_time" (ms: the session's setup, database and other time of `stats`, its --stats-json,
     shared evenly as Kernel Tuner shares its own), "strategy_time" (0: not measured apart here), "timestamp";
-    failed configurations carry an ErrorConfig under "__error__" and "time" as Kernel Tuner's cache does.
+    failed configurations carry an ErrorConfig under "__error__" and "time" as Kernel Tuner's cache does; a
+    configuration whose outputs differ from the reference configuration's where no answer was given (Kernel Tuner
+    checks nothing then, and neither fails it here) has what differs under "reference_mismatch".
     Metrics only on verified ones; an `objective` other than "time" is a key of its own (objective_value)."""
     stats = stats or {}
     framework_ms = 1000.0 * sum(stats.get(k, 0.0) for k in ("setup_s", "database_s", "other_s")) / max(len(rows), 1)
@@ -71,6 +73,9 @@ def to_results(rows, tune_params, metrics=None, stats=None, objective="time"):
         if status == "ok":
             r["time"] = row["median_ns"] / 1e6
             r["times"] = [t / 1e6 for t in (row.get("sample_ns") or [])]
+            log = row.get("log") or ""
+            if log.startswith("accepted: "):  # without an answer: outputs that differ from the reference's
+                r["reference_mismatch"] = log[len("accepted: "):]
         else:
             err = _ERRORS.get(status, ErrorConfig)()
             r["time"] = err

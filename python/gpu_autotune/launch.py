@@ -41,16 +41,103 @@ def _kernel_library():
     return lib
 
 
-# typestr of __cuda_array_interface__ -> the project's dtype name, cached (the typestr repeats call after call).
-_typestr_names = {}
+# How one argument becomes a gat_arg, by its Python type: found once per type (_extractor_for), then a dict lookup
+# per argument. CuPy arrays and PyTorch tensors have fast paths (their pointer without building the
+# __cuda_array_interface__ dict); any other device array goes through __cuda_array_interface__.
+_dtype_names = {}  # numpy dtype, typestr or torch dtype -> the project's dtype name (bytes)
 
 
-def _dtype_of_typestr(typestr, index):
-    name = _typestr_names.get(typestr)
+def _dtype_bytes(key, numpy_dtype, index):
+    name = _dtype_names.get(key)
     if name is None:
-        name = _lib.dtype_name(numpy.dtype(typestr), "argument %d" % index).encode()
-        _typestr_names[typestr] = name
+        name = _lib.dtype_name(numpy.dtype(numpy_dtype), "argument %d" % index).encode()
+        _dtype_names[key] = name
     return name
+
+
+def _set_int(slot, a, index):
+    v = int(a)
+    slot.kind = _INT if v < 0 else _UINT
+    slot.bits = v & 0xFFFFFFFFFFFFFFFF
+    slot.dtype = None
+
+
+def _set_float(slot, a, index):
+    slot.kind = _FLOAT
+    slot.value = float(a)
+    slot.dtype = None
+
+
+def _set_interface(slot, a, index):
+    cai = a.__cuda_array_interface__
+    slot.kind = _POINTER
+    slot.bits = cai["data"][0] or 0
+    typestr = cai["typestr"]
+    slot.dtype = _dtype_names.get(typestr) or _dtype_bytes(typestr, typestr, index)
+
+
+def _set_cupy(slot, a, index):
+    slot.kind = _POINTER
+    slot.bits = a.data.ptr
+    dt = a.dtype
+    slot.dtype = _dtype_names.get(dt) or _dtype_bytes(dt, dt, index)
+
+
+def _set_torch(slot, a, index):
+    if not a.is_cuda:
+        raise UsageError("argument %d is a PyTorch tensor on the %s: pass one on the GPU" % (index, a.device))
+    slot.kind = _POINTER
+    slot.bits = a.data_ptr()
+    dt = a.dtype
+    name = _dtype_names.get(dt)
+    if name is None:
+        name = _dtype_bytes(dt, str(dt).replace("torch.", ""), index)
+    slot.dtype = name
+
+
+def _set_own(slot, a, index):  # gpu_autotune.cuda_memory.DeviceArray
+    slot.kind = _POINTER
+    slot.bits = a.ptr
+    dt = a.dtype
+    slot.dtype = _dtype_names.get(dt) or _dtype_bytes(dt, dt, index)
+
+
+def _refuse_host(slot, a, index):
+    raise UsageError("argument %d is a numpy array, in host memory: pass a device array (CuPy, PyTorch, Numba: "
+                     "anything with __cuda_array_interface__)" % index)
+
+
+def _refuse_bool(slot, a, index):
+    raise UsageError("argument %d is a bool: pass an int" % index)
+
+
+_extractors = {int: _set_int, float: _set_float, bool: _refuse_bool, numpy.ndarray: _refuse_host,
+               numpy.bool_: _refuse_bool}
+
+
+def _extractor_for(t, a, index):
+    """The extractor for arguments of type t (remembered), or UsageError for a type that is none of them."""
+    module = getattr(t, "__module__", "") or ""
+    if issubclass(t, (bool, numpy.bool_)):
+        f = _refuse_bool
+    elif issubclass(t, numpy.ndarray):
+        f = _refuse_host
+    elif issubclass(t, (int, numpy.integer)):
+        f = _set_int
+    elif issubclass(t, (float, numpy.floating)):
+        f = _set_float
+    elif module == "gpu_autotune.cuda_memory" and t.__name__ == "DeviceArray":
+        f = _set_own
+    elif module.startswith("cupy") and hasattr(a, "data") and hasattr(a.data, "ptr"):
+        f = _set_cupy
+    elif module.startswith("torch") and hasattr(a, "data_ptr"):
+        f = _set_torch
+    elif hasattr(a, "__cuda_array_interface__"):
+        f = _set_interface
+    else:
+        raise UsageError("argument %d is a %s: expected a device array or a number" % (index, t.__name__))
+    _extractors[t] = f
+    return f
 
 
 def stream_handle(stream):
@@ -88,6 +175,9 @@ class Kernel:
         self.spec = str(spec)
         self._args = (_GatArg * 64)()
         self._problem = (ctypes.c_int64 * 8)()
+        self._problem_dims = 0
+        self._last_problem = None
+        self._launch = self._lib.gat_kernel_launch
 
     def close(self):
         """Releases the kernel (its modules and plans); launching afterwards raises UsageError."""
@@ -119,37 +209,25 @@ class Kernel:
         """Launches on `stream` (see stream_handle): `problem` the spec's problem dims in its order (an int or a
         sequence), `args` one per spec argument: device arrays for buffers and constants, numbers for scalars.
         Asynchronous. UsageError naming the argument that does not match (a host array, a wrong dtype, a number
-        out of range, a wrong count); NoGpuError for a failed launch."""
+        out of range, a wrong count); NoGpuError for a failed launch. A device array's pointer and dtype are read
+        at each call (the host cost per call: bench/python_launch.py)."""
         if not self._handle:
             raise UsageError("the kernel was closed")
-        if len(args) > len(self._args):
-            raise UsageError("args: at most %d arguments, got %d" % (len(self._args), len(args)))
         out = self._args
-        for i, a in enumerate(args):
-            slot = out[i]
-            cai = getattr(a, "__cuda_array_interface__", None)
-            if cai is not None:
-                slot.kind = _POINTER
-                slot.bits = cai["data"][0] or 0
-                slot.dtype = _dtype_of_typestr(cai["typestr"], i + 1)
-            elif isinstance(a, numpy.ndarray):
-                raise UsageError("argument %d is a numpy array, in host memory: pass a device array (CuPy, PyTorch, "
-                                 "Numba: anything with __cuda_array_interface__)" % (i + 1))
-            elif isinstance(a, (bool, numpy.bool_)):
-                raise UsageError("argument %d is a bool: pass an int" % (i + 1))
-            elif isinstance(a, (int, numpy.integer)):
-                v = int(a)
-                slot.kind = _INT if v < 0 else _UINT
-                slot.bits = v & 0xFFFFFFFFFFFFFFFF
-                slot.dtype = None
-            elif isinstance(a, (float, numpy.floating)):
-                slot.kind = _FLOAT
-                slot.value = float(a)
-                slot.dtype = None
-            else:
-                raise UsageError("argument %d is a %s: expected a device array or a number" % (i + 1, type(a).__name__))
-        n = self._problem_array(problem)
-        rc = self._lib.gat_kernel_launch(self._handle, stream_handle(stream), self._problem, n, out, len(args))
+        if len(args) > len(out):
+            raise UsageError("args: at most %d arguments, got %d" % (len(out), len(args)))
+        extractors = _extractors
+        i = 0
+        for a in args:
+            t = type(a)
+            f = extractors.get(t) or _extractor_for(t, a, i + 1)
+            f(out[i], a, i + 1)
+            i += 1
+        if problem != self._last_problem:
+            self._problem_dims = self._problem_array(problem)
+            self._last_problem = problem if isinstance(problem, (int, tuple)) else tuple(problem)
+        s = stream if type(stream) is int else stream_handle(stream)
+        rc = self._launch(self._handle, s, self._problem, self._problem_dims, out, i)
         if rc != 0:
             raise error_for_code(rc, _lib._last_error(self._lib))
 
@@ -159,6 +237,7 @@ class Kernel:
         if not self._handle:
             raise UsageError("the kernel was closed")
         n = self._problem_array(problem)
+        self._last_problem = None  # the launch's problem array was overwritten
         reply = ctypes.c_void_p()
         rc = self._lib.gat_kernel_choice(self._handle, self._problem, n, ctypes.byref(reply))
         if rc != 0:

@@ -70,3 +70,14 @@ def test_t4_output(tmp_path):
     store_output_file(str(tmp_path / "out" / "t4"), res, TUNE_PARAMS)
     with open(str(tmp_path / "out" / "t4.json")) as f:
         assert len(json.load(f)["results"]) == 3
+
+
+def test_outputs_that_differ_from_the_reference_are_reported_not_failed():
+    from gpu_autotune import _results
+    rows = [{"config": {"block_size_x": 64}, "status": "ok", "median_ns": 2e6, "samples": 7, "sample_ns": [],
+             "log": "accepted: y[3] = 1 but expected 2; 1 of 10 elements differ", "created_at": ""},
+            {"config": {"block_size_x": 128}, "status": "ok", "median_ns": 3e6, "samples": 7, "sample_ns": [],
+             "log": "", "created_at": ""}]
+    res = _results.to_results(rows, {"block_size_x": [64, 128]})
+    assert res[0]["reference_mismatch"] == "y[3] = 1 but expected 2; 1 of 10 elements differ"
+    assert "reference_mismatch" not in res[1] and "__error__" not in res[0]

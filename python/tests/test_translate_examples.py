@@ -33,7 +33,8 @@ def test_vector_add(kt_dir, monkeypatch):
     assert [a["kind"] for a in spec["arguments"]] == ["buffer", "buffer", "buffer", "scalar"]
     assert [a["role"] for a in spec["arguments"][:3]] == ["inout"] * 3  # no answer: compared with the default
     assert spec["arguments"][3] == {"name": "arg3", "kind": "scalar", "dtype": "int32", "value": "10000000"}
-    assert "verification" not in spec
+    # No answer: compared with the default configuration, never failed on it (Kernel Tuner checks nothing).
+    assert spec["verification"] == {"absolute": 1e-6, "relative": 1e-5, "max_mismatch_fraction": 1.0}
     assert args[:4] == ["--problem", "x=10000000", "--samples", "7"]
     assert args[-2:] == ["--strategy", "brute_force"]
     assert count_valid(spec) == VALID_CONFIGS["vector_add"]

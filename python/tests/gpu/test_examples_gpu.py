@@ -2,7 +2,7 @@
 
 Marked `gpu` (and needs_lib). Each script's tune() runs in a copy of tests/data/kernel_tuner; its results must be
 non-empty and every configuration verified (no "__error__"). Convolution's space has 1867776 configurations
-(days of brute force, in Kernel Tuner too): its call gets a time limit of 40 s added.
+(days of brute force, in Kernel Tuner too): its call gets a time limit of 20 s added.
 """
 import inspect
 import os
@@ -35,11 +35,18 @@ def run_script(kt_dir, monkeypatch, name, extra=None):
     return returned
 
 
-def check_verified(results, count=None):
+def check_verified(results, count=None, agree=True):
+    """Every configuration ran (those past the GPU's resources are refused, as by Kernel Tuner) and, with `agree`,
+    produced the reference configuration's outputs (the scripts give no answer: the default configuration is the
+    reference, and a kernel whose outputs do not depend on the parameters must agree with it)."""
     assert results, "no results"
-    failed = [r for r in results if "__error__" in r]
+    failed = [r for r in results if "__error__" in r and not isinstance(r["__error__"], gpu_autotune.util.InvalidConfig)]
     assert not failed, "configurations failed: %s" % failed[:5]
-    assert all(r["time"] > 0 for r in results)
+    ran = [r for r in results if "__error__" not in r]
+    assert ran and all(r["time"] > 0 for r in ran)
+    if agree:
+        differ = [r for r in ran if "reference_mismatch" in r]
+        assert not differ, "outputs differ from the reference configuration's: %s" % differ[:3]
     if count is not None:
         assert len(results) == count
 
@@ -58,11 +65,15 @@ def test_matmul(kt_dir, monkeypatch):
 
 
 def test_convolution(kt_dir, monkeypatch):
-    ((results, _),) = run_script(kt_dir, monkeypatch, "convolution", {"strategy_options": {"time_limit": 40}})
-    check_verified(results)
+    ((results, _),) = run_script(kt_dir, monkeypatch, "convolution", {"strategy_options": {"time_limit": 20}})
+    check_verified(results, agree=False)  # its parameters include the filter's size: outputs differ legitimately
 
 
 def test_reduction(kt_dir, monkeypatch):
     calls = run_script(kt_dir, monkeypatch, "reduction")
-    for results, _ in calls:
-        check_verified(results)
+    assert len(calls) == 7  # the first pass, then the second pass for each of the six num_blocks
+    # The first pass is checked by the script's verify function (the partial sums add up to numpy's sum).
+    check_verified(calls[0][0], 2376)
+    for results, _ in calls[1:]:
+        # The second pass has no answer: block sizes and vector widths sum in other orders than the default's.
+        check_verified(results, 216, agree=False)
