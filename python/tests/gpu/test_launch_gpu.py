@@ -44,31 +44,30 @@ def test_launch_refuses_bad_arguments_by_name(tmp_path):
             k.launch(0, [n], [d, d, d, 2.0, 2 ** 32])
 
 
+def _saxpy_on(k, n, x, y, out, stream):
+    """out = 2 x + y for x = 1, y = 3 on `stream`; the sum of out must be 5 n."""
+    k.launch(stream, [n], [x, y, out, 2.0, n])
+    stream.synchronize()
+    assert float(out.sum()) == 5.0 * n
+
+
 def test_cupy_or_torch_arrays_and_streams(tmp_path):
     n = 4096
+    used = []
     with gpu_autotune.Kernel(SAXPY, str(tmp_path / "k.db")) as k:
-        used = []
         try:
             import cupy
-            x, y, out = cupy.ones(n, cupy.float32), cupy.full(n, 3, cupy.float32), cupy.zeros(n, cupy.float32)
-            s = cupy.cuda.Stream()
-            k.launch(s, [n], [x, y, out, 2.0, n])
-            s.synchronize()
-            assert float(out.sum()) == 5.0 * n
+            _saxpy_on(k, n, cupy.ones(n, cupy.float32), cupy.full(n, 3, cupy.float32), cupy.zeros(n, cupy.float32),
+                      cupy.cuda.Stream())
             used.append("cupy")
         except ImportError:
             pass
         try:
             import torch
-            x = torch.ones(n, dtype=torch.float32, device="cuda")
-            y = torch.full((n,), 3.0, device="cuda")
-            out = torch.zeros(n, device="cuda")
-            s = torch.cuda.Stream()
-            k.launch(s, [n], [x, y, out, 2.0, n])
-            s.synchronize()
-            assert float(out.sum()) == 5.0 * n
+            _saxpy_on(k, n, torch.ones(n, device="cuda"), torch.full((n,), 3.0, device="cuda"),
+                      torch.zeros(n, device="cuda"), torch.cuda.Stream())
             used.append("torch")
         except ImportError:
             pass
-        if not used:
-            pytest.skip("neither CuPy nor PyTorch is installed here")
+    if not used:
+        pytest.skip("neither CuPy nor PyTorch is installed here")
