@@ -66,6 +66,7 @@ void print_recording(const TuningSpec& spec, const Workload& w, const ProblemKey
   for (double v : rec.recorded.values) good += v <= (1 + within) * rec.recorded.optimum ? 1 : 0;
   std::printf("%zu configurations (%.1f%%) are within %g%% of the optimum\n", good,
               100.0 * static_cast<double>(good) / static_cast<double>(space.size()), within_percent);
+  if (!rec.space_note.empty()) std::printf("%s\n", rec.space_note.c_str());
   if (!rec.note.empty()) std::printf("note: %s\n", rec.note.c_str());
 }
 

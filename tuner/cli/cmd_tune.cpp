@@ -78,6 +78,8 @@ int run_tune(const TuneArgs& ta, const std::string& db_path) {
               << lb.backend->device().name << "\n";
     const std::string recorded = lb.replay->protocol_line(ta.pf.workload(spec), ta.pf.problem_key(spec));
     if (!recorded.empty()) std::cerr << recorded << "\n";
+    if (auto only = lb.replay->space_limit(ta.pf.workload(spec), ta.pf.problem_key(spec)))
+      std::cerr << "space: the " << only->size() << " recorded configurations (the stub knows no constraints)\n";
     db = db::Database::open(db_path);
   }
   return tune_with(ta, spec, adapter, *lb.backend, *db, db_path, o);

@@ -429,6 +429,8 @@ LocalBackend make_local_backend(const TuneArgs& ta, const TuningSpec& spec,
     const std::string from = ta.from.empty() ? db_path : ta.from;
     lb.from_db = db::Database::open(from, db::Database::Mode::read_only);
     auto replay = std::make_unique<sim::ReplayBackend>(*lb.from_db, spec.name, ta.device_name, ta.simulate_delay_ms);
+    // A spec stub knows no constraints: its valid space is what was recorded (docs/interop.md).
+    if (spec.is_stub() && spec.constraints.empty()) replay->limit_space_to_recorded();
     lb.replay = replay.get();
     lb.backend = std::move(replay);
     return lb;

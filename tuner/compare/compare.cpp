@@ -178,6 +178,14 @@ Recording load_recording(const db::Database& from, const TuningSpec& spec, const
   }
 
   r.space = std::make_unique<ParameterSpace>(spec.space(p, r.device.info, w));
+  if (spec.is_stub() && spec.constraints.empty()) {  // a stub knows no constraints: the space is what was recorded
+    std::vector<Config> configs;
+    configs.reserve(rows.size());
+    for (const auto& t : rows) configs.push_back(Config::from_json(t.config_json));
+    r.space = std::make_unique<ParameterSpace>(r.space->restricted_to(configs));
+    r.space_note =
+        "space: the " + std::to_string(r.space->size()) + " recorded configurations (the stub knows no constraints)";
+  }
   if (r.space->empty())
     throw UsageError("the constraints of " + spec.name + " leave no valid configuration for " + p.key() + ", " +
                      w.key() + " on " + r.device.info.name);

@@ -54,6 +54,9 @@ struct Recording {
   std::string problem;                // ProblemKey::key() of the recorded problem
   std::string source_hash;            // of the rows used
   std::string note;                   // e.g. rows recorded with another source hash; "" = none
+  /// "space: the N recorded configurations (...)" when the valid space is the recorded configurations (a spec
+  /// stub without constraints: ParameterSpace::restricted_to); "" = the spec's space.
+  std::string space_note;
   std::unique_ptr<ParameterSpace> space;  // built for the recorded device
   RecordedSpace recorded;
 };
@@ -61,7 +64,8 @@ struct Recording {
 /// Loads the rows of spec.name / w / p from `from` (read only). device_name selects the device (exact or
 /// normalised name); empty = the only device with trials of this kernel. When the rows carry several source
 /// hashes, the spec's current one is used if present, else UsageError listing them; a single other hash is
-/// used with a note. Throws UsageError when nothing is recorded or map_recording fails.
+/// used with a note. For a spec stub without constraints the valid space is the recorded configurations
+/// (Recording::space_note says so). Throws UsageError when nothing is recorded or map_recording fails.
 Recording load_recording(const db::Database& from, const TuningSpec& spec, const Workload& w, const ProblemKey& p,
                          const std::string& device_name = "");
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,15 @@ class Backend {
   virtual void prepare(const Workload& w, const ProblemKey& p, std::uint64_t seed) = 0;
   /// Device-to-device copy bandwidth in GB/s (bytes read + written), measured once per backend.
   virtual double copy_bandwidth_gbps() = 0;
+  /// The only configurations this backend can answer for a workload and problem, when it answers a set known in
+  /// advance and was told that this set is the valid space (a replay of a spec stub: the recorded
+  /// configurations); nullopt = the spec's space. The session restricts its space to them
+  /// (ParameterSpace::restricted_to). Callable before prepare().
+  virtual std::optional<std::vector<Config>> space_limit(const Workload& w, const ProblemKey& p) const {
+    (void)w;
+    (void)p;
+    return std::nullopt;
+  }
   /// Evaluates configurations (may compile in parallel); results in the same order.
   virtual std::vector<Measurement> evaluate(const std::vector<Config>& configs) = 0;
   /// A hint: these configurations will probably be evaluated soon, in this order (the session names the

@@ -312,7 +312,36 @@ bool ParameterSpace::is_valid(const Config& c) const {
   };
   for (const Expr& e : constraints_)
     if (e.eval(lookup) == 0) return false;
-  return true;
+  return !restricted_ || find(c) >= 0;
+}
+
+ParameterSpace ParameterSpace::restricted_to(const std::vector<Config>& configs) const {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::size_t np = params_.size();
+  std::vector<std::vector<std::uint16_t>> rows;
+  rows.reserve(configs.size());
+  for (const Config& c : configs)
+    if (const std::ptrdiff_t i = find(c); i >= 0) rows.push_back(indices(static_cast<std::size_t>(i)));
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+
+  ParameterSpace s = *this;
+  s.restricted_ = true;
+  s.size_ = rows.size();
+  s.blocks_.clear();
+  s.block_of_.assign(np, 0);
+  s.column_of_.resize(np);
+  std::iota(s.column_of_.begin(), s.column_of_.end(), std::size_t{0});
+  Block all;
+  all.params.resize(np);
+  std::iota(all.params.begin(), all.params.end(), std::size_t{0});
+  all.count = rows.size();
+  for (const auto& r : rows) all.rows.insert(all.rows.end(), r.begin(), r.end());
+  s.groups_.clear();
+  if (np > 0) s.groups_.push_back({all.params, all.count});
+  if (all.count > 0) s.blocks_.push_back(std::move(all));
+  s.build_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return s;
 }
 
 template <typename Pick>

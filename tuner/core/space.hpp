@@ -68,8 +68,17 @@ class ParameterSpace {
   /// Position of a config in the valid space, or -1 if it is not valid (or has unknown values).
   std::ptrdiff_t find(const Config& c) const;
   std::ptrdiff_t find_indices(const std::vector<std::uint16_t>& idx) const;
-  /// True if the config satisfies every constraint (also for configs outside the enumerated values).
+  /// True if the config satisfies every constraint (also for configs outside the enumerated values); for a space
+  /// restricted_to() a set of configurations, also that it is one of them.
   bool is_valid(const Config& c) const;
+
+  /// This space restricted to an explicit set of configurations: those of `configs` that are valid here (others,
+  /// and duplicates, are left out), stored flat in lexicographic order of the value indices, as one group of every
+  /// parameter. The parameters, constraints and cartesian_size() stay those of this space. Used where the valid
+  /// space is what was recorded (the replay of a spec stub, which knows no constraints; docs/interop.md).
+  ParameterSpace restricted_to(const std::vector<Config>& configs) const;
+  /// True for a space made by restricted_to().
+  bool restricted() const { return restricted_; }
 
   /// Valid configs that differ from config i in exactly one parameter (any other value of it), ordered by
   /// parameter, then value.
@@ -117,6 +126,7 @@ class ParameterSpace {
   std::size_t size_ = 0;
   double cartesian_ = 1;
   double build_seconds_ = 0;
+  bool restricted_ = false;  // restricted_to(): only the configurations of its blocks_ are valid
 };
 
 }  // namespace autotune

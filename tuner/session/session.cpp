@@ -94,7 +94,7 @@ class Session {
   Session(const TuningSpec& spec, Backend& backend, db::Database& db, const Workload& w, const ProblemKey& p,
           const Options& opt)
       : spec_(spec), backend_(backend), db_(db), w_(w), p_(p), opt_(opt), t0_(clock::now()),
-        dev_(checked_device(spec, backend, w, p)), space_(spec.space(p, dev_, w)) {}
+        dev_(checked_device(spec, backend, w, p)), space_(session_space(spec, backend, dev_, w, p)) {}
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
@@ -120,6 +120,13 @@ class Session {
     spec.check_workload(w);
     spec.check_problem(p);
     return backend.device();
+  }
+  /// The spec's valid space, restricted to the backend's space_limit() where it has one.
+  static ParameterSpace session_space(const TuningSpec& spec, const Backend& backend, const DeviceInfo& dev,
+                                      const Workload& w, const ProblemKey& p) {
+    ParameterSpace s = spec.space(p, dev, w);
+    if (std::optional<std::vector<Config>> only = backend.space_limit(w, p)) return s.restricted_to(*only);
+    return s;
   }
   double elapsed_s() const { return std::chrono::duration<double>(clock::now() - t0_).count(); }
   void make_strategy();

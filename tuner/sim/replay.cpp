@@ -55,6 +55,24 @@ std::vector<std::pair<std::string, std::size_t>> ReplayBackend::recorded_protoco
   return out;
 }
 
+std::vector<Config> ReplayBackend::recorded_configs(const Workload& w, const ProblemKey& p) const {
+  db::TrialFilter f;
+  f.kernel = kernel_;
+  f.device_id = device_.id;
+  f.workload = w.key();
+  f.problem = p.key();
+  std::vector<Config> out;
+  std::set<std::string> seen;
+  for (const auto& t : from_.trials(f))
+    if (seen.insert(t.config_hash).second) out.push_back(Config::from_json(t.config_json));
+  return out;
+}
+
+std::optional<std::vector<Config>> ReplayBackend::space_limit(const Workload& w, const ProblemKey& p) const {
+  if (!limit_space_) return std::nullopt;
+  return recorded_configs(w, p);
+}
+
 std::string ReplayBackend::protocol_line(const Workload& w, const ProblemKey& p) const {
   std::string line;
   for (const auto& [protocol, n] : recorded_protocols(w, p))

@@ -2,6 +2,7 @@
 // kernel, workload and problem, instead of running the GPU.
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,11 +32,18 @@ class ReplayBackend : public Backend {
   std::vector<std::pair<std::string, std::size_t>> recorded_protocols(const Workload& w, const ProblemKey& p) const;
   /// One line for a replay's header: "recorded with: events;warmup=3;... (270 trials)"; "" when nothing is known.
   std::string protocol_line(const Workload& w, const ProblemKey& p) const;
+  /// The distinct configurations recorded for this workload and problem (every status), in trial id order.
+  std::vector<Config> recorded_configs(const Workload& w, const ProblemKey& p) const;
+  /// From now on space_limit() answers the recorded configurations: the valid space of a replay is what was
+  /// recorded (for a spec stub, which knows no constraints).
+  void limit_space_to_recorded() { limit_space_ = true; }
+  std::optional<std::vector<Config>> space_limit(const Workload& w, const ProblemKey& p) const override;
   /// UsageError naming the configuration when it has no recorded trial.
   std::vector<Measurement> evaluate(const std::vector<Config>& configs) override;
 
  private:
   double delay_ms_ = 0;
+  bool limit_space_ = false;
   const db::Database& from_;
   std::string kernel_;
   db::DeviceRow device_;
