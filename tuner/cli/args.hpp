@@ -114,6 +114,7 @@ int run_compare_strategies(const CompareStrategiesArgs& a, const std::string& db
 
 struct ImportArgs {
   std::string format, file, kernel, as, device, write_spec;
+  std::string spec;  // --spec: a T1 file, native spec or built-in kernel whose constraints are checked
   int cc = 0;
   ProblemFlags pa;
 };

@@ -50,6 +50,14 @@ int print_report(const ImportArgs& a, const std::string& db_path, const TuningSp
   if (r.outside_spec)
     std::printf("warning: %zu configurations use values outside the spec's value lists; they can be looked at "
                 "but never proposed or simulated\n", r.outside_spec);
+  if (r.violating) {
+    std::string some;
+    for (const auto& c : r.violating_examples) some += (some.empty() ? "" : "; ") + c;
+    std::printf("warning: %zu recorded configuration%s violate%s the constraints of %s and %s not imported: %s%s\n",
+                r.violating, r.violating == 1 ? "" : "s", r.violating == 1 ? "s" : "", spec.name.c_str(),
+                r.violating == 1 ? "was" : "were", some.c_str(),
+                r.violating > r.violating_examples.size() ? "; ..." : "");
+  }
   if (r.conflicts) {
     std::printf("error: %zu trials have the key of a stored trial (kernel, source, device, workload, problem, "
                 "configuration) but another measurement: the stored ones were kept, these were not imported (a "
@@ -100,7 +108,8 @@ int run_import(const ImportArgs& a, const std::string& db_path) {
   q.format = interop::import_format_from_string(a.format);
   q.file = a.file;
   q.db_path = db_path;
-  q.kernel = a.kernel;
+  q.kernel = a.spec.empty() ? a.kernel : a.spec;
+  q.check_constraints = !a.spec.empty();
   q.as = a.as;
   q.device = a.device;
   q.cc = a.cc;

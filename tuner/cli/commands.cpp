@@ -335,11 +335,15 @@ void add_import(CLI::App& app, Globals& g) {
       ->required()
       ->check(one_of({"kt-cache", "t4", "t1"}));
   c->add_option("file", a->file, "file to import")->required();
-  c->add_option("--kernel", a->kernel,
-                "built-in kernel, path to a .json spec, or kernel imported before, that the trials belong to; "
-                "default for a Kernel Tuner cache: a kernel of its own (a spec stub) named by the cache's "
-                "kernel_name (required for T4)");
-  c->add_option("--as", a->as, "name of the imported kernel (spec stub) instead of the cache's kernel_name");
+  auto* kernel = c->add_option("--kernel", a->kernel,
+                               "built-in kernel, path to a .json spec, or kernel imported before, that the trials "
+                               "belong to; default: a kernel of its own (a spec stub) named by the file (a Kernel "
+                               "Tuner cache's kernel_name, a T4 file exported by autotune) or by --as");
+  c->add_option("--spec", a->spec,
+                "T1 file, native spec or built-in kernel that gives the parameters and constraints: recorded "
+                "configurations that violate the constraints are reported and not imported")
+      ->excludes(kernel);
+  c->add_option("--as", a->as, "name of the imported kernel (spec stub) instead of the file's kernel name");
   c->add_option("--write-spec", a->write_spec, "also write the spec stub of the imported kernel to this file");
   c->add_option("--device", a->device, "device name (default: the file's; required for T4 files from other tools)");
   c->add_option("--cc", a->cc,

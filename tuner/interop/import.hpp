@@ -21,6 +21,9 @@ struct ImportRequest {
   std::string file;    // the file to read
   std::string kernel;  // --kernel: a built-in kernel, a spec file or a kernel imported before ("" = the file's)
   std::string as;      // --as: import a cache as a kernel of this name (a stub of its own)
+  /// --spec: `kernel` is a T1 file, a native spec or a built-in kernel whose constraints the recorded configurations
+  /// are checked against: those that violate them are reported (ImportReport::violating) and not imported.
+  bool check_constraints = false;
   std::string device;  // --device: overrides the file's device name
   int cc = 0;          // --cc: compute capability of a device not in the database yet
   ProblemRequest problem;  // --n/--problem/--dtype/--op: override what the file says

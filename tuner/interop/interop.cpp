@@ -350,8 +350,10 @@ Config t4_config(const json& res, const json& ext, const ImportOptions& opt, con
   if (!res.contains("configuration") || !res["configuration"].is_object())
     throw UsageError(where + " has no \"configuration\" object");
   // Our export's numbers where present (the configuration may hold labels of another spec version).
-  const json& conf =
-      ext.contains("config_values") && ext["config_values"].is_object() ? ext["config_values"] : res["configuration"];
+  // A stub's labels are matched by their text: its numbering may differ from that of the stub exported.
+  const json& conf = !opt.spec->is_stub() && ext.contains("config_values") && ext["config_values"].is_object()
+                         ? ext["config_values"]
+                         : res["configuration"];
   const auto& params = opt.spec->params;
   for (const auto& [name, v] : conf.items())
     if (!opt.spec->find_param(name))
@@ -507,7 +509,7 @@ std::vector<ImportedTrial> parse_t4(const std::string& text, const ImportOptions
     if (!res.is_object()) throw UsageError(where + " is not an object");
     const json ext = res.contains("autotune") && res["autotune"].is_object() ? res["autotune"] : json::object();
     const std::string kernel = string_or(ext, "kernel");
-    if (!kernel.empty() && kernel != opt.spec->name) {
+    if (!kernel.empty() && kernel != (opt.file_kernel.empty() ? opt.spec->name : opt.file_kernel)) {
       ++skip;
       continue;
     }

@@ -34,6 +34,9 @@ struct ImportOptions {
   std::function<double(const Workload&, const ProblemKey&)> bytes_moved;
   /// Name of the file, for messages and the protocol column.
   std::string origin = "input";
+  /// T4: the kernel whose results are read (their "autotune" extension's kernel); "" = spec->name. Differs from
+  /// spec->name when a stub is imported under another name (--as).
+  std::string file_kernel;
 };
 
 /// One trial read from a file, not yet stored.
@@ -50,8 +53,9 @@ struct ImportedTrial {
 std::vector<ImportedTrial> parse_kt_cache(const std::string& text, const ImportOptions& opt);
 
 /// Parses a T4 results file ({"results": [...]}). Results whose "autotune" extension names another kernel
-/// are skipped (*skipped counts them). Throws UsageError as parse_kt_cache, and when a device is neither in
-/// the file nor given.
+/// (than opt.file_kernel, else the spec's) are skipped (*skipped counts them). A stub's values are read from the
+/// results' "configuration" (labels matched by text), a spec's from our extension's config_values where present. Throws
+/// UsageError as parse_kt_cache, and when a device is neither in the file nor given.
 std::vector<ImportedTrial> parse_t4(const std::string& text, const ImportOptions& opt, std::size_t* skipped = nullptr);
 
 struct ImportReport {
@@ -62,6 +66,10 @@ struct ImportReport {
   std::size_t conflicts = 0;   // same key, another measurement: the stored row is kept, the file's is not stored
   std::size_t skipped = 0;     // results of other kernels (T4)
   std::size_t outside_spec = 0;  // configs with a value that is not in the spec's value list
+  /// import --spec: recorded configurations that violate the spec's constraints, not imported (not in `read`);
+  /// up to 5 of them as Config::str() text.
+  std::size_t violating = 0;
+  std::vector<std::string> violating_examples;
   std::map<std::string, std::size_t> by_status;  // of the rows read
   std::vector<std::string> devices;              // names, as stored
   std::vector<std::string> groups;               // "workload problem" keys imported

@@ -300,4 +300,54 @@ std::string kt_stub_spec(const json& root, const std::string& name, const std::s
   return spec.dump(2);
 }
 
+std::string t4_stub_spec(const json& root, const std::string& file_kernel, const std::string& name,
+                         const std::string& origin, const std::optional<Workload>& workload,
+                         const std::optional<ProblemKey>& problem, const std::optional<std::string>& existing) {
+  std::vector<std::string> keys;
+  json values = json::object();  // parameter -> every value seen, in order (stub_param drops duplicates)
+  std::vector<std::pair<Workload, ProblemKey>> groups;
+  std::size_t n = 0;
+  for (const auto& res : root.at("results")) {
+    const std::string where = origin + ": result " + std::to_string(n++);
+    if (!res.is_object()) throw UsageError(where + " is not an object");
+    const json ext = res.contains("autotune") && res["autotune"].is_object() ? res["autotune"] : json::object();
+    const std::string kernel = string_field(ext, "kernel", where);
+    if (!kernel.empty() && !file_kernel.empty() && kernel != file_kernel) continue;
+    if (!res.contains("configuration") || !res["configuration"].is_object())
+      throw UsageError(where + " has no \"configuration\" object");
+    for (const auto& [param, v] : res["configuration"].items()) {
+      if (!values.contains(param)) {
+        keys.push_back(param);
+        values[param] = json::array();
+      }
+      values[param].push_back(v);
+    }
+    const std::string w_text = string_field(ext, "workload", where), p_text = string_field(ext, "problem", where);
+    if (!problem && p_text.empty())
+      throw UsageError(where +
+                       " names no problem (T4 files carry none unless exported by autotune): give the size "
+                       "it was measured at (--n, or --problem name=value,...)");
+    Workload w{"float32", ""};
+    if (workload) w = *workload;
+    else if (!w_text.empty()) w = Workload::parse(w_text);
+    const std::pair<Workload, ProblemKey> g{w, problem ? *problem : ProblemKey::parse(p_text)};
+    if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
+  }
+  if (groups.empty())
+    throw UsageError(origin + " holds no result" + (file_kernel.empty() ? "" : " of kernel " + file_kernel));
+  const json kt = {
+      {"kernel_name", name}, {"tune_params_keys", keys}, {"tune_params", values}, {"cache", json::object()}};
+  std::optional<std::string> stub = existing;
+  for (const auto& [w, p] : groups) stub = kt_stub_spec(kt, name, origin, w, p, stub);
+  if (existing) return *stub;
+  ojson spec = ojson::parse(*stub);
+  spec["description"] =
+      "imported from T4 file " + origin + " (kernel " + (file_kernel.empty() ? name : file_kernel) + ")";
+  spec["$comment"] =
+      "A spec stub written by `autotune import`: parameters and problem sizes as the T4 results described them. To "
+      "tune the kernel on a GPU, add source, kernels, launch, arguments and reference (docs/spec-format.md), change "
+      "family to user and keep the parameter names.";
+  return spec.dump(2);
+}
+
 }  // namespace autotune::interop

@@ -51,4 +51,14 @@ std::string kt_stub_spec(const nlohmann::json& root, const std::string& name, co
                          const Workload& w, const std::optional<ProblemKey>& problem,
                          const std::optional<std::string>& existing);
 
+/// A spec stub (as kt_stub_spec) for kernel `name` from a T4 results file (import --format t4 without --kernel):
+/// the parameters of the results of `file_kernel` (their "autotune" extension's kernel; "" = every result) with
+/// the values their configurations hold (integral values as integers; floats, strings as labels; bools as 0/1),
+/// a problem size and workload per group of results: `problem` / `workload` when given, else our extension's
+/// "problem" / "workload" (workload float32 when absent). `existing` is extended as in kt_stub_spec. Throws
+/// UsageError when no result is read, a result has no "configuration" object, or a result's problem is unknown.
+std::string t4_stub_spec(const nlohmann::json& root, const std::string& file_kernel, const std::string& name,
+                         const std::string& origin, const std::optional<Workload>& workload,
+                         const std::optional<ProblemKey>& problem, const std::optional<std::string>& existing);
+
 }  // namespace autotune::interop
