@@ -286,3 +286,45 @@ TEST_CASE("recorded space: a T4 file imports without --kernel and round-trips", 
   for (const auto& f : {db1, db2}) remove_db(f);
   for (const auto& f : {t4, out}) std::remove(f.c_str());
 }
+
+TEST_CASE("recorded space: import --spec with a T1 file's typed values and Python conditions",
+          "[cpu][interop][recorded_space][cli]") {
+  // Every configuration of tests/data/t1/blur.json's values (240), 144 of which satisfy its conditions.
+  nlohmann::json cache = nlohmann::json::object();
+  for (int bx : {16, 32, 64, 128})
+    for (int by : {1, 2, 4, 8, 16})
+      for (int ty : {1, 2, 4})
+        for (const char* acc : {"float_acc", "double_acc"})
+          for (double th : {0.5, 1.0}) {
+            const std::string key = std::to_string(bx) + "," + std::to_string(by) + "," + std::to_string(ty) + ",5," +
+                                    acc + "," + (th < 1 ? "0.5" : "1.0");
+            cache[key] = {{"block_size_x", bx},
+                          {"block_size_y", by},
+                          {"tile_y", ty},
+                          {"filter_width", 5},
+                          {"accumulate", acc},
+                          {"threshold", th},
+                          {"time", 0.01 * (1 + bx * by / 1024.0 + ty * th)}};
+          }
+  const nlohmann::json root = {
+      {"device_name", "NVIDIA H100 80GB HBM3"},
+      {"kernel_name", "blur"},
+      {"problem_size", {256, 192}},
+      {"tune_params_keys", {"block_size_x", "block_size_y", "tile_y", "filter_width", "accumulate", "threshold"}},
+      {"cache", cache}};
+  const std::string file = write_file("blur_cache.json", root.dump());
+  const std::string db = tmp_path("blur.db"), t1 = autotune_test::data_dir() + "/t1/blur.json";
+  remove_db(db);
+  Run r = run_cli("import --format kt-cache " + file + " --spec " + t1 + " --db " + db);
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("imported 144 of 144 trials of t1_blur") &&
+                        Catch::Contains("96 recorded configurations violate the constraints of t1_blur"));
+  // The trials carry the spec's data tag (its inputs come from files), so the spec's own problem finds them.
+  Run c = run_cli("compare-strategies " + t1 + " --budgets 10% --repeats 2 --db " + db);
+  INFO(c.out);
+  CHECK(c.code == 0);
+  CHECK_THAT(c.out, Catch::Contains("144 valid configurations, 0 failed"));
+  remove_db(db);
+  std::remove(file.c_str());
+}

@@ -124,6 +124,15 @@ ProblemKey pick_problem(const ImportOptions& opt, const std::string& from_file) 
     throw UsageError("kernel " + opt.spec->name +
                      " has no default problem size: give --problem (or --n/--rows/--cols)");
   opt.spec->check_problem(p);
+  // Data read from files is part of the problem (as ProblemRequest::problem_key says): a spec whose inputs come
+  // from files gets the trials under its data tag, so that tune --simulate and compare-strategies find them.
+  if (p.data.empty()) {
+    try {
+      p.data = data_tag(*opt.spec);
+    } catch (const SpecError&) {
+      // an input file that cannot be read: the problem stays untagged
+    }
+  }
   return p;
 }
 
