@@ -152,7 +152,8 @@ int run_compare_score(const CompareStrategiesArgs& a, const std::string& db_path
       for (const auto& [w, p] : score_cases(*db, spec, a)) {
         spec.check_workload(w);
         compare::Recording rec = compare::load_recording(*db, spec, w, p, a.device_name);
-        const std::string label = spec.name + " " + w.key() + " " + p.key() + " " + rec.device.info.name;
+        std::string label = spec.name + " " + w.key() + " " + p.key() + " " + rec.device.info.name;
+        if (froms.size() > 1) label += " in " + from.substr(from.find_last_of('/') + 1);  // npos + 1 = 0
         std::printf("space %zu: %s (%s): %zu valid configurations, %zu failed, optimum %s\n", spaces.size() + 1,
                     label.c_str(), from.c_str(), rec.space->size(), rec.recorded.failures,
                     fmt_time(rec.recorded.optimum).c_str());

@@ -36,6 +36,31 @@ double recorded_cost_s(const Measurement& m) {
   return std::max(0.0, ms) * 1e-3 + bench_ns * 1e-9;
 }
 
+/// Rows whose binary came from the cache (compile_ms 0) take the compile time recorded for the same configuration,
+/// source and device under another problem or workload, so that a replay over time charges what a fresh run compiles.
+/// Returns how many rows took one.
+std::size_t borrow_compile_times(const db::Database& from, const Recording& r, const std::string& kernel,
+                                 std::vector<db::TrialRow>& rows) {
+  std::size_t cached = 0;
+  for (const auto& t : rows) cached += t.m.compile_ms > 0 ? 0 : 1;
+  if (cached == 0) return 0;
+  db::TrialFilter f;
+  f.kernel = kernel;
+  f.device_id = r.device.id;
+  f.source_hash = r.source_hash;
+  std::map<std::string, double> compile_ms;
+  for (const auto& t : from.trials(f))
+    if (t.m.compile_ms > 0 && std::isfinite(t.m.compile_ms)) compile_ms.emplace(t.config_hash, t.m.compile_ms);
+  std::size_t borrowed = 0;
+  for (auto& t : rows) {
+    auto it = compile_ms.find(t.config_hash);
+    if (t.m.compile_ms > 0 || it == compile_ms.end()) continue;
+    t.m.compile_ms = it->second;
+    ++borrowed;
+  }
+  return borrowed;
+}
+
 }  // namespace
 
 // ---- budgets
@@ -188,6 +213,10 @@ Recording load_recording(const db::Database& from, const TuningSpec& spec, const
     rows.swap(kept);
   }
 
+  const std::size_t borrowed = borrow_compile_times(from, r, spec.name, rows);
+  if (borrowed)
+    r.note += std::string(r.note.empty() ? "" : "; ") + "the compile times of " + std::to_string(borrowed) +
+              " configuration(s) whose binary came from the cache are those recorded for another problem";
   r.space = std::make_unique<ParameterSpace>(spec.space(p, r.device.info, w));
   if (r.space->empty())
     throw UsageError("the constraints of " + spec.name + " leave no valid configuration for " + p.key() + ", " +
