@@ -108,9 +108,17 @@ struct CompareStrategiesArgs {
   double within_percent = 5;
   bool markdown = false;
   bool warm_as_given = false;  // --warm-as-given: the warm start without source values (measured first, as given)
+  // --score time: the methodology score over simulated tuning time (tuner/compare/score.*)
+  std::string score, curve_csv, plot;
+  std::vector<std::string> from_list;  // every --from (from = the first); several only with --score
+  double cutoff_percent = 95;
+  std::size_t resolution = 500;
+  bool no_strategy_time = false;
 };
 /// compare-strategies: the strategies benchmarked on a fully recorded space (tuner/compare/compare.*).
 int run_compare_strategies(const CompareStrategiesArgs& a, const std::string& db_path);
+/// compare-strategies --score time: the methodology score over the recorded spaces (tuner/compare/score.*).
+int run_compare_score(const CompareStrategiesArgs& a, const std::string& db_path);
 
 struct ImportArgs {
   std::string format, file, kernel, as, device, write_spec;

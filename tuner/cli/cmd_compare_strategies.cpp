@@ -2,16 +2,18 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "db/database.hpp"
 #include "tuner/cli/args.hpp"
-#include "tuner/interop/resolve.hpp"
 #include "tuner/cli/shared.hpp"
-#include "tuner/core/error.hpp"
 #include "tuner/compare/compare.hpp"
+#include "tuner/compare/score.hpp"
+#include "tuner/core/error.hpp"
+#include "tuner/interop/resolve.hpp"
 
 namespace autotune::cli {
 
@@ -94,9 +96,81 @@ void add_warm_start(const db::Database& db, const compare::Recording& rec, const
   }
 }
 
+/// The (workload, problem) cases to score of one kernel in one database: the one the flags give, else every one
+/// recorded (of the flags' workload when one is given); none, with a note, when the kernel has no trials there.
+std::vector<std::pair<Workload, ProblemKey>> score_cases(const db::Database& db, const TuningSpec& spec,
+                                                         const CompareStrategiesArgs& a) {
+  if (a.pa.has_problem()) return {{a.pa.workload(spec), a.pa.problem_key(spec)}};
+  db::TrialFilter f;
+  f.kernel = spec.name;
+  if (a.pa.has_workload()) f.workload = a.pa.workload(spec).key();
+  std::set<std::pair<std::string, std::string>> keys;
+  for (const auto& t : db.trials(f)) keys.insert({t.workload, t.problem});
+  std::vector<std::pair<Workload, ProblemKey>> out;
+  out.reserve(keys.size());
+  for (const auto& [w, p] : keys) out.emplace_back(Workload::parse(w), ProblemKey::parse(p));
+  if (out.empty()) std::printf("note: no recorded trials of %s in %s\n", spec.name.c_str(), db.path().c_str());
+  return out;
+}
+
+/// The scores of every space, printed and written as the flags ask.
+void write_scores(const CompareStrategiesArgs& a, const std::vector<compare::SpaceScore>& spaces) {
+  const std::vector<compare::AggregateScore> all = compare::aggregate_scores(spaces);
+  std::printf(
+      "\nmethodology score (mean normalised best-so-far over the time range; 0 = random search, 1 = the "
+      "optimum; +- standard error over %zu runs per space):\n%s",
+      a.repeats, compare::score_table(spaces, all, a.markdown).c_str());
+  if (!a.csv.empty()) {
+    write_file(a.csv, compare::score_csv(spaces, all, false));
+    std::printf("CSV written to %s\n", a.csv.c_str());
+  }
+  if (!a.curve_csv.empty()) {
+    write_file(a.curve_csv, compare::score_csv(spaces, all, true));
+    std::printf("curves CSV written to %s\n", a.curve_csv.c_str());
+  }
+  if (!a.plot.empty()) {
+    write_file(a.plot, compare::score_svg(spaces, all));
+    std::printf("SVG curve written to %s\n", a.plot.c_str());
+  }
+}
+
 }  // namespace
 
+int run_compare_score(const CompareStrategiesArgs& a, const std::string& db_path) {
+  if (!a.warm_from.empty()) throw UsageError("--warm-from-problem is not scored over time (leave out --score)");
+  if (!a.runs_csv.empty()) throw UsageError("--runs-csv is not written with --score (see --curve-csv)");
+  compare::CompareOptions opt = compare_options(a);
+  compare::ScoreSettings settings;
+  settings.cutoff = a.cutoff_percent / 100.0;
+  settings.resolution = a.resolution;
+  settings.strategy_time = !a.no_strategy_time;
+  const std::vector<std::string> froms = a.from_list.empty() ? std::vector<std::string>{db_path} : a.from_list;
+  std::vector<compare::SpaceScore> spaces;
+  for (const std::string& kernel : split_list(a.kernel)) {
+    for (const std::string& from : froms) {
+      TuningSpec spec = interop::resolve_kernel(kernel, {from, db_path});
+      auto db = db::Database::open(from, db::Database::Mode::read_only);
+      for (const auto& [w, p] : score_cases(*db, spec, a)) {
+        spec.check_workload(w);
+        compare::Recording rec = compare::load_recording(*db, spec, w, p, a.device_name);
+        std::string label = spec.name + " " + w.key() + " " + p.key() + " " + rec.device.info.name;
+        if (froms.size() > 1) label += " in " + from.substr(from.find_last_of('/') + 1);  // npos + 1 = 0
+        std::printf("space %zu: %s (%s): %zu valid configurations, %zu failed, optimum %s\n", spaces.size() + 1,
+                    label.c_str(), from.c_str(), rec.space->size(), rec.recorded.failures,
+                    fmt_time(rec.recorded.optimum).c_str());
+        if (!rec.note.empty()) std::printf("note: %s\n", rec.note.c_str());
+        std::fflush(stdout);
+        spaces.push_back(compare::score_space(*rec.space, rec.recorded, opt, settings, label));
+      }
+    }
+  }
+  if (spaces.empty()) throw UsageError("no recorded space of " + a.kernel + " to score");
+  write_scores(a, spaces);
+  return 0;
+}
+
 int run_compare_strategies(const CompareStrategiesArgs& a, const std::string& db_path) {
+  if (a.from_list.size() > 1) throw UsageError("several --from databases are compared only with --score");
   TuningSpec spec = interop::resolve_kernel(a.kernel, {a.from, db_path});
   ProblemKey p = a.pa.problem_key(spec);
   Workload w = a.pa.workload(spec);

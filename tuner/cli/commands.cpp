@@ -293,7 +293,9 @@ void add_compare_strategies(CLI::App& app, Globals& g) {
                                "benchmark the search strategies on a fully recorded space (simulation, no GPU)");
   c->add_option("kernel", a->kernel, kKernelHelp)->required();
   add_problem_flags(c, a->pa, false);
-  c->add_option("--from", a->from, "database with the recorded (brute-forced) space (default: --db)");
+  c->add_option("--from", a->from_list,
+                "database with the recorded (brute-forced) space (default: --db); with --score, repeat it to score "
+                "the spaces of several databases together");
   c->add_option("--device", a->device_name, "recorded device (when several are recorded)");
   c->add_option("--budgets", a->budgets, "evaluation budgets: counts and/or percentages of the space, e.g. 10,20,5%")
       ->capture_default_str();
@@ -322,7 +324,27 @@ void add_compare_strategies(CLI::App& app, Globals& g) {
   c->add_option("--csv", a->csv, "also write the results as CSV to this file (with standard errors)");
   c->add_option("--runs-csv", a->runs_csv, "also write one CSV row per run (strategy, budget, seed) to this file");
   c->add_flag("--markdown", a->markdown, "print the table as Markdown");
-  run_when_chosen(c, g, [&g, a] { return run_compare_strategies(*a, g.db_path); });
+  c->add_option("--score", a->score,
+                "'time': the methodology score instead (best-so-far over simulated tuning time, each configuration "
+                "costing its recorded compile, verification and benchmark time; 0 = random search, 1 = the optimum); "
+                "KERNEL may be a comma-separated list, and without a problem flag every recorded problem is a space")
+      ->check(one_of({"time"}));
+  c->add_option("--cutoff", a->cutoff_percent,
+                "with --score: the time range ends where random search expects to get this far (percent) from the "
+                "median to the optimum")
+      ->capture_default_str()
+      ->check(number_in(2, 99.9));
+  c->add_option("--resolution", a->resolution, "with --score: time points of each curve")
+      ->capture_default_str()
+      ->transform(integer_in(2, 100000));
+  c->add_flag("--no-strategy-time", a->no_strategy_time,
+              "with --score: leave the strategies' own measured decision time out of the tuning time (reproducible)");
+  c->add_option("--curve-csv", a->curve_csv, "with --score: also write the curves as CSV to this file");
+  c->add_option("--plot", a->plot, "with --score: also write the aggregate curves as an SVG chart to this file");
+  run_when_chosen(c, g, [&g, a] {
+    if (!a->from_list.empty()) a->from = a->from_list.front();
+    return a->score.empty() ? run_compare_strategies(*a, g.db_path) : run_compare_score(*a, g.db_path);
+  });
 }
 
 void add_import(CLI::App& app, Globals& g) {

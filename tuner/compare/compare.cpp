@@ -27,6 +27,40 @@ std::string list_some(const std::vector<std::string>& items, std::size_t total) 
   return out;
 }
 
+/// Compile + verification + benchmark time of a recorded trial (s); a failure without samples costs no benchmark.
+double recorded_cost_s(const Measurement& m) {
+  double bench_ns = 0;
+  for (double x : m.sample_ns) bench_ns += std::isfinite(x) && x > 0 ? x : 0;
+  if (m.sample_ns.empty() && std::isfinite(m.median_ns) && m.median_ns > 0) bench_ns = m.samples * m.median_ns;
+  const double ms = (std::isfinite(m.compile_ms) ? m.compile_ms : 0) + (std::isfinite(m.verify_ms) ? m.verify_ms : 0);
+  return std::max(0.0, ms) * 1e-3 + bench_ns * 1e-9;
+}
+
+/// Rows whose binary came from the cache (compile_ms 0) take the compile time recorded for the same configuration,
+/// source and device under another problem or workload, so that a replay over time charges what a fresh run compiles.
+/// Returns how many rows took one.
+std::size_t borrow_compile_times(const db::Database& from, const Recording& r, const std::string& kernel,
+                                 std::vector<db::TrialRow>& rows) {
+  std::size_t cached = 0;
+  for (const auto& t : rows) cached += t.m.compile_ms > 0 ? 0 : 1;
+  if (cached == 0) return 0;
+  db::TrialFilter f;
+  f.kernel = kernel;
+  f.device_id = r.device.id;
+  f.source_hash = r.source_hash;
+  std::map<std::string, double> compile_ms;
+  for (const auto& t : from.trials(f))
+    if (t.m.compile_ms > 0 && std::isfinite(t.m.compile_ms)) compile_ms.emplace(t.config_hash, t.m.compile_ms);
+  std::size_t borrowed = 0;
+  for (auto& t : rows) {
+    auto it = compile_ms.find(t.config_hash);
+    if (t.m.compile_ms > 0 || it == compile_ms.end()) continue;
+    t.m.compile_ms = it->second;
+    ++borrowed;
+  }
+  return borrowed;
+}
+
 }  // namespace
 
 // ---- budgets
@@ -87,6 +121,7 @@ std::vector<BudgetSpec> parse_budgets(const std::string& text) {
 RecordedSpace map_recording(const ParameterSpace& space, const std::vector<db::TrialRow>& rows) {
   RecordedSpace rec;
   rec.values.assign(space.size(), std::numeric_limits<double>::quiet_NaN());
+  rec.cost_s.assign(space.size(), 0.0);
   std::vector<std::string> unknown;
   std::size_t unknown_total = 0;
   for (const auto& t : rows) {
@@ -104,6 +139,7 @@ RecordedSpace map_recording(const ParameterSpace& space, const std::vector<db::T
     double v = t.m.ok() && std::isfinite(t.m.median_ns) && t.m.median_ns > 0 ? t.m.median_ns : kInf;
     if (!std::isnan(rec.values[i])) continue;  // first row wins, as in the database
     rec.values[i] = v;
+    rec.cost_s[i] = recorded_cost_s(t.m);
   }
   if (unknown_total)
     throw UsageError(std::to_string(unknown_total) + " recorded configuration(s) are not in the valid space of " +
@@ -177,6 +213,10 @@ Recording load_recording(const db::Database& from, const TuningSpec& spec, const
     rows.swap(kept);
   }
 
+  const std::size_t borrowed = borrow_compile_times(from, r, spec.name, rows);
+  if (borrowed)
+    r.note += std::string(r.note.empty() ? "" : "; ") + "the compile times of " + std::to_string(borrowed) +
+              " configuration(s) whose binary came from the cache are those recorded for another problem";
   r.space = std::make_unique<ParameterSpace>(spec.space(p, r.device.info, w));
   if (spec.is_stub() && spec.constraints.empty()) {  // a stub knows no constraints: the space is what was recorded
     std::vector<Config> configs;
@@ -253,8 +293,11 @@ std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpac
 
 std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpace& rec, search::Strategy& s,
                                  std::size_t max_evaluations, std::size_t batch,
-                                 const search::WarmStartHint& warm_start, std::vector<double>* step_ns) {
+                                 const search::WarmStartHint& warm_start, std::vector<double>* step_ns,
+                                 TimedReplay* timed) {
   using Clock = std::chrono::steady_clock;
+  const bool clocked = step_ns || (timed && timed->strategy_time);
+  double clock_s = 0, decided_s = 0;  // simulated time; decision time not yet charged to an evaluation
   if (rec.values.size() != space.size()) throw Error("recording does not match the space");
   if (batch == 0) batch = 1;
   if (!warm_start.indices.empty() || !warm_start.source_values.empty()) s.warm_start(warm_start);
@@ -267,9 +310,10 @@ std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpac
   std::size_t stalled = 0;
   while (trace.size() < max_evaluations) {
     std::size_t want = std::min(batch, max_evaluations - trace.size());
-    const auto t0 = step_ns ? Clock::now() : Clock::time_point{};
+    const auto t0 = clocked ? Clock::now() : Clock::time_point{};
     std::vector<std::size_t> proposed = s.propose(want);
-    auto spent = step_ns ? Clock::now() - t0 : Clock::duration{};
+    auto spent = clocked ? Clock::now() - t0 : Clock::duration{};
+    if (timed && timed->strategy_time) decided_s += std::chrono::duration<double>(spent).count();
     if (proposed.empty()) break;
     answers.clear();
     fresh.clear();
@@ -294,9 +338,16 @@ std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpac
       answers.push_back({idx, v});
       best = std::min(best, v);
       trace.push_back(best);
+      if (timed) {
+        clock_s += (idx < rec.cost_s.size() ? rec.cost_s[idx] : 0.0) + decided_s;
+        decided_s = 0;
+        timed->end_s.push_back(clock_s);
+      }
     }
-    const auto t1 = step_ns ? Clock::now() : Clock::time_point{};
+    if (timed && clock_s > timed->limit_s) break;
+    const auto t1 = clocked ? Clock::now() : Clock::time_point{};
     s.observe(answers);
+    if (timed && timed->strategy_time) decided_s += std::chrono::duration<double>(Clock::now() - t1).count();
     if (step_ns) {
       spent += Clock::now() - t1;
       step_ns->push_back(static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count()));
@@ -360,14 +411,8 @@ DecisionTime decision_time(const std::string& name, std::vector<double>& step_ns
 
 }  // namespace
 
-CompareResult compare_strategies(const ParameterSpace& space, const RecordedSpace& rec, const CompareOptions& opt) {
-  if (space.empty()) throw UsageError("the space is empty: nothing to compare");
-  if (opt.budgets.empty()) throw UsageError("no budgets given");
-  if (opt.repeats == 0) throw UsageError("--repeats must be at least 1");
-  if (!(opt.within >= 0)) throw UsageError("--within must be a share of at least 0");
-  if (!std::isfinite(rec.optimum))
-    throw UsageError("every recorded configuration failed: there is no optimum to compare with");
-
+std::vector<std::pair<std::string, search::Options>> compared_strategies(const ParameterSpace& space,
+                                                                         const CompareOptions& opt) {
   // Strategies: random_sample first, then the given order (or the registry's), no duplicates.
   std::vector<std::string> names{"random_sample"};
   std::vector<std::string> wanted = opt.strategies;
@@ -379,12 +424,24 @@ CompareResult compare_strategies(const ParameterSpace& space, const RecordedSpac
     if (std::find(names.begin(), names.end(), n) == names.end())
       throw UsageError("strategy options given for '" + n + "', which is not among the compared strategies");
   // Every run is cut short by a budget: each strategy runs with the options of a limited run.
-  std::map<std::string, search::Options> options;
+  std::vector<std::pair<std::string, search::Options>> out;
   for (const auto& n : names) {  // validate names and options before any long run
     auto it = opt.strategy_options.find(n);
-    options[n] = search::limited_options(n, it == opt.strategy_options.end() ? search::Options{} : it->second);
-    search::make_strategy(n, space, opt.seed, options[n]);
+    out.emplace_back(n, search::limited_options(n, it == opt.strategy_options.end() ? search::Options{} : it->second));
+    search::make_strategy(n, space, opt.seed, out.back().second);
   }
+  return out;
+}
+
+CompareResult compare_strategies(const ParameterSpace& space, const RecordedSpace& rec, const CompareOptions& opt) {
+  if (space.empty()) throw UsageError("the space is empty: nothing to compare");
+  if (opt.budgets.empty()) throw UsageError("no budgets given");
+  if (opt.repeats == 0) throw UsageError("--repeats must be at least 1");
+  if (!(opt.within >= 0)) throw UsageError("--within must be a share of at least 0");
+  if (!std::isfinite(rec.optimum))
+    throw UsageError("every recorded configuration failed: there is no optimum to compare with");
+
+  const std::vector<std::pair<std::string, search::Options>> strategies = compared_strategies(space, opt);
 
   CompareResult res;
   res.space_size = space.size();
@@ -401,8 +458,7 @@ CompareResult compare_strategies(const ParameterSpace& space, const RecordedSpac
     if (std::find(res.budgets.begin(), res.budgets.end(), n) == res.budgets.end()) res.budgets.push_back(n);
   }
 
-  for (const auto& name : names) {
-    const search::Options& so = options[name];
+  for (const auto& [name, so] : strategies) {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<std::vector<double>> bests(res.budgets.size());  // [budget][run]
     std::vector<double> spent(res.budgets.size(), 0);

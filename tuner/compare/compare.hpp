@@ -40,6 +40,10 @@ struct RecordedSpace {
   std::size_t optimum_index = 0;
   std::size_t failures = 0;    // configs whose recorded status is not ok
   std::size_t ignored = 0;     // recorded rows with status "invalid" whose config is not in the space
+  /// per ParameterSpace index: what evaluating the config cost when it was recorded (s): compile + verification +
+  /// benchmark (the recorded samples, or samples x median); a failed config costs its compile and verification.
+  /// Filled by map_recording; 0 where nothing was recorded (a binary from the cache has no compile time).
+  std::vector<double> cost_s;
 };
 
 /// Maps recorded trial rows onto the valid space. Rows of status "invalid" (never run) whose config is not
@@ -169,6 +173,15 @@ struct CompareResult {
   std::vector<DecisionTime> decisions;  // one per strategy, in the order of the rows
 };
 
+/// A replay over simulated tuning time (score.hpp): each new evaluation advances a clock by its recorded cost
+/// (RecordedSpace::cost_s) plus, when strategy_time is set, the strategy's measured decision time since the previous
+/// evaluation; the run stops at the first evaluation that ends past limit_s.
+struct TimedReplay {
+  double limit_s = 0;
+  bool strategy_time = true;
+  std::vector<double> end_s;  // out: the clock (s) at the end of each new evaluation, as the trace
+};
+
 /// The best value (ns, +infinity if none ran) found by one seeded run after each new evaluation: element k
 /// is the best after k + 1 evaluations; the vector is shorter than max_evaluations when the strategy stops
 /// proposing. Mirrors session::run: a proposal that was already evaluated (a revisit) is answered from
@@ -181,10 +194,17 @@ std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpac
                                  const search::Options& options, std::uint64_t seed, std::size_t max_evaluations,
                                  std::size_t batch = 1, const search::WarmStartHint& warm_start = {},
                                  std::vector<double>* step_ns = nullptr);
-/// The same with a strategy object (which must be fresh and built over `space`).
+/// The same with a strategy object (which must be fresh and built over `space`); with `timed`, over simulated time.
 std::vector<double> simulate_run(const ParameterSpace& space, const RecordedSpace& rec, search::Strategy& strategy,
                                  std::size_t max_evaluations, std::size_t batch = 1,
-                                 const search::WarmStartHint& warm_start = {}, std::vector<double>* step_ns = nullptr);
+                                 const search::WarmStartHint& warm_start = {}, std::vector<double>* step_ns = nullptr,
+                                 TimedReplay* timed = nullptr);
+
+/// The strategies of a benchmark with their options: random_sample first, then opt.strategies in order (or the
+/// registry's), without duplicates, each with search::limited_options. Throws UsageError for an unknown strategy or
+/// option, or options for a strategy not compared.
+std::vector<std::pair<std::string, search::Options>> compared_strategies(const ParameterSpace& space,
+                                                                         const CompareOptions& opt);
 
 /// Runs the benchmark. Every strategy runs with search::limited_options() (each run is cut short by a budget),
 /// so brute_force walks the covering order unless its options say order=enumeration. Cost: repeats x strategies x
