@@ -5,20 +5,11 @@
 #include <set>
 
 #include "tuner/core/error.hpp"
+#include "tuner/core/keys.hpp"
 
 namespace autotune {
 
 namespace {
-
-/// Bytes of one element of a dtype an in-memory array may hold; 0 for an unknown name.
-std::uint64_t element_bytes(const std::string& dtype) {
-  static const std::map<std::string, std::uint64_t> sizes = {
-      {"int8", 1},  {"uint8", 1},  {"int16", 2},   {"uint16", 2},  {"int32", 4},   {"uint32", 4},
-      {"int64", 8}, {"uint64", 8}, {"float16", 2}, {"float32", 4}, {"float64", 8},
-  };
-  const auto it = sizes.find(dtype);
-  return it == sizes.end() ? 0 : it->second;
-}
 
 struct Registry {
   std::mutex mutex;
@@ -46,10 +37,12 @@ void set_memory_arrays(std::vector<MemoryArray> arrays) {
   std::map<std::string, std::shared_ptr<const MemoryArray>> next;
   for (MemoryArray& a : arrays) {
     if (a.name.empty()) throw UsageError("an in-memory array needs a name");
-    const std::uint64_t es = element_bytes(a.dtype);
-    if (es == 0)
-      throw UsageError("in-memory array '" + a.name + "': unknown dtype '" + a.dtype +
-                       "' (int8, uint8, int16, uint16, int32, uint32, int64, uint64, float16, float32, float64)");
+    std::uint64_t es = 0;
+    try {
+      es = static_cast<std::uint64_t>(dtype_size(a.dtype));
+    } catch (const UsageError& e) {
+      throw UsageError("in-memory array '" + a.name + "': " + e.what());
+    }
     if (a.bytes % es != 0)
       throw UsageError("in-memory array '" + a.name + "': " + std::to_string(a.bytes) +
                        " bytes are not a whole number of " + a.dtype + " elements");

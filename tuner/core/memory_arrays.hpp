@@ -17,7 +17,7 @@ namespace autotune {
 /// A named array of the caller's: `bytes` bytes of little-endian elements of `dtype`, C order.
 struct MemoryArray {
   std::string name;
-  std::string dtype;  // the project's dtype names: int8 ... uint64, float16, float32, float64
+  std::string dtype;  // a dtype name of dtype_size (keys.hpp): int8 ... uint64, float16, float32, float64, ...
   const void* data = nullptr;
   std::uint64_t bytes = 0;
 };
