@@ -2,12 +2,13 @@
 """Host cost per call of gpu_autotune.Kernel.launch (Python, ctypes) against autotune::Kernel::launch (C++), on
 the same kernel, problem and database: the SAXPY example at n = 2^24, batches of 100 launches timed on the host
 then a synchronisation, median of 50 batches, as bench/launch_overhead.cpp measures its steady state. Needs a GPU;
-device arrays come from gpu_autotune.cuda_memory (no CuPy needed), or from CuPy with --cupy.
+device arrays come from gpu_autotune.cuda_memory (no CuPy needed), and also from CuPy (--cupy) and PyTorch
+(--torch), each with its own stream object.
 
-    python3 bench/python_launch.py [--db tune.db] [--launch-overhead build/bench/launch_overhead] [--n N]
+    python3 bench/python_launch.py [--db tune.db] [--launch-overhead build/bench/launch_overhead] [--n N] [--cupy] [--torch]
 
-Prints the Python figure, then runs the C++ benchmark (same n, spec) and prints its "Kernel::launch, per call"
-line and the difference (the issue's target: under 5 us).
+Prints the Python figures, then runs the C++ benchmark (same n, spec) and prints its "Kernel::launch, per call"
+line and the difference for each kind of array (the issue's target: under 5 us).
 """
 import argparse
 import os
@@ -42,28 +43,36 @@ def main():
     ap.add_argument("--db", default="")
     ap.add_argument("--n", type=int, default=1 << 24)
     ap.add_argument("--launch-overhead", default=os.path.join(root, "build/bench/launch_overhead"))
-    ap.add_argument("--cupy", action="store_true", help="device arrays and stream from CuPy")
+    ap.add_argument("--cupy", action="store_true", help="also device arrays and streams from CuPy")
+    ap.add_argument("--torch", action="store_true", help="also tensors and a stream from PyTorch")
     a = ap.parse_args()
     db = a.db or os.path.join(tempfile.mkdtemp(prefix="pylaunch"), "launch.db")
     n = a.n
+    k = gpu_autotune.Kernel(a.spec, db)
+    cases = []  # (label, args, stream, sync)
+    own = [cuda_memory.DeviceArray.from_host(numpy.ones(n, numpy.float32)) for _ in range(3)]
+    cases.append(("gpu_autotune.cuda_memory arrays, stream 0", own + [2.0, n], 0, cuda_memory.synchronize))
     if a.cupy:
         import cupy
         x, y, out = (cupy.ones(n, dtype=cupy.float32) for _ in range(3))
         sync = cupy.cuda.runtime.deviceSynchronize
-        stream = cupy.cuda.Stream.null
-    else:
-        x, y, out = (cuda_memory.DeviceArray.from_host(numpy.ones(n, numpy.float32)) for _ in range(3))
-        sync = cuda_memory.synchronize
-        stream = 0
-    k = gpu_autotune.Kernel(a.spec, db)
-    args = [x, y, out, 2.0, n]
-    k.launch(stream, [n], args)
-    sync()
+        cases.append(("CuPy arrays, stream 0", [x, y, out, 2.0, n], 0, sync))
+        cases.append(("CuPy arrays, CuPy stream object", [x, y, out, 2.0, n], cupy.cuda.Stream.null, sync))
+    if a.torch:
+        import torch
+        x, y, out = (torch.ones(n, dtype=torch.float32, device="cuda") for _ in range(3))
+        cases.append(("PyTorch tensors, torch stream object", [x, y, out, 2.0, n], torch.cuda.current_stream(),
+                      torch.cuda.synchronize))
+    results = []
+    for label, args, stream, sync in cases:
+        k.launch(stream, [n], args)
+        sync()
+        per_call_us(lambda: k.launch(stream, [n], args), sync)  # warm
+        results.append((label, per_call_us(lambda: k.launch(stream, [n], args), sync)))
     choice = k.choice([n])
-    per_call_us(lambda: k.launch(stream, [n], args), sync)  # warm
-    py_us = per_call_us(lambda: k.launch(stream, [n], args), sync)
     print("python Kernel.launch: saxpy n=%d, config %s (%s)" % (n, choice["config_text"], choice["match"]))
-    print("%-56s %9.2f us" % ("steady state: gpu_autotune.Kernel.launch, per call", py_us))
+    for label, us in results:
+        print("%-56s %9.2f us" % ("steady state: Kernel.launch, " + label, us))
     if not os.path.exists(a.launch_overhead):
         print("(no %s: C++ figure not measured)" % a.launch_overhead)
         return 0
@@ -75,7 +84,8 @@ def main():
         return 1
     cpp_us = float(m.group(1))
     print("%-56s %9.2f us" % ("steady state: autotune::Kernel::launch (C++), per call", cpp_us))
-    print("%-56s %9.2f us" % ("  overhead of Python over C++", py_us - cpp_us))
+    for label, us in results:
+        print("%-56s %9.2f us" % ("  overhead over C++: " + label, us - cpp_us))
     return 0
 
 

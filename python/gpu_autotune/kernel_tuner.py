@@ -317,6 +317,45 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
 def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid_div_x=None, grid_div_y=None,
                grid_div_z=None, lang=None, device=0, platform=0, smem_args=None, cmem_args=None, texmem_args=None,
                compiler=None, compiler_options=None, defines=None, block_size_names=None, quiet=False, log=None):
-    """Kernel Tuner 1.4's run_kernel (compile, run once, return the arguments' values after the run): not
-    supported yet; raises UnsupportedError."""
-    raise UnsupportedError("run_kernel: not supported yet; gpu_autotune runs kernels only inside a tune")
+    """Runs a CUDA kernel once with the configuration `params`, as Kernel Tuner 1.4's run_kernel does, and returns
+    a list like `arguments`: for each array a numpy array with its contents after the run, each scalar as given.
+
+    The call becomes a spec of one configuration (the same translation as tune_kernel's), launched through
+    gpu_autotune.Kernel (launch.py) on GPU 0's primary context with the arrays uploaded from `arguments`; nothing
+    is verified or timed. Raises UsageError / UnsupportedError naming the argument, NoGpuError without a GPU or
+    for a failed launch (its message names the driver's error)."""
+    from . import cuda_memory  # needs the driver only here
+    from .launch import Kernel
+    _refuse_unsupported(lang, texmem_args, compiler, None, None, None, None, device)
+    if device != 0:
+        raise UnsupportedError("device: run_kernel runs on GPU 0 only, got %r" % (device,))
+    if not isinstance(params, dict):
+        raise UsageError("params: expected a dict of parameter name -> value, got %s" % type(params).__name__)
+    # Each parameter a tuning parameter of one value: its macro, block size and grid divisor as tune_kernel's.
+    tune_params = {k: [v] for k, v in params.items()} or {"gpu_autotune_run_kernel": [0]}
+    tr = _translate.translate(kernel_name, kernel_source, problem_size, arguments, tune_params, grid_div_x,
+                              grid_div_y, grid_div_z, None, None, 1e-6, smem_args, cmem_args, compiler_options,
+                              defines, block_size_names, None)
+    spec_path = _write_spec(tr)
+    sizes = tr.spec["problem"]["sizes"][0]
+    dims = [sizes[d] for d in tr.spec["problem"]["dims"]]
+    device_args, host = [], []
+    for i, arg in enumerate(arguments):
+        if isinstance(arg, numpy.ndarray):
+            device_args.append(cuda_memory.DeviceArray.from_host(numpy.ascontiguousarray(arg)))
+        else:
+            device_args.append(arg)  # a numpy scalar (translate checked its type)
+    for sym, arr in (cmem_args or {}).items():
+        arr = numpy.array([arr]) if isinstance(arr, numpy.generic) else arr
+        device_args.append(cuda_memory.DeviceArray.from_host(numpy.ascontiguousarray(arr)))
+    tmp = tempfile.mkdtemp(prefix="gpu_autotune_run_")
+    try:
+        # An empty database: the kernel runs its spec's default configuration, which is `params`.
+        with api.silenced(quiet), Kernel(spec_path, os.path.join(tmp, "run.db")) as k:
+            k.launch(0, dims, device_args)
+            cuda_memory.synchronize()
+        for i, arg in enumerate(arguments):
+            host.append(device_args[i].to_host().reshape(arg.shape) if isinstance(arg, numpy.ndarray) else arg)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return host

@@ -177,6 +177,7 @@ class Kernel:
         self._problem = (ctypes.c_int64 * 8)()
         self._problem_dims = 0
         self._last_problem = None
+        self._last_stream, self._last_handle = None, 0  # the last stream object and its handle
         self._launch = self._lib.gat_kernel_launch
 
     def close(self):
@@ -226,7 +227,13 @@ class Kernel:
         if problem != self._last_problem:
             self._problem_dims = self._problem_array(problem)
             self._last_problem = problem if isinstance(problem, (int, tuple)) else tuple(problem)
-        s = stream if type(stream) is int else stream_handle(stream)
+        if type(stream) is int:
+            s = stream
+        elif stream is self._last_stream:  # a stream object's handle does not change while it lives (held here)
+            s = self._last_handle
+        else:
+            s = stream_handle(stream)
+            self._last_stream, self._last_handle = stream, s
         rc = self._launch(self._handle, s, self._problem, self._problem_dims, out, i)
         if rc != 0:
             raise error_for_code(rc, _lib._last_error(self._lib))

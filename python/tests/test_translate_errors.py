@@ -133,3 +133,21 @@ def test_list_of_files_copied_beside_the_kernel(tmp_path):
         assert f.read() == "#define TWO 2\n"
     with pytest.raises(UsageError, match="kernel_source: cannot read"):
         call(kernel_source=str(tmp_path / "missing.cu"))
+
+
+@pytest.mark.parametrize("kw, error, words", [
+    (dict(lang="OpenCL"), UnsupportedError, "lang"),
+    (dict(device=1), UnsupportedError, "device: run_kernel runs on GPU 0 only"),
+    (dict(texmem_args={"t": numpy.zeros(4)}), UnsupportedError, "texmem_args"),
+    (dict(params=[("block_size_x", 64)]), UsageError, "params: expected a dict"),
+    (dict(arguments=[numpy.zeros(4, numpy.float32), 1000]), UsageError, r"arguments\[1\]: expected a numpy"),
+])
+def test_run_kernel_refuses_by_name(kw, error, words):
+    from gpu_autotune import run_kernel
+    n = 1000
+    base = dict(kernel_name="k", kernel_source=KERNEL, problem_size=n,
+                arguments=[numpy.zeros(n, numpy.float32), numpy.ones(n, numpy.float32), numpy.int32(n)],
+                params={"block_size_x": 64})
+    base.update(kw)
+    with pytest.raises(error, match=words):
+        run_kernel(**base)

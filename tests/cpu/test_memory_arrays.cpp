@@ -67,13 +67,22 @@ TEST_CASE("memory arrays: a spec reads its inputs, expected values and scalars f
   REQUIRE(expected->at("y").size() == y.size() * sizeof(float));
   CHECK(std::memcmp(expected->at("y").data(), y.data(), y.size() * sizeof(float)) == 0);
 
-  // The data tag is a hash of the bytes: other values, another problem.
+  // The data tag is a hash of the bytes as registered: other values registered, another problem.
   const std::string tag = data_tag(s);
   CHECK(tag.size() == 12);
   y[3] = 9;
+  set_memory_arrays(arrays(x, y, n));
   CHECK(data_tag(s) != tag);
   y[3] = 8;
+  set_memory_arrays(arrays(x, y, n));
   CHECK(data_tag(s) == tag);
+  // The digest: the same bytes give the same value however they are split into pieces; one byte changes it.
+  std::vector<unsigned char> big((64u << 20) * 2 + 12345, 7);
+  const std::uint64_t d = memory_array_digest(big.data(), big.size());
+  CHECK(d == memory_array_digest(big.data(), big.size()));
+  big[(64u << 20) + 1] = 8;
+  CHECK(memory_array_digest(big.data(), big.size()) != d);
+  CHECK(memory_array_digest(big.data(), big.size() - 1) != memory_array_digest(big.data(), big.size()));
 
   // A problem whose count the array does not hold is refused naming both.
   CHECK_THROWS_WITH(adapter->make_inputs(w, ProblemKey::parse("n=6"), 1),

@@ -1,10 +1,14 @@
 #include "tuner/core/memory_arrays.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "tuner/core/error.hpp"
+#include "tuner/core/hash.hpp"
 #include "tuner/core/keys.hpp"
 
 namespace autotune {
@@ -33,6 +37,32 @@ std::string memory_array_text(const std::string& path) {
   return "in-memory array '" + path.substr(std::min(path.size(), kMemoryPathPrefix.size())) + "'";
 }
 
+std::uint64_t memory_array_digest(const void* data, std::uint64_t bytes) {
+  constexpr std::uint64_t kPiece = 64ull << 20;
+  const std::size_t pieces = static_cast<std::size_t>(std::max<std::uint64_t>(1, (bytes + kPiece - 1) / kPiece));
+  std::vector<std::uint64_t> hashes(pieces);
+  const auto* base = static_cast<const unsigned char*>(data);
+  auto hash_piece = [&](std::size_t i) {
+    const std::uint64_t at = i * kPiece;
+    hashes[i] = bulk_hash64(base + at, static_cast<std::size_t>(std::min(kPiece, bytes - at)));
+  };
+  const std::size_t threads = std::min<std::size_t>({pieces, 16, std::max(1u, std::thread::hardware_concurrency())});
+  if (threads <= 1) {
+    for (std::size_t i = 0; i < pieces; ++i) hash_piece(i);
+  } else {
+    std::atomic<std::size_t> next{0};
+    std::vector<std::thread> pool;
+    for (std::size_t t = 0; t < threads; ++t)
+      pool.emplace_back([&] {
+        for (std::size_t i = next++; i < pieces; i = next++) hash_piece(i);
+      });
+    for (std::thread& th : pool) th.join();
+  }
+  std::uint64_t h = fnv1a64(std::to_string(bytes));
+  for (std::uint64_t v : hashes) h = fnv1a64(std::string_view(reinterpret_cast<const char*>(&v), sizeof v), h);
+  return h;
+}
+
 void set_memory_arrays(std::vector<MemoryArray> arrays) {
   std::map<std::string, std::shared_ptr<const MemoryArray>> next;
   for (MemoryArray& a : arrays) {
@@ -47,6 +77,7 @@ void set_memory_arrays(std::vector<MemoryArray> arrays) {
       throw UsageError("in-memory array '" + a.name + "': " + std::to_string(a.bytes) +
                        " bytes are not a whole number of " + a.dtype + " elements");
     if (a.data == nullptr && a.bytes > 0) throw UsageError("in-memory array '" + a.name + "': no data");
+    a.digest = memory_array_digest(a.data, a.bytes);
     const std::string name = a.name;
     if (!next.emplace(name, std::make_shared<const MemoryArray>(std::move(a))).second)
       throw UsageError("in-memory array '" + name + "' is given twice");

@@ -371,7 +371,7 @@ std::string data_tag(const TuningSpec& spec) {
     h = fnv1a64(std::string(1, '\0'), h);
     if (is_memory_path(d.path)) {
       const std::shared_ptr<const MemoryArray> m = find_memory_array(d.path, data_reader(a, d));
-      h = fnv1a64(std::string_view(static_cast<const char*>(m->data), static_cast<std::size_t>(m->bytes)), h);
+      h = fnv1a64(hex64(m->digest), h);  // hashed once, when it was registered
       return;
     }
     std::ifstream in(d.path, std::ios::binary);

@@ -71,3 +71,20 @@ def test_cupy_or_torch_arrays_and_streams(tmp_path):
             pass
     if not used:
         pytest.skip("neither CuPy nor PyTorch is installed here")
+
+
+def test_run_kernel_returns_outputs_as_kernel_tuner_does():
+    from gpu_autotune import run_kernel
+    n = 100003
+    rng = numpy.random.default_rng(5)
+    a = rng.standard_normal(n).astype(numpy.float32)
+    b = rng.standard_normal(n).astype(numpy.float32)
+    c = numpy.full(n, numpy.nan, numpy.float32)
+    src = ("__global__ void vector_add(float *c, const float *a, const float *b, int n) {"
+           " int i = blockIdx.x * block_size_x + threadIdx.x; if (i < n) c[i] = a[i] + SCALE * b[i]; }")
+    out = run_kernel("vector_add", src, n, [c, a, b, numpy.int32(n)], {"block_size_x": 96},
+                     defines={"SCALE": 2})
+    assert len(out) == 4
+    numpy.testing.assert_array_equal(out[0], a + numpy.float32(2) * b)
+    numpy.testing.assert_array_equal(out[1], a)
+    assert out[3] == n and numpy.isnan(c).all()  # the caller's arrays are not written
