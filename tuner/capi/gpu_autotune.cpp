@@ -52,30 +52,12 @@ int guarded(F&& f) {
   try {
     f();
     return 0;
-  } catch (const autotune::UsageError& e) {
-    last_error = e.what();
-    return 2;
-  } catch (const autotune::SpecError& e) {
-    last_error = std::string("invalid spec: ") + e.what();
-    return 2;
-  } catch (const autotune::ExprError& e) {
-    last_error = e.what();
-    return 2;
   } catch (const nlohmann::json::exception& e) {
     last_error = std::string("malformed request: ") + e.what();
     return 2;
-  } catch (const autotune::EnvironmentError& e) {
-    last_error = e.what();
-    return 3;
-  } catch (const autotune::DbError& e) {
-    last_error = std::string("database: ") + e.what();
-    return 4;
-  } catch (const std::exception& e) {
-    last_error = e.what();
-    return 5;
   } catch (...) {
-    last_error = "unknown error";
-    return 5;
+    const int code = autotune::cli::exit_code_of_current_exception(&last_error);
+    return code == 1 ? 5 : code;  // this interface's "anything else" is 5 (gpu_autotune.h)
   }
 }
 

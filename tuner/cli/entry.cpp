@@ -18,16 +18,32 @@
 
 namespace autotune::cli {
 
-namespace {
-
-/// Prints "error: <what>" (after `kind`, e.g. "database: ") and returns the exit code of the README: 1 other
-/// failure, 2 bad input, 3 no usable GPU, 4 database error.
-int fail(int code, const std::string& what, const char* kind = "") {
-  std::cerr << "error: " << kind << what << "\n";
-  return code;
+int exit_code_of_current_exception(std::string* message) {
+  try {
+    throw;
+  } catch (const UsageError& e) {
+    *message = e.what();
+    return 2;
+  } catch (const SpecError& e) {
+    *message = std::string("invalid spec: ") + e.what();
+    return 2;
+  } catch (const ExprError& e) {
+    *message = e.what();
+    return 2;
+  } catch (const EnvironmentError& e) {
+    *message = e.what();
+    return 3;
+  } catch (const DbError& e) {
+    *message = std::string("database: ") + e.what();
+    return 4;
+  } catch (const std::exception& e) {
+    *message = e.what();
+    return 1;
+  } catch (...) {
+    *message = "unknown error";
+    return 1;
+  }
 }
-
-}  // namespace
 
 int run_command_line(int argc, const char* const* argv) {
   CLI::App app{"autotune: tune CUDA kernels on this GPU, record every trial in SQLite, serve the best"};
@@ -49,19 +65,13 @@ int run_command_line(int argc, const char* const* argv) {
   } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return fail(2, parse_error_message(app, e));
-  } catch (const UsageError& e) {
-    return fail(2, e.what());
-  } catch (const SpecError& e) {
-    return fail(2, e.what(), "invalid spec: ");
-  } catch (const ExprError& e) {
-    return fail(2, e.what());
-  } catch (const EnvironmentError& e) {
-    return fail(3, e.what());
-  } catch (const DbError& e) {
-    return fail(4, e.what(), "database: ");
-  } catch (const std::exception& e) {
-    return fail(1, e.what());
+    std::cerr << "error: " << parse_error_message(app, e) << "\n";
+    return 2;
+  } catch (...) {
+    std::string message;
+    const int code = exit_code_of_current_exception(&message);
+    std::cerr << "error: " << message << "\n";
+    return code;
   }
 }
 
