@@ -69,10 +69,23 @@ def main():
         sync()
         per_call_us(lambda: k.launch(stream, [n], args), sync)  # warm
         results.append((label, per_call_us(lambda: k.launch(stream, [n], args), sync)))
+    # Where the host time goes: turning the arguments into the C interface's structs alone (no launch), per call.
+    from gpu_autotune import launch as _launch
+    slots = (_launch._GatArg * 8)()
+    extract = []
+    for label, args, stream, sync in cases:
+        fs = [_launch._extractors.get(type(a)) or _launch._extractor_for(type(a), a, i + 1) for i, a in enumerate(args)]
+
+        def convert():
+            for i, a in enumerate(args):
+                fs[i](slots[i], a, i + 1)
+        extract.append((label, per_call_us(convert, lambda: None)))
     choice = k.choice([n])
     print("python Kernel.launch: saxpy n=%d, config %s (%s)" % (n, choice["config_text"], choice["match"]))
     for label, us in results:
         print("%-56s %9.2f us" % ("steady state: Kernel.launch, " + label, us))
+    for label, us in extract:
+        print("%-56s %9.2f us" % ("  of which the arguments' conversion: " + label, us))
     if not os.path.exists(a.launch_overhead):
         print("(no %s: C++ figure not measured)" % a.launch_overhead)
         return 0

@@ -8,6 +8,7 @@ from .errors import (DatabaseError, GpuAutotuneError, LibraryNotFoundError, NoGp
                      UsageError)
 from .kernel_tuner import run_kernel, tune_kernel
 from .launch import Kernel
+from . import observers, strategies  # noqa: E402 - Kernel Tuner's kernel_tuner.strategies.NAME, observers.nvml
 
 __all__ = ["Database", "tune", "Kernel", "tune_kernel", "run_kernel", "GpuAutotuneError", "UsageError", "NoGpuError",
            "DatabaseError", "LibraryNotFoundError", "UnsupportedError"]

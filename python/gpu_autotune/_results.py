@@ -55,7 +55,7 @@ def objective_value(row, objective):
     raise UsageError("objective: %r has no value in a trial" % objective)
 
 
-def to_results(rows, tune_params, metrics=None, stats=None, objective="time"):
+def to_results(rows, tune_params, metrics=None, stats=None, objective="time", observers=()):
     """Kernel Tuner's results list from trials rows: params, "time" (ms, the median), "times" (ms, where the trial
     kept them), "compile_time" and "verification_time" (ms), "benchmark_time" (ms: median x samples, the timed
     runs), "framework_time" (ms: the session's setup, database and other time of `stats`, its --stats-json,
@@ -63,7 +63,8 @@ def to_results(rows, tune_params, metrics=None, stats=None, objective="time"):
     failed configurations carry an ErrorConfig under "__error__" and "time" as Kernel Tuner's cache does; a
     configuration whose outputs differ from the reference configuration's where no answer was given (Kernel Tuner
     checks nothing then, and neither fails it here) has what differs under "reference_mismatch".
-    Metrics only on verified ones; an `objective` other than "time" is a key of its own (objective_value)."""
+    Metrics only on verified ones, after the `observers`' values (observers.nvml.NVMLObserver: its observables as
+    keys); an `objective` other than "time" is a key of its own (objective_value)."""
     stats = stats or {}
     framework_ms = 1000.0 * sum(stats.get(k, 0.0) for k in ("setup_s", "database_s", "other_s")) / max(len(rows), 1)
     results = []
@@ -88,6 +89,9 @@ def to_results(rows, tune_params, metrics=None, stats=None, objective="time"):
         r["timestamp"] = row.get("created_at", "")
         if status == "ok" and objective != "time":
             r[objective] = objective_value(row, objective)
+        if status == "ok":
+            for o in observers:
+                r.update(o.values(row))
         if status == "ok" and metrics:
             r = process_metrics(r, metrics)
         results.append(r)

@@ -8,6 +8,7 @@ divisors, block from the block size names), the macros, and the arguments with t
 import json
 import numbers
 import re
+import warnings
 
 import numpy
 
@@ -184,6 +185,23 @@ def _check_numpy_scalar(i, arg):
     return name
 
 
+def host_array(a, what):
+    """`a` as a numpy array: itself, or a host copy of a device array (CuPy, PyTorch, anything with
+    __cuda_array_interface__: Kernel Tuner's cupy backend takes CuPy arrays as arguments and answers). Anything
+    else is returned as it is (the caller refuses it)."""
+    if isinstance(a, numpy.ndarray) or not hasattr(a, "__cuda_array_interface__"):
+        return a
+    if hasattr(a, "get") and type(a).__module__.startswith("cupy"):
+        return a.get()
+    if hasattr(a, "detach") and hasattr(a, "cpu"):
+        return a.detach().cpu().numpy()
+    from . import cuda_memory
+    cai = a.__cuda_array_interface__
+    if cai.get("strides") is not None:
+        raise UsageError("%s: a strided device array; pass a contiguous one" % what)
+    return cuda_memory.copy_to_host(cai["data"][0], cai["shape"], cai["typestr"])
+
+
 def _arguments(arguments, answer, verify=None):
     """(spec arguments, [(memory name, array)...]); buffers and scalars in order, answers as expected values (with
     a `verify` function the answers are its own business: the arrays it checks become outputs without expected
@@ -197,7 +215,12 @@ def _arguments(arguments, answer, verify=None):
     specs, arrays = [], []
     for i, arg in enumerate(arguments):
         name = "arg%d" % i
-        expected = None if answer is None else answer[i]
+        arg = host_array(arg, "arguments[%d]" % i)
+        expected = None if answer is None else host_array(answer[i], "answer[%d]" % i)
+        if isinstance(arg, numpy.ndarray) and arg.size == 0:
+            # Kernel Tuner allocates an empty array as it is; a buffer here holds at least one element.
+            warnings.warn("arguments[%d] is empty: passed as a buffer of one zero element" % i)
+            arg = numpy.zeros(1, arg.dtype)
         if isinstance(arg, numpy.ndarray):
             dname = dtype_name(arg.dtype, "arguments[%d]" % i)
             a = {"name": name, "kind": "buffer", "dtype": dname, "count": int(arg.size),

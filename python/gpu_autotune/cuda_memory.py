@@ -40,6 +40,15 @@ def _check(d, rc, what):
         raise NoGpuError("%s failed: %s (%d)" % (what, name.value.decode() if name.value else "?", rc))
 
 
+def copy_to_host(ptr, shape, typestr):
+    """A numpy array of `shape` and `typestr` with the contents of contiguous device memory at `ptr`."""
+    out = numpy.empty(shape, numpy.dtype(typestr))
+    if out.nbytes:
+        d = driver()
+        _check(d, d.cuMemcpyDtoH_v2(out.ctypes.data, ptr, out.nbytes), "cuMemcpyDtoH")
+    return out
+
+
 def synchronize():
     """Waits for all work of the current context."""
     d = driver()

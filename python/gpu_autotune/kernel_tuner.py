@@ -54,8 +54,11 @@ def _refuse_unsupported(lang, texmem_args, compiler, verify, observers, parallel
         raise UnsupportedError("texmem_args: texture memory arguments are not supported")
     if compiler is not None:
         raise UnsupportedError("compiler: %r is not supported; CUDA kernels are compiled with NVRTC" % (compiler,))
-    if observers:
-        raise UnsupportedError("observers: not supported; clocks, power and energy are recorded with every trial")
+    from .observers.nvml import NVMLObserver
+    for o in observers or ():
+        if not isinstance(o, NVMLObserver):
+            raise UnsupportedError("observers: %s is not supported; gpu_autotune.observers.nvml.NVMLObserver is (clocks, "
+                                   "power, energy and temperature are recorded with every trial)" % type(o).__name__)
     if parallel:
         raise UnsupportedError("parallel: not supported in Python; the command line tunes on several GPUs under MPI")
     if objectives:
@@ -115,8 +118,8 @@ class _Verifier:
 def _strategy_args(strategy, strategy_options, spec):
     """The command line's strategy arguments; a budget share goes into the spec's tuning object."""
     if strategy is not None and not isinstance(strategy, str):
-        raise UnsupportedError("strategy: a strategy object is not supported; give one of %s"
-                               % ", ".join(sorted(STRATEGIES)))
+        raise UnsupportedError("strategy: a strategy object (custom Python strategies) is not supported; give one of "
+                               "%s, or gpu_autotune.strategies.NAME" % ", ".join(sorted(STRATEGIES)))
     name = strategy or "brute_force"
     if name not in STRATEGIES:
         raise UnsupportedError("strategy: %r is not supported; supported are %s" % (name, ", ".join(sorted(STRATEGIES))))
@@ -287,7 +290,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         rows = api.Database(os.path.join(tmp, "tune.db")).trials(stats["session"])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    results = _results.to_results(rows, tune_params, metrics, stats, objective)
+    results = _results.to_results(rows, tune_params, metrics, stats, objective, observers or ())
     env = {"device_name": stats.get("device"), "problem_size": problem_size, "tune_params": tune_params,
            "kernel_name": kernel_name, "kernel_string": tr.spec["source"], "iterations": iterations,
            "objective": objective, "strategy": strategy or "brute_force", "strategy_options": strategy_options or {},
@@ -336,6 +339,7 @@ def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid
     tr = _translate.translate(kernel_name, kernel_source, problem_size, arguments, tune_params, grid_div_x,
                               grid_div_y, grid_div_z, None, None, 1e-6, smem_args, cmem_args, compiler_options,
                               defines, block_size_names, None)
+    _lib.set_arrays(tr.arrays)  # the spec names its inputs' data in memory; loading it reads them
     spec_path = _write_spec(tr)
     sizes = tr.spec["problem"]["sizes"][0]
     dims = [sizes[d] for d in tr.spec["problem"]["dims"]]

@@ -81,3 +81,12 @@ def test_outputs_that_differ_from_the_reference_are_reported_not_failed():
     res = _results.to_results(rows, {"block_size_x": [64, 128]})
     assert res[0]["reference_mismatch"] == "y[3] = 1 but expected 2; 1 of 10 elements differ"
     assert "reference_mismatch" not in res[1] and "__error__" not in res[0]
+
+
+def test_nvml_observer_values_come_before_the_metrics():
+    from gpu_autotune.observers.nvml import NVMLObserver
+    rows = [dict(ROWS[0], energy_j=0.5, temperature_c=61.0, power_w=None)]
+    (r,) = to_results(rows, TUNE_PARAMS, {"per_joule": lambda p: 1.0 / p["nvml_energy"]}, STATS,
+                      observers=[NVMLObserver(["nvml_energy", "temperature", "nvml_power"])])
+    assert r["nvml_energy"] == 0.5 and r["temperature"] == 61.0 and r["nvml_power"] is None
+    assert r["per_joule"] == pytest.approx(2.0)

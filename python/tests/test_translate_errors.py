@@ -151,3 +151,24 @@ def test_run_kernel_refuses_by_name(kw, error, words):
     base.update(kw)
     with pytest.raises(error, match=words):
         run_kernel(**base)
+
+
+def test_kernel_tuner_strategy_modules_and_observers():
+    import gpu_autotune
+    from gpu_autotune.observers.nvml import NVMLObserver
+    _, args = call(strategy=gpu_autotune.strategies.minimize)  # Kernel Tuner's module, by its name
+    assert args[args.index("--strategy") + 1] == "greedy_local_search"
+    with pytest.raises(UnsupportedError, match="custom Python strategies"):
+        call(strategy=object())
+    call(observers=[NVMLObserver(["nvml_energy", "temperature"])])  # served from what every trial records
+    with pytest.raises(UnsupportedError, match="'gr_voltage' not recorded"):
+        NVMLObserver(["nvml_power", "gr_voltage"])
+    with pytest.raises(UnsupportedError, match="observers: object is not supported"):
+        call(observers=[object()])
+
+
+def test_an_empty_array_is_a_buffer_of_one_element():
+    with pytest.warns(UserWarning, match=r"arguments\[1\] is empty"):
+        tr, _ = call(arguments=[numpy.zeros(1000, numpy.float32), numpy.zeros(0, numpy.float32), numpy.int32(1000)])
+    assert tr.spec["arguments"][1]["count"] == 1
+    assert dict(tr.arrays)["arg1"].tolist() == [0.0]

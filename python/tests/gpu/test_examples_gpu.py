@@ -63,7 +63,7 @@ def test_matmul(kt_dir, monkeypatch):
     # Tiles change the order of the products' rounding: within Kernel Tuner's test (atol 1e-6, rtol 1e-5) elements
     # near zero may still differ from the default configuration's; such differences are reported, not failed.
     check_verified(results, 40, agree=False)
-    assert all(r["GFLOP/s"] > 0 for r in results)
+    assert all(r["GFLOP/s"] > 0 for r in results if "__error__" not in r)  # metrics of the configurations that ran
 
 
 def test_convolution(kt_dir, monkeypatch):
