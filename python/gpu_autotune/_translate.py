@@ -19,6 +19,8 @@ from .errors import UnsupportedError, UsageError
 DEFAULT_BLOCK_SIZE_NAMES = ("block_size_x", "block_size_y", "block_size_z")
 _BLOCK_DEFAULTS = (256, 1, 1)
 _FORBIDDEN_PARAMS = ("grid_size_x", "grid_size_y", "grid_size_z", "time")
+# Without an answer, arrays up to this size are compared with the reference configuration's outputs (docs/python.md).
+COMPARE_LIMIT_BYTES = 256 << 20
 _SCALAR_DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float32", "float64")
 
 
@@ -223,8 +225,14 @@ def _arguments(arguments, answer, verify=None):
             arg = numpy.zeros(1, arg.dtype)
         if isinstance(arg, numpy.ndarray):
             dname = dtype_name(arg.dtype, "arguments[%d]" % i)
-            a = {"name": name, "kind": "buffer", "dtype": dname, "count": int(arg.size),
-                 "role": "inout" if answer is None or expected is not None else "input",
+            if answer is None:
+                # Nothing to check against (Kernel Tuner checks nothing then): each array is compared with the
+                # reference configuration's, as an output, where that is cheap; a larger one is an input, not
+                # compared, since comparing moves it through host memory several times per call.
+                role = "inout" if verify is not None or arg.nbytes <= COMPARE_LIMIT_BYTES else "input"
+            else:
+                role = "inout" if expected is not None else "input"
+            a = {"name": name, "kind": "buffer", "dtype": dname, "count": int(arg.size), "role": role,
                  "init": {"memory": name}}
             arrays.append((name, numpy.ascontiguousarray(arg).reshape(-1)))
             if expected is not None and verify is None:

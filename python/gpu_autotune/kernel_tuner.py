@@ -245,6 +245,8 @@ def prepare_tune(kernel_name, kernel_source, problem_size, arguments, tune_param
             "--objective", objective] + _strategy_args(strategy, strategy_options, tr.spec)
     if seed is not None:
         args += ["--seed", str(int(seed))]
+    if any("nvml_energy" in o.observables for o in observers or ()) and objective in ("time", "gbps_per_watt"):
+        args += ["--energy-ms", "100"]  # the energy counter's window after the samples (docs/energy.md)
     return tr, args
 
 

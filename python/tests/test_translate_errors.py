@@ -160,7 +160,10 @@ def test_kernel_tuner_strategy_modules_and_observers():
     assert args[args.index("--strategy") + 1] == "greedy_local_search"
     with pytest.raises(UnsupportedError, match="custom Python strategies"):
         call(strategy=object())
-    call(observers=[NVMLObserver(["nvml_energy", "temperature"])])  # served from what every trial records
+    _, args = call(observers=[NVMLObserver(["nvml_energy", "temperature"])])  # served from what every trial records
+    assert args[args.index("--energy-ms") + 1] == "100"  # energy needs the counter's window
+    _, args = call(observers=[NVMLObserver(["nvml_power"])])
+    assert "--energy-ms" not in args
     with pytest.raises(UnsupportedError, match="'gr_voltage' not recorded"):
         NVMLObserver(["nvml_power", "gr_voltage"])
     with pytest.raises(UnsupportedError, match="observers: object is not supported"):
@@ -172,3 +175,12 @@ def test_an_empty_array_is_a_buffer_of_one_element():
         tr, _ = call(arguments=[numpy.zeros(1000, numpy.float32), numpy.zeros(0, numpy.float32), numpy.int32(1000)])
     assert tr.spec["arguments"][1]["count"] == 1
     assert dict(tr.arrays)["arg1"].tolist() == [0.0]
+
+
+def test_without_an_answer_large_arrays_are_inputs_not_compared():
+    from gpu_autotune._translate import COMPARE_LIMIT_BYTES
+    big = numpy.zeros(COMPARE_LIMIT_BYTES // 4 + 1, numpy.float32)  # calloc'd: not touched
+    tr, _ = call(arguments=[numpy.zeros(1000, numpy.float32), big, numpy.int32(1000)])
+    assert [a.get("role") for a in tr.spec["arguments"]] == ["inout", "input", None]
+    tr, _ = call(arguments=[numpy.zeros(1000, numpy.float32), big, numpy.int32(1000)], verify=lambda a, b, atol: True)
+    assert tr.spec["arguments"][1]["role"] == "inout"  # a verify function gets every array
