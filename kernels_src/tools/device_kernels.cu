@@ -251,24 +251,38 @@ struct BytesEqual {
     return same;
   }
 };
+// NaN in both agrees unless the output is still the poison (every byte 0xFF: never written), as nan_agrees().
+__device__ bool is_poison(float g) { return __float_as_uint(g) == 0xffffffffu; }
+__device__ bool is_poison(double g) { return __double_as_longlong(g) == -1ll; }
+template <typename T>
+__device__ bool nan_agrees(T g, double e) {
+  return isnan((double)g) && isnan(e) && !is_poison(g);
+}
 template <typename T>
 struct FloatEqual {
   const T* got; const T* want;
-  __device__ bool operator()(u64 i) const { return (double)__ldcs(got + i) == (double)__ldcs(want + i); }
+  __device__ bool operator()(u64 i) const {
+    const T g = __ldcs(got + i);
+    const double e = (double)__ldcs(want + i);
+    return (double)g == e || nan_agrees(g, e);
+  }
 };
 template <typename T, typename R>
 struct AbsTolerance {
   const T* got; const R* want; const R* tol;
   __device__ bool operator()(u64 i) const {
-    return fabs((double)__ldcs(got + i) - (double)__ldcs(want + i)) <= (double)__ldcs(tol + i);
+    const T g = __ldcs(got + i);
+    const double e = (double)__ldcs(want + i);
+    return fabs((double)g - e) <= (double)__ldcs(tol + i) || nan_agrees(g, e);
   }
 };
 template <typename T>
 struct RelTolerance {
   const T* got; const T* want; double relative; double absolute;
   __device__ bool operator()(u64 i) const {
-    const double g = (double)__ldcs(got + i), e = (double)__ldcs(want + i);
-    return isfinite(g) && fabs(g - e) <= absolute + relative * fmax(fabs(e), 1e-30);
+    const T gt = __ldcs(got + i);
+    const double g = (double)gt, e = (double)__ldcs(want + i);
+    return (isfinite(g) && fabs(g - e) <= absolute + relative * fmax(fabs(e), 1e-30)) || nan_agrees(gt, e);
   }
 };
 

@@ -112,7 +112,7 @@ TEST_CASE("host comparisons: bit-exact, float equality, absolute and relative to
     CHECK(v.mismatches == 1);
     CHECK(describe(c, v, "").rfind("out[1] = 0x06ab04 but expected 0x060504", 0) == 0);
   }
-  SECTION("float values: +0 equals -0, NaN never matches") {
+  SECTION("float values: +0 equals -0, a NaN where a number is expected never matches") {
     std::vector<float> want = {0.0f, 1.5f, 2.0f};
     std::vector<float> got = {-0.0f, 1.5f, std::numeric_limits<float>::quiet_NaN()};
     const CheckVerdict v = compare_on_host(check_of(OutputCheck::Kind::float_equal, 4, 3), bytes_of(got), bytes_of(want), {});
@@ -141,6 +141,47 @@ TEST_CASE("host comparisons: bit-exact, float equality, absolute and relative to
     got[0] = std::numeric_limits<double>::infinity();
     want[0] = std::numeric_limits<double>::infinity();
     CHECK(compare_on_host(c, bytes_of(got), bytes_of(want), {}).mismatches == 1);
+  }
+  SECTION("NaN at the same place in both agrees, NaN in only one or the poison does not, and the message says so") {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    std::vector<unsigned char> poison(4, kPoisonByte);
+    for (OutputCheck::Kind kind :
+         {OutputCheck::Kind::float_equal, OutputCheck::Kind::rel_tolerance, OutputCheck::Kind::abs_tolerance}) {
+      INFO(static_cast<int>(kind));
+      OutputCheck c = check_of(kind, 4, 4);
+      c.relative = 1e-4;
+      c.reference_bytes = 4;
+      const std::vector<float> tol = {0.5f, 0.5f, 0.5f, 0.5f};
+      std::vector<float> want = {1.0f, nan, nan, 2.0f};
+      std::vector<float> got = {1.0f, -nan, nan, 2.0f};  // a NaN of another sign or payload is a NaN too
+      CHECK(compare_on_host(c, bytes_of(got), bytes_of(want), bytes_of(tol)).ok());
+      got = {nan, nan, 3.0f, 2.0f};  // NaN only in the output, then only in the expected values
+      std::vector<unsigned char> g = bytes_of(got);
+      std::memcpy(g.data() + 4 * 3, poison.data(), 4);  // the poison where a NaN is expected: never written
+      want[3] = nan;
+      const CheckVerdict v = compare_on_host(c, g, bytes_of(want), bytes_of(tol));
+      CHECK(v.mismatches == 3);
+      REQUIRE(v.examples.size() == 3);
+      CHECK(v.examples[0].index == 0);
+      CHECK(v.examples[1].index == 2);
+      CHECK(v.examples[2].index == 3);
+      const std::string msg = describe(c, v, "");
+      CHECK_THAT(msg, Catch::StartsWith("out[0] = nan but expected 1") &&
+                          Catch::Contains("(NaN in only one of them; NaN in both agrees)"));
+      CHECK_THAT(msg, Catch::Contains("out[2] = 3 but expected nan"));
+      CHECK_THAT(msg, Catch::Contains("out[3] = -nan but expected nan") &&
+                          Catch::Contains("(never written: the output still holds the poison)"));
+    }
+    // Doubles alike; bitwise checks compare bits, as before.
+    const double dnan = std::numeric_limits<double>::quiet_NaN();
+    std::vector<double> dwant = {dnan, 1.0}, dgot = {dnan, 1.0};
+    CHECK(compare_on_host(check_of(OutputCheck::Kind::float_equal, 8, 2), bytes_of(dgot), bytes_of(dwant), {}).ok());
+    std::vector<unsigned char> dpoison = bytes_of(dgot);
+    std::memset(dpoison.data(), kPoisonByte, 8);
+    CHECK(compare_on_host(check_of(OutputCheck::Kind::float_equal, 8, 2), dpoison, bytes_of(dwant), {}).mismatches ==
+          1);
+    CHECK(nan_agrees(dnan, dnan, bytes_of(dgot).data(), 8));
+    CHECK_FALSE(nan_agrees(dnan, 1.0, bytes_of(dgot).data(), 8));
   }
   SECTION("buffers too small for the check are a usage error") {
     std::vector<std::int32_t> small = {1, 2};

@@ -279,7 +279,6 @@ TEST_CASE("T1 fields that cannot be honoured are refused with their pointer", "[
       {"/KernelSpecification/KernelFile", [](json& d) { d["KernelSpecification"]["KernelFile"] = "missing.cu"; },
        "not found"},
       {"/Budget/0/Type", [](json& d) { d["Budget"][0]["Type"] = "Forever"; }, "ConfigurationCount"},
-      {"/Search/Name", [](json& d) { d["Search"]["Name"] = "oracle"; }, "unknown search"},
       {"/KernelSpecification/Arguments",
        [](json& d) {
          d["KernelSpecification"]["Arguments"][2]["Output"] = 0;

@@ -76,18 +76,30 @@ void OutputCheck::validate(std::size_t output_bytes, std::size_t expected_bytes,
                      " bytes");
 }
 
+bool nan_agrees(double got, double expected, const unsigned char* got_bits, std::uint32_t got_bytes) {
+  if (!std::isnan(got) || !std::isnan(expected)) return false;
+  for (std::uint32_t k = 0; k < got_bytes; ++k)
+    if (got_bits[k] != kPoisonByte) return true;
+  return false;  // the poison: never written
+}
+
 bool element_matches(const OutputCheck& c, const unsigned char* got, const unsigned char* expected,
                      const unsigned char* tol, std::size_t i) {
   const std::uint32_t es = c.element_bytes;
   switch (c.kind) {
     case OutputCheck::Kind::bits: return std::memcmp(got + i * es, expected + i * es, es) == 0;
-    case OutputCheck::Kind::float_equal: return load_float(got, es, i) == load_float(expected, es, i);
-    case OutputCheck::Kind::abs_tolerance:
-      return std::fabs(load_float(got, es, i) - load_float(expected, c.reference_bytes, i)) <=
-             load_float(tol, c.reference_bytes, i);
+    case OutputCheck::Kind::float_equal: {
+      const double g = load_float(got, es, i), e = load_float(expected, es, i);
+      return g == e || nan_agrees(g, e, got + i * es, es);
+    }
+    case OutputCheck::Kind::abs_tolerance: {
+      const double g = load_float(got, es, i), e = load_float(expected, c.reference_bytes, i);
+      return std::fabs(g - e) <= load_float(tol, c.reference_bytes, i) || nan_agrees(g, e, got + i * es, es);
+    }
     case OutputCheck::Kind::rel_tolerance: {
       const double g = load_float(got, es, i), e = load_float(expected, es, i);
-      return std::isfinite(g) && std::fabs(g - e) <= c.absolute + c.relative * std::fmax(std::fabs(e), 1e-30);
+      return (std::isfinite(g) && std::fabs(g - e) <= c.absolute + c.relative * std::fmax(std::fabs(e), 1e-30)) ||
+             nan_agrees(g, e, got + i * es, es);
     }
     case OutputCheck::Kind::user_kernel: break;  // compare_on_host refuses it
   }
@@ -168,6 +180,17 @@ std::string describe(const OutputCheck& c, const CheckVerdict& v, const std::str
       const double err =
           std::fabs(load_float(m.got.data(), c.element_bytes, 0) - load_float(m.expected.data(), c.reference_bytes, 0));
       s += " (|error| " + number_text(err, 6) + " > tolerance " + number_text(m.tolerance, 6) + ")";
+    }
+    const bool float_kind = c.kind == OutputCheck::Kind::float_equal || c.kind == OutputCheck::Kind::abs_tolerance ||
+                            c.kind == OutputCheck::Kind::rel_tolerance;
+    const std::size_t ees = c.expected_element_bytes();
+    if (float_kind && m.got.size() == c.element_bytes && m.expected.size() == ees && (ees == 4 || ees == 8)) {
+      const bool got_nan = std::isnan(load_float(m.got.data(), c.element_bytes, 0));
+      const bool want_nan = std::isnan(load_float(m.expected.data(), static_cast<std::uint32_t>(ees), 0));
+      if (got_nan && want_nan)
+        s += " (never written: the output still holds the poison)";
+      else if (got_nan || want_nan)
+        s += " (NaN in only one of them; NaN in both agrees)";
     }
     return s;
   };

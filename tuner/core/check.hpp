@@ -15,10 +15,12 @@ namespace autotune {
 struct OutputCheck {
   enum class Kind : std::uint8_t {
     bits,           // every element bit-exact (integers, moved values, counts); any element size
-    float_equal,    // float/double values equal as numbers (+0 == -0; NaN never matches); element 4 or 8 bytes
+    float_equal,    // float/double values equal as numbers (+0 == -0; NaN in both agrees, see nan_agrees());
+                    // element 4 or 8 bytes
     abs_tolerance,  // |got - expected| <= tolerance[i] in double arithmetic, expected and tolerance as floats
-                    // or doubles (reference_bytes); NaN never matches
-    rel_tolerance,  // got finite and |got - expected| <= absolute + relative * max(|expected|, 1e-30), same type
+                    // or doubles (reference_bytes); NaN in both agrees
+    rel_tolerance,  // got finite and |got - expected| <= absolute + relative * max(|expected|, 1e-30), same type;
+                    // NaN in both agrees
     user_kernel,    // the user's comparison kernel `kernel` decides (GPU only; see kUserCompareContract)
   };
   Kind kind = Kind::bits;
@@ -52,6 +54,16 @@ struct OutputCheck {
 /// mismatching index (atomicMin).
 inline constexpr unsigned kUserCompareBlockThreads = 256;
 inline constexpr unsigned kUserCompareMaxBlocks = 4096;
+
+/// The byte every output and scratch buffer is filled with before a verified run (NaN for floats, -1 for signed
+/// integers), so that an element a configuration never writes cannot match.
+inline constexpr unsigned char kPoisonByte = 0xFF;
+
+/// The float kinds' rule for NaN (float_equal, abs_tolerance, rel_tolerance; the comparison kernels apply the same):
+/// a NaN in the output where the expected value is a NaN too agrees (a kernel that computes NaN there, as its
+/// reference did, is right), unless the output's element is the poison itself (every byte kPoisonByte), which means
+/// the configuration never wrote it. A NaN in only one of them is a mismatch. `got_bits` are the element's bytes.
+bool nan_agrees(double got, double expected, const unsigned char* got_bits, std::uint32_t got_bytes);
 
 /// One mismatching element: its index and raw bytes (got: element_bytes; expected: expected_element_bytes()).
 struct Mismatch {

@@ -636,7 +636,10 @@ std::string TuningSpec::reference_text() const {
   }
   std::string files;
   for (const ArgSpec& a : arguments)
-    if (a.expected) files += (files.empty() ? "" : ", ") + a.name + " from " + a.expected->file;
+    if (a.expected)
+      files +=
+          (files.empty() ? "" : ", ") + a.name + " from " +
+          (a.expected->kind == DataSource::Kind::generator ? "\"" + a.expected->generator + "\"" : a.expected->file);
   if (!files.empty()) parts.push_back("expected values of " + files);
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;

@@ -103,7 +103,8 @@ struct ArgSpec {
   /// scalar: the file "value" names (exactly one element); `value` then holds the number read from it, as text
   /// (empty when the spec was parsed without loading its files).
   std::optional<DataSource> value_file;
-  /// output buffer: the expected values come from this file instead of the reference.
+  /// output buffer: the expected values come from this file (kind file), or from this expression of the element
+  /// index (kind generator: T1's Generator reference arguments), instead of the reference.
   std::optional<DataSource> expected;
   std::string symbol;  // constant: the symbol's name in the source (default: name)
   VerifyPolicy verification;  // output buffer: overrides the spec's "verification"

@@ -209,11 +209,21 @@ void parse_memory_argument(const json& aj, const std::string& ptr, const std::st
   if (aj.contains("expected")) {
     const std::string eptr = join_ptr(ptr, "expected");
     if (!a.is_output()) throw SpecError(eptr, "only an output buffer has expected values");
-    if (!aj["expected"].is_object() || !(aj["expected"].contains("file") || aj["expected"].contains("memory")))
+    const json& e = aj["expected"];
+    if (!e.is_object() || !(e.contains("file") || e.contains("memory") || e.contains("generator")))
       throw SpecError(eptr,
-                      "expected an object {\"file\": \"y.npy\"} (with \"format\": \"raw\" for raw data) or "
-                      "{\"memory\": \"y\"}");
-    a.expected = parse_file_source(aj["expected"], eptr, base_dir);
+                      "expected an object {\"file\": \"y.npy\"} (with \"format\": \"raw\" for raw data), "
+                      "{\"memory\": \"y\"} or {\"generator\": \"2 * i + 3\"}");
+    if (e.contains("generator")) {
+      check_keys(e, eptr, {"generator"});
+      if (a.dtype == "float16")
+        throw SpecError(eptr,
+                        "the tuner makes no half-precision values: give a float16 output's expected values "
+                        "in a file");
+      a.expected = parse_init(e, eptr, a.dtype, base_dir);
+    } else {
+      a.expected = parse_file_source(e, eptr, base_dir);
+    }
   }
   if (a.role == ArgSpec::Role::output && a.init.kind == DataSource::Kind::file)
     throw SpecError(join_ptr(ptr, "init"),
@@ -223,7 +233,7 @@ void parse_memory_argument(const json& aj, const std::string& ptr, const std::st
   // Files are checked now: they exist, hold the argument's dtype and, when the count is a constant, that many
   // elements; a count over the problem is checked once the problem is known (KernelAdapter::validate_inputs).
   if (a.init.kind == DataSource::Kind::file) check_data_file(a, a.init, constant_count(a, ptr));
-  if (a.expected) check_data_file(a, *a.expected, constant_count(a, ptr));
+  if (a.expected && a.expected->kind == DataSource::Kind::file) check_data_file(a, *a.expected, constant_count(a, ptr));
 }
 
 /// The single element of a scalar's value file, as the text of a literal.
@@ -385,7 +395,7 @@ std::string data_tag(const TuningSpec& spec) {
   for (const ArgSpec& a : spec.arguments) {
     if (a.is_input() && a.init.kind == DataSource::Kind::file) add(a, a.init);
     if (a.value_file) add(a, *a.value_file);
-    if (a.expected) add(a, *a.expected);
+    if (a.expected && a.expected->kind == DataSource::Kind::file) add(a, *a.expected);
   }
   return any ? hex64(h).substr(0, 12) : "";
 }

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "tuner/core/check.hpp"
 #include "tuner/cuda/device_kernels.hpp"
 #include "tuner/cuda/driver.hpp"
 #include "tuner/cuda/event_timer.hpp"
@@ -19,12 +20,6 @@
 #include "tuner/cuda/worker_process.hpp"
 
 namespace autotune::cuda::detail {
-namespace {
-
-constexpr unsigned char kPoisonByte = 0xFF;  // NaN for floats, -1 for signed integers
-
-}  // namespace
-
 struct Executor::State {
   const Driver* d = nullptr;
   CUdevice dev = 0;

@@ -69,7 +69,7 @@ class UserAdapter : public KernelAdapter {
       if (a.init.kind == DataSource::Kind::file)
         read_data_file(a, a.init, count, bytes);
       else if (a.init.kind == DataSource::Kind::generator)
-        generate(a, static_cast<std::size_t>(count), p, bytes);
+        generate(a, a.init, static_cast<std::size_t>(count), p, bytes);
       else
         fill(a, static_cast<std::size_t>(count), rng, bytes);
     }
@@ -79,16 +79,23 @@ class UserAdapter : public KernelAdapter {
   void validate_inputs(const Workload& w, const ProblemKey& p) const override {
     for (const auto& a : spec_.arguments) {
       if (a.is_input() && a.init.kind == DataSource::Kind::file) check_data_file(a, a.init, element_count(a, w, p));
-      if (a.expected) check_data_file(a, *a.expected, element_count(a, w, p));
+      if (a.expected && a.expected->kind == DataSource::Kind::file)
+        check_data_file(a, *a.expected, element_count(a, w, p));
       if (a.value_file && a.value.empty()) throw unread_scalar(a);
     }
   }
 
-  /// The expected values of the outputs that name a file; nullopt when none does (the reference provides all).
+  /// The expected values of the outputs that name a file or a generator; nullopt when none does (the reference
+  /// provides all).
   std::optional<HostBuffers> reference(const HostBuffers&, const Workload& w, const ProblemKey& p) const override {
     HostBuffers out;
-    for (const auto& a : spec_.arguments)
-      if (a.expected) read_data_file(a, *a.expected, element_count(a, w, p), out[a.name]);
+    for (const auto& a : spec_.arguments) {
+      if (!a.expected) continue;
+      if (a.expected->kind == DataSource::Kind::generator)
+        generate(a, *a.expected, static_cast<std::size_t>(element_count(a, w, p)), p, out[a.name]);
+      else
+        read_data_file(a, *a.expected, element_count(a, w, p), out[a.name]);
+    }
     if (out.empty()) return std::nullopt;
     return out;
   }
@@ -209,20 +216,21 @@ class UserAdapter : public KernelAdapter {
                                                 "', which was not read (the spec was loaded without its files)");
   }
 
-  /// count elements of a from its generator: the Python expression evaluated for i = 0, 1, ... with the problem
-  /// dims bound; an int or a float (a bool as 0/1) per element. Throws SpecError naming the argument and the
-  /// expression's error.
-  static void generate(const ArgSpec& a, std::size_t count, const ProblemKey& p, std::vector<unsigned char>& bytes) {
+  /// count elements of a (its values, or its expected values) from the generator of d: the Python expression
+  /// evaluated for i = 0, 1, ... with the problem dims bound; an int or a float (a bool as 0/1) per element. Throws
+  /// SpecError naming the argument and the expression's error.
+  static void generate(const ArgSpec& a, const DataSource& d, std::size_t count, const ProblemKey& p,
+                       std::vector<unsigned char>& bytes) {
     const auto es = static_cast<std::size_t>(dtype_size(a.dtype));
     bytes.assign(count * es, 0);
-    const std::string ptr = a.init.pointer.empty() ? "/arguments" : a.init.pointer;
+    const std::string ptr = d.pointer.empty() ? "/arguments" : d.pointer;
     struct Vars : PyVariableSource {
       std::vector<std::optional<PyValue>> values;  // by position in variables(); "i" is set per element
       std::size_t i_slot = static_cast<std::size_t>(-1);
       std::optional<PyValue> value(std::size_t index, const std::string&) const override { return values[index]; }
     } vars;
     try {
-      const PyExpr e = PyExpr::parse(a.init.generator);
+      const PyExpr e = PyExpr::parse(d.generator);
       std::size_t k = 0;
       for (const std::string& name : e.variables()) {
         if (name == "i") vars.i_slot = k;
@@ -255,7 +263,7 @@ class UserAdapter : public KernelAdapter {
         store(out, a.dtype, es, static_cast<std::int64_t>(f), f);
       }
     } catch (const PyExprError& e) {
-      throw SpecError(ptr, "argument '" + a.name + "': " + e.what());
+      throw SpecError(ptr, data_reader(a, d) + ": " + e.what());
     }
   }
 

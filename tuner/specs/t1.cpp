@@ -14,6 +14,9 @@
 
 #include "tuner/core/error.hpp"
 #include "tuner/core/expr/pyexpr.hpp"
+#include "tuner/core/keys.hpp"
+#include "tuner/core/space.hpp"
+#include "tuner/core/spec.hpp"
 
 namespace autotune::specs {
 
@@ -42,22 +45,54 @@ std::string expression_of(const json& j, const std::string& ptr) {
   throw SpecError(ptr, std::string("expected an expression (a string or an integer), got ") + j.type_name());
 }
 
+/// Fields of KTT's flavour of T1 (its tuning scripts, read by KTT's TuningLoader) that change nothing here, by
+/// pointer, with what the tuner does instead (docs/spec-format.md "KTT's flavour").
+const std::map<std::string, std::string>& explained_fields() {
+  static const std::map<std::string, std::string> kSaid = {
+      {"/General/LoggingLevel", "KTT's level of log messages; not used (this tuner's messages do not change)"},
+      {"/General/TimeUnit",
+       "KTT's unit of the times it prints; not used (times are recorded in milliseconds; `summary` and `best` "
+       "print them)"},
+      {"/General/OutputFile",
+       "KTT's results file; not written (every trial is recorded in the database, --db; `autotune export "
+       "--format t4` writes a results file)"},
+      {"/General/OutputFormat", "the format of KTT's results file; not used (see OutputFile)"},
+      {"/KernelSpecification/SimulationInput",
+       "KTT's recorded results, replayed instead of tuning; not used (this tuner measures on the GPU; trials "
+       "recorded in a database replay with `tune --simulate`)"},
+      {"/KernelSpecification/Profiling",
+       "KTT's profiling counters; not collected (each configuration is timed as usual)"},
+      {"/KernelSpecification/Device", "the device of KTT's run; not used (choose the GPU with --gpu)"},
+      {"/KernelSpecification/KernelTypeNames",
+       "KTT's template arguments of the kernel; not used (name the instantiation in KernelName, e.g. \"k<float>\")"},
+      {"/KernelSpecification/Stream", "informative, not used"},
+      {"/KernelSpecification/BenchmarkName", "informative, not used"},
+  };
+  return kSaid;
+}
+
 /// Notes of fields that are read but change nothing, and the check that no field goes unread.
 class Fields {
  public:
   explicit Fields(std::vector<std::string>& notes) : notes_(notes) {}
-  /// Every key of obj is one of `used`, or one of `informative` (noted as not used), else noted as unknown.
+  /// Every key of obj is one of `used`, or one of `informative` (noted as not used, with the reason
+  /// explained_fields() gives where it has one), else noted as unknown.
   void check(const json& obj, const std::string& ptr, const std::set<std::string>& used,
              const std::set<std::string>& informative = {}) {
     if (!obj.is_object()) throw SpecError(ptr, std::string("expected an object, got ") + obj.type_name());
     for (auto it = obj.begin(); it != obj.end(); ++it) {
       if (used.count(it.key())) continue;
-      if (informative.count(it.key()))
-        notes_.push_back(at(ptr, it.key()) + ": informative, not used");
-      else
-        notes_.push_back(at(ptr, it.key()) + ": not a T1 field this tuner knows; ignored");
+      const std::string field = at(ptr, it.key());
+      if (informative.count(it.key())) {
+        auto said = explained_fields().find(field);
+        notes_.push_back(field + ": " + (said != explained_fields().end() ? said->second : "informative, not used"));
+      } else {
+        notes_.push_back(field + ": not a T1 field this tuner knows; ignored");
+      }
     }
   }
+  /// A note of the conversion for the user.
+  void note(std::string text) { notes_.push_back(std::move(text)); }
 
  private:
   std::vector<std::string>& notes_;
@@ -280,6 +315,22 @@ json fill_value(const json& v, const std::string& dtype, const std::string& ptr)
   return static_cast<std::int64_t>(x);
 }
 
+/// A Generator's expression as KTT evaluates it: Python, once per element with the element's index bound to `i` (and
+/// nothing else bound). Throws SpecError at `ptr` naming the expression when it does not parse or reads another name.
+std::string generator_of(const json& r, const std::string& ptr) {
+  std::string text = text_of(need(r, ptr, "DataSource"), at(ptr, "DataSource"));
+  try {
+    const PyExpr e = PyExpr::parse(text);
+    for (const std::string& v : e.variables())
+      if (v != "i")
+        throw SpecError(at(ptr, "DataSource"), "the Generator \"" + text + "\" reads '" + v +
+                                                   "': a Generator is an expression of the element index i");
+  } catch (const PyExprError& e) {
+    throw SpecError(at(ptr, "DataSource"), "the Generator \"" + text + "\": " + e.what());
+  }
+  return text;
+}
+
 /// The init of an input from its FillType (and FillValue, RandomSeed, DataSource).
 json read_fill(const json& a, const std::string& ptr, const fs::path& t1_dir, const std::string& dtype) {
   const std::string fill = a.contains("FillType") ? text_of(a["FillType"], at(ptr, "FillType")) : "Constant";
@@ -295,7 +346,7 @@ json read_fill(const json& a, const std::string& ptr, const fs::path& t1_dir, co
     }
     return {{"random", r}};
   }
-  if (fill == "Generator") return {{"generator", text_of(need(a, ptr, "DataSource"), at(ptr, "DataSource"))}};
+  if (fill == "Generator") return {{"generator", generator_of(a, ptr)}};
   if (fill == "BinaryRaw") {
     const std::string file = data_path(text_of(need(a, ptr, "DataSource"), at(ptr, "DataSource")), t1_dir);
     json f = {{"file", file}};
@@ -381,6 +432,12 @@ json read_argument(const json& a, const std::string& ptr, Fields& fields, const 
     if (!a.contains("TypeSize") || !a["TypeSize"].is_number_integer() || a["TypeSize"].get<std::int64_t>() < 1)
       throw SpecError(at(ptr, "TypeSize"), "a custom Type needs TypeSize (bytes of one value)");
     width = static_cast<int>(a["TypeSize"].get<std::int64_t>());
+  } else if (a.contains("TypeSize")) {
+    // KTT's scripts give the bytes of every Type; the Type decides here, and a TypeSize that disagrees is said.
+    const std::int64_t bytes = static_cast<std::int64_t>(dtype_size(dtype)) * width;
+    if (!a["TypeSize"].is_number_integer() || a["TypeSize"].get<std::int64_t>() != bytes)
+      fields.note(at(ptr, "TypeSize") + ": " + a["TypeSize"].dump() + " is not the size of Type " + type + " (" +
+                  std::to_string(bytes) + " bytes); the Type's size is used");
   }
   out["kind"] = memory == "Symbol" ? "constant" : "buffer";
   out["count"] = read_count(a, ptr, width, pr, params);
@@ -389,8 +446,11 @@ json read_argument(const json& a, const std::string& ptr, Fields& fields, const 
     out["init"] = read_fill(a, ptr, t1_dir, dtype);
     return out;
   }
-  // A ReadWrite output starts every verified run from its fill (role inout), a WriteOnly one from a sentinel.
-  const bool inout = *output && access == "ReadWrite";
+  // An output starts every verified run from its fill (role inout) where it is ReadWrite or given a fill: KTT and
+  // Kernel Tuner upload every vector with its values before a run, outputs too, and a kernel may add to its output
+  // (KTT's Coulomb sum does). An output without a fill starts from the poison, so that an element it never writes
+  // fails.
+  const bool inout = *output && (access == "ReadWrite" || a.contains("FillType") || a.contains("FillValue"));
   out["role"] = inout ? "inout" : *output ? "output" : "input";
   if (!*output || inout) out["init"] = read_fill(a, ptr, t1_dir, dtype);
   return out;
@@ -398,7 +458,8 @@ json read_argument(const json& a, const std::string& ptr, Fields& fields, const 
 
 // ---- reference, budget, search -------------------------------------------------------------------------------
 
-/// ReferenceArguments: expected values of outputs from files, and how they are compared.
+/// ReferenceArguments: expected values of outputs from files (BinaryRaw), from an expression of the element index
+/// (Generator, KTT's) or one value (Constant, KTT's default FillType), and how they are compared.
 void read_references(const json& refs, json& args, const std::vector<bool>& outputs, Fields& fields,
                      const fs::path& t1_dir) {
   const std::string base = "/KernelSpecification/ReferenceArguments";
@@ -406,20 +467,33 @@ void read_references(const json& refs, json& args, const std::vector<bool>& outp
   for (std::size_t i = 0; i < refs.size(); ++i) {
     const std::string ptr = at(base, i);
     const json& r = refs[i];
+    // KTT reads a reference like an argument and then takes Type, Size, TypeSize, MemoryType and AccessType from
+    // its target: so does this tuner.
     fields.check(r, ptr,
                  {"Name", "TargetName", "FillType", "FillValue", "DataSource", "RandomSeed", "ValidationMethod",
-                  "ValidationThreshold"});
+                  "ValidationThreshold", "Type", "Size", "TypeSize", "MemoryType", "AccessType"});
     const std::string target = text_of(need(r, ptr, "TargetName"), at(ptr, "TargetName"));
     std::size_t k = 0;
     while (k < args.size() && args[k]["name"] != target) ++k;
     if (k == args.size()) throw SpecError(at(ptr, "TargetName"), "no argument is named '" + target + "'");
     if (!outputs[k]) throw SpecError(at(ptr, "TargetName"), "argument '" + target + "' is not an output");
-    const std::string fill = text_of(need(r, ptr, "FillType"), at(ptr, "FillType"));
-    if (fill != "BinaryRaw")
-      throw SpecError(at(ptr, "FillType"), "expected values are read from a file (BinaryRaw), not made by " + fill);
-    const std::string file = data_path(text_of(need(r, ptr, "DataSource"), at(ptr, "DataSource")), t1_dir);
-    args[k]["expected"] = {{"file", file}};
-    if (fs::path(file).extension() != ".npy") args[k]["expected"]["format"] = "raw";
+    const std::string fill = r.contains("FillType") ? text_of(r["FillType"], at(ptr, "FillType")) : "Constant";
+    if (fill == "BinaryRaw") {
+      const std::string file = data_path(text_of(need(r, ptr, "DataSource"), at(ptr, "DataSource")), t1_dir);
+      args[k]["expected"] = {{"file", file}};
+      if (fs::path(file).extension() != ".npy") args[k]["expected"]["format"] = "raw";
+    } else if (fill == "Generator") {
+      args[k]["expected"] = {{"generator", generator_of(r, ptr)}};
+    } else if (fill == "Constant") {
+      const json& v = need(r, ptr, "FillValue");
+      if (!v.is_number()) throw SpecError(at(ptr, "FillValue"), std::string("expected a number, got ") + v.type_name());
+      args[k]["expected"] = {{"generator", v.dump()}};  // one value for every element: an expression without i
+    } else {
+      throw SpecError(at(ptr, "FillType"),
+                      "expected values come from a file (BinaryRaw), an expression of the index (Generator) or one "
+                      "value (Constant), not from " +
+                          fill);
+    }
     if (r.contains("ValidationMethod")) {
       const std::string m = text_of(r["ValidationMethod"], at(ptr, "ValidationMethod"));
       const double thr = r.contains("ValidationThreshold") && r["ValidationThreshold"].is_number()
@@ -454,8 +528,9 @@ void read_budget(const json& b, json& tuning) {
   }
 }
 
-/// Search: Kernel Tuner's strategy names where this tuner has the strategy. Attributes are Kernel Tuner's
-/// options for its own strategies: each is noted, none is used.
+/// Search: Kernel Tuner's strategy names, and KTT's searchers (Deterministic, Random), where this tuner has the
+/// strategy; any other name (KTT's MCMC and ProfileBased, a strategy of another tool) is noted and the default
+/// strategy runs. Attributes are the other tool's options for its own strategies: each is noted, none is used.
 void read_search(const json& s, json& tuning, std::vector<std::string>& notes) {
   std::string name = text_of(need(s, "/Search", "Name"), "/Search/Name");
   std::string lower = name;
@@ -481,14 +556,16 @@ void read_search(const json& s, json& tuning, std::vector<std::string>& notes) {
                                                             {"greedy_local_search", "greedy_local_search"},
                                                             {"greedy_ils", "iterated_local_search"},
                                                             {"iterated_local_search", "iterated_local_search"},
+                                                            {"deterministic", "brute_force"},  // KTT's
                                                             {"default", ""}};
   auto it = kNames.find(lower);
   if (it == kNames.end())
-    throw SpecError("/Search/Name", "unknown search '" + name +
-                                        "' (this tuner maps brute_force, random_sample, bayes_opt, "
-                                        "genetic_algorithm, pso, diff_evo, basinhopping, simulated_annealing, "
-                                        "mls, greedy_ils; see `autotune strategies`)");
-  if (!it->second.empty()) tuning["strategy"] = it->second;
+    notes.push_back("/Search/Name: the search '" + name +
+                    "' is not one this tuner has (it maps brute_force, random_sample, bayes_opt, genetic_algorithm, "
+                    "pso, diff_evo, basinhopping, simulated_annealing, mls, greedy_ils and KTT's Deterministic and "
+                    "Random; see `autotune strategies`): the default strategy runs");
+  else if (!it->second.empty())
+    tuning["strategy"] = it->second;
   if (!s.contains("Attributes")) return;
   const json& attrs = s["Attributes"];
   if (!attrs.is_array()) throw SpecError("/Search/Attributes", "expected an array of {Name, Value}");
@@ -496,7 +573,7 @@ void read_search(const json& s, json& tuning, std::vector<std::string>& notes) {
     const std::string ptr = at("/Search/Attributes", i);
     const std::string option = text_of(need(attrs[i], ptr, "Name"), at(ptr, "Name"));
     const std::string value = expression_of(need(attrs[i], ptr, "Value"), at(ptr, "Value"));
-    notes.push_back(ptr + ": Kernel Tuner's option " + option + "=" + value +
+    notes.push_back(ptr + ": the search option " + option + "=" + value +
                     " is not used (this tuner's strategies name their options differently: `autotune strategies`; "
                     "give them with --strategy-option)");
   }
@@ -512,6 +589,37 @@ std::string kernel_path(const std::string& given, const fs::path& t1_dir) {
                                                          t1_dir.string() + " and one folder up)");
 }
 
+/// The spec's default configuration, which is also the reference where outputs have no expected values, must be one
+/// the Conditions allow: the parameters' Default (which neither Kernel Tuner nor KTT reads), else their first values,
+/// where they satisfy the Conditions, else the first configuration that does, in the order `autotune space` lists them
+/// (the parameters in file order, each over its Values in order). The defaults move there, with a note. An expression
+/// that fails to evaluate leaves the defaults as they are (tune reports it).
+void make_default_valid(json& spec, const fs::path& dir, Fields& fields) {
+  if (spec["constraints"].empty()) return;
+  try {
+    const TuningSpec ts = TuningSpec::from_json_text(spec.dump(), dir.string(), false);
+    const ProblemKey& p = ts.problem_sizes.front();
+    const Workload& w = ts.workloads.front();
+    const Config given = ts.default_config();
+    std::string violated;
+    for (const Expr& e : ts.constraints)
+      if (violated.empty() && eval_expr(e, given, p, DeviceInfo{}, w) == 0) violated = e.text();
+    if (violated.empty()) return;
+    const ParameterSpace space = ts.space(p, DeviceInfo{}, w);
+    if (space.empty()) return;  // tune says that no configuration is valid
+    const Config first = space.config(0);
+    json& params = spec["parameters"];
+    for (std::size_t k = 0; k < ts.params.size(); ++k) {
+      const Param& param = ts.params[k];
+      params[k]["default"] = params[k]["values"][static_cast<std::size_t>(param.index_of(first.at(param.name)))];
+    }
+    fields.note("/ConfigurationSpace: the default configuration (" + given.str(&ts.params) + ") violates \"" +
+                violated + "\"; the first valid one (" + first.str(&ts.params) +
+                ") is the default instead (and so the reference, where one runs)");
+  } catch (const ExprError&) {  // PyExprError too
+  }
+}
+
 }  // namespace
 
 bool is_t1(const json& doc) {
@@ -522,6 +630,9 @@ T1Conversion t1_to_spec(const json& t1, const std::string& path) {
   T1Conversion out;
   Fields fields(out.notes);
   fields.check(t1, "", {"ConfigurationSpace", "KernelSpecification", "Budget", "Search", "General"});
+  if (t1.contains("General"))
+    fields.check(t1["General"], "/General", {"BenchmarkName"},
+                 {"LoggingLevel", "TimeUnit", "OutputFile", "OutputFormat"});
   const fs::path dir = fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
   const json& ks = need(t1, "", "KernelSpecification");
   fields.check(ks, "/KernelSpecification",
@@ -643,6 +754,7 @@ T1Conversion t1_to_spec(const json& t1, const std::string& path) {
   if (t1.contains("Budget")) read_budget(t1["Budget"], tuning);
   if (t1.contains("Search") && !t1["Search"].is_null()) read_search(t1["Search"], tuning, out.notes);
   if (!tuning.empty()) s["tuning"] = tuning;
+  make_default_valid(s, dir, fields);
   return out;
 }
 

@@ -2,7 +2,8 @@
 // suites) as a tuning spec: a T1 file is turned into the project's native spec (docs/spec-format.md "T1 files"),
 // which `autotune tune FILE.json` and every other command take directly, and `import --format t1 --write-spec`
 // writes out. Values, Conditions and the size expressions are Python (tuner/core/expr/pyexpr.hpp), evaluated as Kernel
-// Tuner evaluates them. What a CUDA tuner cannot honour is a SpecError naming the field's JSON pointer.
+// Tuner evaluates them. What a CUDA tuner cannot honour is a SpecError naming the field's JSON pointer. KTT's tuning
+// scripts, its flavour of T1, are read too: its keys are used or noted (docs/spec-format.md "KTT's flavour").
 #pragma once
 #include <nlohmann/json.hpp>
 #include <optional>
