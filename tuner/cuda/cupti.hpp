@@ -10,6 +10,7 @@
 #include <cupti_result.h>
 #include <cupti_target.h>
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -46,6 +47,48 @@ struct Cupti {
   /// "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (35)"-style text of r.
   std::string error_text(CUptiResult r) const;
 };
+
+/// The structSize of each parameter struct of CUPTI's that is used here: its *_STRUCT_SIZE macro (the size up to
+/// its last member, which the CUPTI of a newer toolkit reads to know what this build filled in).
+template <typename P>
+constexpr std::size_t kStructSize = 0;
+// NOLINTBEGIN(bugprone-sizeof-expression): CUPTI's macros take the last member's sizeof through a null pointer.
+#define AUTOTUNE_CUPTI_STRUCT_SIZE(P) \
+  template <>                         \
+  constexpr std::size_t kStructSize<P> = P##_STRUCT_SIZE;
+AUTOTUNE_CUPTI_STRUCT_SIZE(CUpti_Profiler_Host_Initialize_Params)
+AUTOTUNE_CUPTI_STRUCT_SIZE(CUpti_Profiler_Host_GetMetricProperties_Params)
+AUTOTUNE_CUPTI_STRUCT_SIZE(CUpti_Profiler_Host_ConfigAddMetrics_Params)
+AUTOTUNE_CUPTI_STRUCT_SIZE(CUpti_Profiler_Host_GetConfigImageSize_Params)
+AUTOTUNE_CUPTI_STRUCT_SIZE(CUpti_Profiler_Host_GetConfigImage_Params)
+AUTOTUNE_CUPTI_STRUCT_SIZE(CUpti_Profiler_Host_GetNumOfPasses_Params)
+AUTOTUNE_CUPTI_STRUCT_SIZE(CUpti_Profiler_Host_Deinitialize_Params)
+AUTOTUNE_CUPTI_STRUCT_SIZE(CUpti_RangeProfiler_GetCounterDataInfo_Params)
+AUTOTUNE_CUPTI_STRUCT_SIZE(CUpti_Profiler_Host_EvaluateToGpuValues_Params)
+AUTOTUNE_CUPTI_STRUCT_SIZE(CUpti_RangeProfiler_Enable_Params)
+AUTOTUNE_CUPTI_STRUCT_SIZE(CUpti_RangeProfiler_Disable_Params)
+AUTOTUNE_CUPTI_STRUCT_SIZE(CUpti_RangeProfiler_GetCounterDataSize_Params)
+AUTOTUNE_CUPTI_STRUCT_SIZE(CUpti_RangeProfiler_CounterDataImage_Initialize_Params)
+AUTOTUNE_CUPTI_STRUCT_SIZE(CUpti_RangeProfiler_SetConfig_Params)
+AUTOTUNE_CUPTI_STRUCT_SIZE(CUpti_RangeProfiler_Start_Params)
+AUTOTUNE_CUPTI_STRUCT_SIZE(CUpti_RangeProfiler_PushRange_Params)
+AUTOTUNE_CUPTI_STRUCT_SIZE(CUpti_RangeProfiler_PopRange_Params)
+AUTOTUNE_CUPTI_STRUCT_SIZE(CUpti_RangeProfiler_Stop_Params)
+AUTOTUNE_CUPTI_STRUCT_SIZE(CUpti_RangeProfiler_DecodeData_Params)
+AUTOTUNE_CUPTI_STRUCT_SIZE(CUpti_Profiler_Initialize_Params)
+AUTOTUNE_CUPTI_STRUCT_SIZE(CUpti_Device_GetChipName_Params)
+AUTOTUNE_CUPTI_STRUCT_SIZE(CUpti_Profiler_GetCounterAvailability_Params)
+#undef AUTOTUNE_CUPTI_STRUCT_SIZE
+// NOLINTEND(bugprone-sizeof-expression)
+
+/// A parameter struct of CUPTI's: zeroed, with its structSize set.
+template <typename P>
+P sized() {
+  static_assert(kStructSize<P> > 0, "no kStructSize for this parameter struct");
+  P p{};
+  p.structSize = kStructSize<P>;
+  return p;
+}
 
 /// True for the results by which a machine refuses profiling to this user (ERR_NVGPUCTRPERM).
 bool refuses_profiling(CUptiResult r);
