@@ -133,9 +133,9 @@ void print_counters(const Param& param, const db::DeviceRow& dev, const std::vec
     any = any || !t->m.observed.metrics.empty();
   }
   if (!any) return;
-  std::printf(
-      "\nhardware counters (a replay after the timing; ideal = the spec's bytes moved; %% peak of %.0f GB/s):\n",
-      peak_dram_gbps(dev.info));
+  const double peak = peak_dram_gbps(dev.info);
+  std::printf("\nhardware counters (a replay after the timing; ideal = the spec's bytes moved; %% peak of %s):\n",
+              std::isfinite(peak) ? fmt("%.0f GB/s", peak).c_str() : "an unknown peak");
   std::printf("%-4s %-28s %12s %8s %10s %7s %7s %9s %7s  %s\n", "rank", param.name.c_str(), "DRAM B/elem", "x ideal",
               "DRAM GB/s", "% copy", "% peak", "occupancy", "L2 hit", "other metrics");
   double replay_ms = 0;
