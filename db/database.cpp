@@ -166,6 +166,13 @@ CREATE TABLE source_identities (
 CREATE INDEX source_identities_by_identity ON source_identities(kernel, identity);
 ALTER TABLE trials ADD COLUMN carried_from TEXT NOT NULL DEFAULT '';
 )sql",
+    // 6: observers' named values (Observation::metrics: hardware counters and the like, docs/observers.md) as
+    // one JSON array per trial, [{"name", "value", "unit"}, ...], '' where none was taken. A column rather than a
+    // table of its own: the set is open, but a trial's metrics are read and written with the trial, always whole
+    // (one field of the one field list, no second query per row); SQL still reaches each value through json_each.
+    R"sql(
+ALTER TABLE trials ADD COLUMN metrics TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 constexpr int kSchemaVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));

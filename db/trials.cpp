@@ -77,6 +77,8 @@ void bind_trial(Stmt& q, const TrialRow& t) {
       q.bind(++i, to_string(v));
     else if constexpr (std::is_same_v<V, std::vector<double>>)
       q.bind(++i, format_samples(v));
+    else if constexpr (std::is_same_v<V, std::vector<Metric>>)
+      q.bind(++i, metrics_text(v));
     else if (std::strcmp(name, "id") == 0)
       return;
     else if (std::strcmp(name, "session_id") == 0)
@@ -101,6 +103,12 @@ TrialRow read_trial(const Stmt& s, const std::string& path) {
       }
     } else if constexpr (std::is_same_v<V, std::vector<double>>) {
       v = parse_samples(s.text(c));
+    } else if constexpr (std::is_same_v<V, std::vector<Metric>>) {
+      try {
+        v = parse_metrics(s.text(c));
+      } catch (const std::exception& e) {
+        throw DbError("database " + path + ": trial " + std::to_string(r.id) + ": " + e.what());
+      }
     } else {
       read_column(s, c, v);  // session_id: NULL reads as 0 (no session)
     }

@@ -39,9 +39,14 @@ inline void write_bytes(const std::string& path, const std::vector<char>& bytes)
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-/// Takes a database of the current schema back to schema 4: what migration 5 (kernel identities) added is removed;
-/// the caller sets user_version.
+/// Takes a database of the current schema back to schema 5: what migration 6 (the observers' named values) added is
+/// removed; the caller sets user_version.
+inline void undo_migration_6(autotune::db::Database& db) { db.exec("ALTER TABLE trials DROP COLUMN metrics"); }
+
+/// Takes a database of the current schema back to schema 4: what migrations 6 and 5 (kernel identities) added is
+/// removed; the caller sets user_version.
 inline void undo_migration_5(autotune::db::Database& db) {
+  undo_migration_6(db);
   db.exec("DROP INDEX source_identities_by_identity");
   db.exec("DROP TABLE source_identities");
   db.exec("ALTER TABLE trials DROP COLUMN carried_from");

@@ -30,6 +30,8 @@ struct DistinctFields {
       v = std::string(name) + "-" + std::to_string(offset);
     else if constexpr (std::is_same_v<T, std::vector<double>>)
       v = {offset + k + 0.5, offset + k + 1.25};
+    else if constexpr (std::is_same_v<T, std::vector<autotune::Metric>>)
+      v = {{std::string(name) + "-a", offset + k + 0.75, "byte"}, {std::string(name) + "-b", offset + k + 2.5, "ms"}};
     else if constexpr (std::is_same_v<T, double>)
       v = offset + k + 0.125;
     else if constexpr (std::is_same_v<T, int>)
@@ -65,6 +67,10 @@ struct FieldTexts {
     } else if constexpr (std::is_same_v<T, std::vector<double>>) {
       std::string s;
       for (double x : v) s += number(x) + ",";
+      out.emplace_back(key, s);
+    } else if constexpr (std::is_same_v<T, std::vector<autotune::Metric>>) {
+      std::string s;
+      for (const autotune::Metric& m : v) s += m.name + "=" + number(m.value) + " " + m.unit + ",";
       out.emplace_back(key, s);
     } else if constexpr (std::is_integral_v<T>) {
       out.emplace_back(key, std::to_string(v));

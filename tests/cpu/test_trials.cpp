@@ -106,6 +106,35 @@ TEST_CASE("database: a file of schema 3 is migrated to the observer columns (mig
   CHECK(db->find_trial(t.kernel, t.source_hash, t.device_id, t.workload, t.problem, "new")->m.observed.power_w == 300);
 }
 
+TEST_CASE("database: a file of schema 5 is migrated to the observers' named values (migration 6)",
+          "[cpu][db][observer]") {
+  TempPath tmp("v5.db");
+  {
+    auto db = Database::open(tmp.path);
+    const auto dev = db->upsert_device(sample_device());
+    auto old = sample_trial(dev, "old");
+    REQUIRE(db->insert_trial(old));
+    autotune_test::undo_migration_6(*db);
+    db->exec("PRAGMA user_version = 5");
+  }
+  const auto before = read_bytes(tmp.path);
+  {
+    auto ro = Database::open(tmp.path, Database::Mode::read_only);  // read through a migrated copy
+    REQUIRE(ro->trials({}).size() == 1);
+    CHECK(ro->trials({})[0].m.observed.metrics.empty());
+  }
+  CHECK(read_bytes(tmp.path) == before);
+  auto db = Database::open(tmp.path);
+  CHECK(db->schema_version() == current_schema_version());
+  auto t = sample_trial(db->devices().front().id, "new");
+  t.m.observed.metrics = {{"dram_bytes_read", 4096, "byte"}, {"achieved_occupancy", 87.5, "percent"}};
+  t.m.observed.method = "cupti;passes=1;replay=2.0ms";
+  REQUIRE(db->insert_trial(t));
+  const auto back = db->find_trial(t.kernel, t.source_hash, t.device_id, t.workload, t.problem, "new");
+  REQUIRE(back);
+  CHECK(back->m.observed.metrics == t.m.observed.metrics);
+}
+
 TEST_CASE("database: a file of schema 4 is migrated to the kernel identities (migration 5)", "[cpu][db][identity]") {
   TempPath tmp("v4.db");
   {

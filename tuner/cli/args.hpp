@@ -55,6 +55,7 @@ struct TuneArgs {
   /// sampled during the timed samples either way).
   double energy_ms = -1;
   bool no_observe = false;         // no NVML clocks, power, energy
+  std::string metrics;             // hardware counters per configuration (cuda::resolve_metrics), "" = none
   std::size_t warm_start = 5;
   double screen = 0, screen_share = 0.3;
   std::size_t smaller_sizes = 4;  // specs with "blocks": sizes 4x, 16x, ... smaller measured after the search
@@ -143,6 +144,7 @@ struct ExploreArgs {
   std::string block_sizes, blocks_per_sm;
   std::vector<std::string> fix;
   std::string plot, power_plot, from, device_name;
+  std::string metrics;  // hardware counters per point (cuda::resolve_metrics), "" = none
   bool simulate = false, plan_only = false, no_flush = false;
   double tolerance = 3.0, timeout = 0;
   std::uint64_t seed = 1;

@@ -13,11 +13,12 @@
 #include "db/database.hpp"
 #include "db/sources.hpp"
 #include "tuner/cli/args.hpp"
-#include "tuner/interop/resolve.hpp"
 #include "tuner/cli/shared.hpp"
 #include "tuner/core/error.hpp"
+#include "tuner/cuda/counters.hpp"
 #include "tuner/cuda/runtime.hpp"
 #include "tuner/explore/explore.hpp"
+#include "tuner/interop/resolve.hpp"
 #include "tuner/kernels/registry.hpp"
 #include "tuner/sim/replay.hpp"
 
@@ -70,6 +71,7 @@ void open_gpu(const ExploreArgs& a, const std::shared_ptr<const KernelAdapter>& 
   to.flush_l2 = !a.no_flush;
   to.device = a.gpu;
   to.timeout_seconds = a.timeout;
+  if (!a.metrics.empty()) to.metrics = cuda::resolve_metrics(a.metrics);
   m.cache = std::make_unique<DbBinaryCache>(*m.db);
   m.backend = std::make_unique<cuda::CudaBackend>(adapter, to, m.cache.get());
 }

@@ -7,13 +7,14 @@
 #include <vector>
 
 #include "db/database.hpp"
-#include "db/sources.hpp"
 #include "db/ranking.hpp"
+#include "db/sources.hpp"
 #include "tuner/cli/args.hpp"
-#include "tuner/interop/resolve.hpp"
 #include "tuner/cli/observed.hpp"
 #include "tuner/cli/shared.hpp"
+#include "tuner/core/counter_reading.hpp"
 #include "tuner/core/error.hpp"
+#include "tuner/interop/resolve.hpp"
 
 namespace autotune::cli {
 
@@ -117,6 +118,47 @@ void print_table(const TuningSpec& spec, const Param& param, const db::DeviceRow
                 "unthrottled ones\n");
 }
 
+/// "12.5%" or "-" for NaN.
+std::string pct_cell(double share) { return std::isfinite(share) ? fmt("%.1f%%", 100.0 * share) : "-"; }
+std::string num_cell(const char* format, double v) { return std::isfinite(v) ? fmt(format, v) : "-"; }
+
+/// The hardware counters of the rows, where any was taken (docs/observers.md): DRAM bytes per element and against
+/// the kernel's ideal, the DRAM bandwidth the counters saw as a share of the copy and of the peak, occupancy, L2
+/// hits, any other metric by name; then what the replays cost.
+void print_counters(const Param& param, const db::DeviceRow& dev, const std::vector<const db::TrialRow*>& order) {
+  std::vector<CounterReading> readings;
+  bool any = false;
+  for (const auto* t : order) {
+    readings.push_back(read_counters(t->m, t->gbps, t->problem_elements, dev.copy_gbps, dev.info));
+    any = any || !t->m.observed.metrics.empty();
+  }
+  if (!any) return;
+  const double peak = peak_dram_gbps(dev.info);
+  std::printf("\nhardware counters (a replay after the timing; ideal = the spec's bytes moved; %% peak of %s):\n",
+              std::isfinite(peak) ? fmt("%.0f GB/s", peak).c_str() : "an unknown peak");
+  std::printf("%-4s %-28s %12s %8s %10s %7s %7s %9s %7s  %s\n", "rank", param.name.c_str(), "DRAM B/elem", "x ideal",
+              "DRAM GB/s", "% copy", "% peak", "occupancy", "L2 hit", "other metrics");
+  double replay_ms = 0;
+  int replays = 0;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const db::TrialRow& t = *order[i];
+    const CounterReading& r = readings[i];
+    const std::string others = other_metrics(t.m.observed.metrics);
+    if (std::isfinite(r.replay_ms)) replay_ms += r.replay_ms, ++replays;
+    const Value v = Config::from_json(t.config_json).at(param.name);
+    std::printf("%-4zu %-28s %12s %8s %10s %7s %7s %9s %7s  %s\n", i + 1, param.label(v).c_str(),
+                num_cell("%.3f", r.bytes_per_element).c_str(), num_cell("%.3f", r.vs_ideal).c_str(),
+                num_cell("%.1f", r.dram_gbps).c_str(), pct_cell(r.share_of_copy).c_str(),
+                pct_cell(r.share_of_peak).c_str(), num_cell("%.1f%%", r.occupancy_pct).c_str(),
+                num_cell("%.1f%%", r.l2_hit_pct).c_str(), others.c_str());
+  }
+  if (replays > 0)
+    std::printf(
+        "counter replays: %.1f ms each on average over these %d configurations (extra GPU time per "
+        "configuration, after its timing)\n",
+        replay_ms / replays, replays);
+}
+
 }  // namespace
 
 int run_summary(const SummaryArgs& a, const std::string& db_path) {
@@ -131,7 +173,9 @@ int run_summary(const SummaryArgs& a, const std::string& db_path) {
   const Objective objective = objective_from_string(a.objective);
   const std::vector<db::TrialRow> rows = ranked_trials(*db, spec, dev, w, p, objective, db_path);
   print_counts(spec, w, p, dev, rows);
-  print_table(spec, *param, dev, best_per_value(rows, by, objective), objective);
+  const std::vector<const db::TrialRow*> order = best_per_value(rows, by, objective);
+  print_table(spec, *param, dev, order, objective);
+  print_counters(*param, dev, order);
   return 0;
 }
 

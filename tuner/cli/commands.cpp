@@ -78,7 +78,7 @@ void add_space_flags(CLI::App* c, SpaceFlags& f) {
 CLI::Option* add_objective_option(CLI::App* app, std::string& objective, const std::string& what) {
   std::string choices;
   for (const auto& n : objective_names()) choices += (choices.empty() ? "" : ", ") + n;
-  return app->add_option("--objective", objective, what + " (" + choices + "; docs/energy.md)")
+  return app->add_option("--objective", objective, what + " (" + choices + "; docs/observers.md)")
       ->capture_default_str()
       ->check(one_of(objective_names()));
 }
@@ -171,6 +171,12 @@ void add_tune_measure_options(CLI::App* c, TuneArgs& a) {
       ->check(number_in(0, 60000));
   c->add_flag("--no-observe", a.no_observe,
               "record time only: no NVML clocks, power, energy or throttle reasons (also AUTOTUNE_NVML=off)");
+  c->add_option("--metrics", a.metrics,
+                "hardware counters per configuration, taken in a replay after its timing (CUPTI; docs/observers.md): "
+                "'counters' (DRAM bytes read and written, DRAM throughput, achieved occupancy, GPU time: one replay "
+                "pass) or a comma-separated list of names (dram_bytes, l2_hit_rate, sm_throughput, "
+                "shared_bank_conflicts, shared_wavefronts, barrier_stall, ... or CUPTI metric names); off by "
+                "default");
   c->add_option("--verify", a.verify,
                 "where outputs are compared with the expected values: device (comparison kernels on the GPU, only "
                 "a verdict comes back) or host (outputs copied back and compared on the CPU)")
@@ -427,6 +433,9 @@ void add_explore(CLI::App& app, Globals& g) {
   add_samples_option(c, a->samples, "timed runs per point (>= 7)");
   add_warmup_option(c, a->warmup);
   c->add_flag("--no-flush-l2", a->no_flush, "do not flush the L2 cache before each sample");
+  c->add_option("--metrics", a->metrics,
+                "hardware counters per point, as tune --metrics (e.g. achieved_occupancy: the table then shows the "
+                "achieved occupancy beside the threads per SM the launch allows; docs/observers.md)");
   add_timeout_option(c, a->timeout);
   c->add_option("--gpu", a->gpu, "GPU ordinal")->capture_default_str()->transform(non_negative_integer<int>());
   run_when_chosen(c, g, [&g, a] { return run_explore(*a, g.db_path); });

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "db/database.hpp"
 #include "tuner/cli/shared.hpp"
@@ -14,9 +15,17 @@ namespace autotune::cli {
 /// A number for JSON: null where not observed (NaN).
 inline nlohmann::json json_number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
 
+/// An observation's named values (hardware counters) as JSON: an object keyed by name, each {"value" (null where not
+/// evaluated), "unit"}; an empty object where none was taken.
+inline nlohmann::json metrics_json(const std::vector<Metric>& ms) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const Metric& m : ms) j[m.name] = {{"value", json_number(m.value)}, {"unit", m.unit}};
+  return j;
+}
+
 /// The observation as JSON (null altogether when nothing was observed): every field under its name
 /// (Observation::for_each_field), a number null where not observed, throttle_reasons as names
-/// (throttle_reason_names); and the derived gbps_per_watt and throttled.
+/// (throttle_reason_names), the metrics keyed by name (metrics_json); and the derived gbps_per_watt and throttled.
 inline nlohmann::json observation_json(const Observation& o, double gbps) {
   if (!o.observed()) return nullptr;
   nlohmann::json j = nlohmann::json::object();
@@ -27,6 +36,7 @@ inline nlohmann::json observation_json(const Observation& o, double gbps) {
       j[name] = v;
   });
   j["throttle_reasons"] = throttle_reason_names(o.throttle_reasons);
+  j["metrics"] = metrics_json(o.metrics);
   j["gbps_per_watt"] = json_number(gbps > 0 && o.power_w > 0 ? gbps / o.power_w : NAN);
   j["throttled"] = o.throttled();
   return j;

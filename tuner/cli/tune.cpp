@@ -14,12 +14,13 @@
 
 #include "db/database.hpp"
 #include "search/strategy.hpp"
-#include "tuner/interop/resolve.hpp"
 #include "tuner/cli/observed.hpp"
 #include "tuner/cli/shared.hpp"
 #include "tuner/cli/tune.hpp"
 #include "tuner/core/error.hpp"
+#include "tuner/cuda/counters.hpp"
 #include "tuner/cuda/runtime.hpp"
+#include "tuner/interop/resolve.hpp"
 #include "tuner/kernels/registry.hpp"
 #include "tuner/session/session.hpp"
 #include "tuner/session/tune.hpp"
@@ -358,7 +359,7 @@ void TuneRun::print_report(const session::TuneOutcome& o) const {
     std::fprintf(out_, "device-to-device copy: %.1f GB/s (bytes read + written), measured in this run\n", r.copy_gbps);
   if (!r.verification.empty()) std::fprintf(out_, "verification: %s\n", r.verification.c_str());
   if (!backend_.observer_note().empty())
-    std::fprintf(out_, "no clocks, power or energy recorded: %s\n", backend_.observer_note().c_str());
+    std::fprintf(out_, "observers that recorded nothing: %s\n", backend_.observer_note().c_str());
   if (opt.objective != Objective::time)
     std::fprintf(out_, "objective: %s (the table is ranked by it)\n", ta_.objective.c_str());
   std::fprintf(out_, "%s\n", time_split_line(r).c_str());
@@ -451,6 +452,7 @@ LocalBackend make_local_backend(const TuneArgs& ta, const TuningSpec& spec,
   to.verify = ta.verify == "host" ? cuda::TimingOptions::Verify::host : cuda::TimingOptions::Verify::device;
   to.draw_on_device = ta.inputs_on == "gpu";
   to.observe = !ta.no_observe;
+  if (!ta.metrics.empty()) to.metrics = cuda::resolve_metrics(ta.metrics);
   to.energy_ms = ta.energy_ms >= 0 ? ta.energy_ms : (needs_power(objective_from_string(ta.objective)) ? 100.0 : 0.0);
   if (!ta.binary_cache.empty()) lb.cache_db = db::Database::open(ta.binary_cache);
   else if (!cache_into) lb.cache_db = db::Database::open(":memory:");

@@ -1,6 +1,8 @@
 #include "tuner/core/trial.hpp"
 
+#include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <utility>
 
@@ -30,6 +32,45 @@ TrialStatus trial_status_from_string(const std::string& s) {
   for (TrialStatus t : kAll)
     if (s == to_string(t)) return t;
   throw std::invalid_argument("unknown trial status '" + s + "'");
+}
+
+bool Metric::operator==(const Metric& o) const {
+  const bool same_value = value == o.value || (std::isnan(value) && std::isnan(o.value));
+  return name == o.name && unit == o.unit && same_value;
+}
+
+const Metric* find_metric(const std::vector<Metric>& ms, const std::string& name) {
+  for (const Metric& m : ms)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+double metric_value(const std::vector<Metric>& ms, const std::string& name) {
+  const Metric* m = find_metric(ms, name);
+  return m != nullptr ? m->value : std::numeric_limits<double>::quiet_NaN();
+}
+
+void to_json(nlohmann::json& j, const Metric& m) {
+  j = nlohmann::json{{"name", m.name}, {"value", nullptr}, {"unit", m.unit}};
+  if (std::isfinite(m.value)) j["value"] = m.value;
+}
+
+void from_json(const nlohmann::json& j, Metric& m) {
+  j.at("name").get_to(m.name);
+  const nlohmann::json& v = j.at("value");
+  m.value = v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>();
+  m.unit = j.value("unit", "");
+}
+
+std::string metrics_text(const std::vector<Metric>& ms) { return ms.empty() ? "" : nlohmann::json(ms).dump(); }
+
+std::vector<Metric> parse_metrics(const std::string& text) {
+  if (text.empty()) return {};
+  try {
+    return nlohmann::json::parse(text).get<std::vector<Metric>>();
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument("malformed metrics '" + text.substr(0, 80) + "': " + e.what());
+  }
 }
 
 bool Observation::throttled() const { return (throttle_reasons & kThrottleFlagged) != 0; }

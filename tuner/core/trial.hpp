@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -24,9 +25,31 @@ const char* to_string(TrialStatus s);
 /// Throws std::invalid_argument for an unknown name.
 TrialStatus trial_status_from_string(const std::string& s);
 
+/// One named value an observer took for a trial, e.g. {"dram_bytes_read", 1.07e9, "byte"} from the hardware counters
+/// (tuner/cuda/counters.hpp); value NaN where the observer could not evaluate it. The open set of such values of a
+/// trial is Observation::metrics.
+struct Metric {
+  std::string name;  // short, snake_case: "dram_bytes_read", "achieved_occupancy", "counter_replay_ms"
+  double value = std::numeric_limits<double>::quiet_NaN();
+  std::string unit;  // "byte", "percent", "ms", "conflict" ...
+  bool operator==(const Metric& o) const;
+};
+/// The metric of this name in ms, nullptr when there is none.
+const Metric* find_metric(const std::vector<Metric>& ms, const std::string& name);
+/// The metric's value, NaN when there is none.
+double metric_value(const std::vector<Metric>& ms, const std::string& name);
+/// JSON of metrics (nlohmann's adl hooks): {"name", "value" (null for NaN), "unit"}; a list as an array of them.
+void to_json(nlohmann::json& j, const Metric& m);
+/// Throws nlohmann::json::exception for a malformed object.
+void from_json(const nlohmann::json& j, Metric& m);
+/// The metrics as the text of their JSON array ("" for none): how the trials table stores them.
+std::string metrics_text(const std::vector<Metric>& ms);
+/// The inverse of metrics_text ("" = none). Throws std::invalid_argument for text that is not such an array.
+std::vector<Metric> parse_metrics(const std::string& text);
+
 /// What the GPU did while a configuration was measured (NVML, tuner/cuda/nvml.hpp): clocks, power,
 /// energy, temperature and the reasons the clocks were held down. NaN = not observed (no NVML, the GPU does
-/// not report it, or the record predates observers). How it was taken: docs/energy.md.
+/// not report it, or the record predates observers). How it was taken: docs/observers.md.
 struct Observation {
   double sm_clock_mhz = std::numeric_limits<double>::quiet_NaN();       // median of the samples, MHz
   double sm_clock_min_mhz = std::numeric_limits<double>::quiet_NaN();   // lowest sample, MHz
@@ -38,8 +61,12 @@ struct Observation {
   double power_limit_w = std::numeric_limits<double>::quiet_NaN();      // enforced board power limit, W
   /// NVML clock event ("throttle") reason bits seen in any sample, OR-ed (kThrottle* below).
   std::uint64_t throttle_reasons = 0;
-  /// How the values were taken, e.g. "nvml;energy=counter;runs=1200;window=101.3ms;samples=57"; "" = none.
+  /// How the values were taken, e.g. "nvml;energy=counter;runs=1200;window=101.3ms;samples=57"; observers
+  /// separated by " + " ("nvml;... + cupti;passes=3"); "" = none.
   std::string method;
+  /// The named values of observers beyond NVML's fields (hardware counters: docs/observers.md), in the order
+  /// taken; empty where none was asked for.
+  std::vector<Metric> metrics;
 
   bool observed() const { return !method.empty(); }
   /// The one list of the fields above: calls f(field_name, member) for each, in declaration order. The name is
@@ -47,7 +74,8 @@ struct Observation {
   /// in the trials table (where "method" is the column "observer", db::TrialRow::for_each_field). The GPU worker's
   /// messages, the MPI JSON, the trials columns, the CLI's JSON and the T4 export are written (and read) through
   /// it, so a new observed quantity is one line here plus a database migration that adds its column
-  /// (db/database.cpp). O is Observation or const Observation; members are double, std::uint64_t or std::string.
+  /// (db/database.cpp). O is Observation or const Observation; members are double, std::uint64_t, std::string or
+  /// std::vector<Metric> (one column "metrics" holding metrics_text, one JSON array).
   template <typename O, typename F>
   static void for_each_field(O& o, F&& f) {
     f("sm_clock_mhz", o.sm_clock_mhz);
@@ -60,6 +88,7 @@ struct Observation {
     f("power_limit_w", o.power_limit_w);
     f("throttle_reasons", o.throttle_reasons);
     f("method", o.method);
+    f("metrics", o.metrics);
   }
   bool has_energy() const { return std::isfinite(energy_j) && energy_j > 0; }
   /// The clocks were held down by a power cap, a thermal limit or a hardware slowdown while measuring:

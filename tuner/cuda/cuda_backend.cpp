@@ -50,7 +50,7 @@ struct CudaBackend::Impl {
   bool prepared = false;
   detail::PreparedProblem current;  // the problem prepared, or expected and being prepared
   HostBuffers outputs;              // verification outputs on the host path, reused (no allocation per trial)
-  std::string observer_note;  // why the GPU worker observes nothing (no NVML ...), from its first timing
+  std::string observer_note;        // why observers asked for observe nothing (no NVML ...), each distinct note once
   double best_run_seconds = 0;  // fastest verification run of a configuration that verified (0: none yet)
   // The best fully sampled median of the prepared problem and its spread, for racing (0: none yet).
   double race_best_ms = 0, race_best_spread = 0;
@@ -60,7 +60,7 @@ struct CudaBackend::Impl {
   BackendStats counters;  // verify and benchmark parts; the compile part comes from the pipeline
 
   Impl(std::shared_ptr<const KernelAdapter> a, TimingOptions o, BinaryCache* c)
-      : adapter(std::move(a)), opt(o), compiler(adapter, o.jobs, c, o.compile_processes) {
+      : adapter(std::move(a)), opt(std::move(o)), compiler(adapter, opt.jobs, c, opt.compile_processes) {
     if (!adapter) throw UsageError("CudaBackend needs a kernel adapter");
     if (opt.samples < 1) opt.samples = 1;
     if (opt.warmup < 0) opt.warmup = 0;
@@ -256,7 +256,10 @@ struct CudaBackend::Impl {
       race_best_ms = m.median_ns / 1e6;
       race_best_spread = m.spread;
     }
-    if (!r.body.observer_note.empty() && observer_note.empty()) observer_note = r.body.observer_note;
+    // Each distinct note once (an observer that opened may fail later, e.g. the counters where profiling is refused).
+    const std::string& note = r.body.observer_note;
+    if (!note.empty() && observer_note.find(note) == std::string::npos && observer_note.size() < 4000)
+      observer_note += (observer_note.empty() ? "" : "; ") + note;
   }
 };
 
@@ -267,7 +270,7 @@ double effective_timeout(const TimingOptions& options, double best_run_seconds) 
 }
 
 CudaBackend::CudaBackend(std::shared_ptr<const KernelAdapter> adapter, TimingOptions options, BinaryCache* cache)
-    : impl_(std::make_unique<Impl>(std::move(adapter), options, cache)) {}
+    : impl_(std::make_unique<Impl>(std::move(adapter), std::move(options), cache)) {}
 
 CudaBackend::~CudaBackend() = default;
 

@@ -7,7 +7,6 @@
 
 #include "tuner/core/stats.hpp"
 #include "tuner/core/text.hpp"
-#include "tuner/cuda/nvml.hpp"
 
 namespace autotune::cuda::detail {
 namespace {
@@ -16,13 +15,11 @@ constexpr std::size_t kMiB = std::size_t{1} << 20;
 constexpr std::size_t kGiB = std::size_t{1} << 30;
 constexpr int kCopyWarmup = 3;
 constexpr int kCopySamples = 15;
-/// Most runs of one energy window (a kernel of 1 us at a 100 ms window needs 10^5).
-constexpr std::uint64_t kMaxEnergyRuns = 1000000;
 
 }  // namespace
 
-EventTimer::EventTimer(DeviceMemory& memory, std::string uuid)
-    : memory_(memory), d_(memory.driver()), uuid_(std::move(uuid)) {
+EventTimer::EventTimer(DeviceMemory& memory, ObserverSite site)
+    : memory_(memory), d_(memory.driver()), observers_(std::move(site)) {
   check(d_.event_create(&ev_start_, CU_EVENT_DEFAULT), "cuEventCreate");
   if (CUresult res = d_.event_create(&ev_end_, CU_EVENT_DEFAULT); res != CUDA_SUCCESS) {
     d_.event_destroy(ev_start_);
@@ -78,14 +75,19 @@ TimeRequest::Reply EventTimer::time(const TimeRequest& q, L2Flush& flush, const 
     samples_ms_.clear();
   }
   for (int i = 0; i < warm; ++i) run();
-  Observer* obs = q.observe ? observer() : nullptr;
-  if (obs != nullptr) obs->start(std::chrono::microseconds(std::max(100, q.observe_interval_us)));
+  const std::vector<TrialObserver*> observers = observers_.for_request(q);
+  for (TrialObserver* o : observers) o->before_timing(q);
   sample(rule, q.flush_l2 ? &flush : nullptr, run);
-  if (obs != nullptr) {
-    if (q.energy_ms > 0) energy_window(*obs, q.energy_ms, run);
-    reply.observed = obs->stop();
+  if (!observers.empty()) {
+    const TimedRuns timed{run,
+                          [&flush, &q] {
+                            if (q.flush_l2 && flush.ready()) flush.flush(0);
+                          },
+                          [this] { check(d_.stream_synchronize(memory_.stream()), "cuStreamSynchronize"); },
+                          stats::median(samples_ms_)};
+    for (TrialObserver* o : observers) o->after_timing(q, timed, reply.observed);
   }
-  reply.observer_note = q.observe ? observer_note_ : "";
+  reply.observer_note = observers_.notes(q);
   reply.samples_ms = samples_ms_;
   return reply;
 }
@@ -106,27 +108,6 @@ void EventTimer::sample(const SamplingRule& rule, L2Flush* flush, const std::fun
     queue_sample(i, flush, run);
     collect(i, i + 1);
   }
-}
-
-Observer* EventTimer::observer() {
-  if (!observer_tried_) {
-    observer_tried_ = true;
-    std::string why;
-    if (const Nvml* api = nvml(&why)) observer_ = Observer::open(*api, uuid_, &why);
-    if (observer_ == nullptr) observer_note_ = why;
-  }
-  return observer_.get();
-}
-
-void EventTimer::energy_window(Observer& obs, double window_ms, const std::function<void()>& run) {
-  const double median_ms = std::max(1e-4, stats::median(samples_ms_));
-  const auto runs = static_cast<std::uint64_t>(
-      std::clamp(std::ceil(window_ms / median_ms), 1.0, static_cast<double>(kMaxEnergyRuns)));
-  check(d_.stream_synchronize(memory_.stream()), "cuStreamSynchronize");
-  obs.energy_begin();
-  for (std::uint64_t i = 0; i < runs; ++i) run();
-  check(d_.stream_synchronize(memory_.stream()), "cuStreamSynchronize");
-  obs.energy_end(runs);
 }
 
 double EventTimer::copy_bandwidth() {

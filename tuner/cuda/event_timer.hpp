@@ -1,6 +1,7 @@
 // Internal to tuner/cuda: how the GPU executor measures (nvbench's measure_cold): warm-up, then samples between
-// CUDA events on the launch stream, each after an L2 flush, until the SamplingRule says enough; the NVML observer
-// of clocks, power and energy over the samples; and the device-to-device copy bandwidth.
+// CUDA events on the launch stream, each after an L2 flush, until the SamplingRule says enough; the observers a
+// request asks for (trial_observer.hpp: NVML around the samples, the hardware counters in a replay after them);
+// and the device-to-device copy bandwidth.
 #pragma once
 #include <cstddef>
 #include <functional>
@@ -12,33 +13,34 @@
 #include "tuner/cuda/device_memory.hpp"
 #include "tuner/cuda/l2_flush.hpp"
 #include "tuner/cuda/messages.hpp"
-#include "tuner/cuda/observer.hpp"
+#include "tuner/cuda/trial_observer.hpp"
 
 namespace autotune::cuda::detail {
 
 /// Times runs on the memory's stream. Driver errors throw CudaCallError. Nothing is freed on destruction
-/// (DeviceMemory says why): close_observer(), then destroy(). Not thread-safe.
+/// (DeviceMemory says why): close_observers(), then destroy(). Not thread-safe.
 class EventTimer {
  public:
-  /// Creates the two events of copy_bandwidth(). uuid: the GPU's, for the NVML observer (opened on the first
-  /// observed timing).
-  EventTimer(DeviceMemory& memory, std::string uuid);
+  /// Creates the two events of copy_bandwidth(). site: the GPU the observers watch (each opened on the first
+  /// timing that asks for it).
+  EventTimer(DeviceMemory& memory, ObserverSite site);
   EventTimer(const EventTimer&) = delete;
   EventTimer& operator=(const EventTimer&) = delete;
 
   /// Warm-up, then samples between events, each after an L2 flush (q.flush_l2: `flush` allocated first), until
   /// q.rule says enough: a stable median, the GPU-time budget spent, or the most samples taken. `run` queues one
   /// run of the measured plan on the stream. With racing, a warm-up probe that loses ends the timing at once
-  /// (lost_probe). When q.observe, the observer samples the timed runs and, for q.energy_ms > 0, an energy
-  /// window of back-to-back runs follows them.
+  /// (lost_probe). The observers q asks for act around the samples (q.observe: NVML samples the timed runs and,
+  /// for q.energy_ms > 0, an energy window of back-to-back runs follows them; q.metrics: the counters replay the
+  /// plan after them).
   TimeRequest::Reply time(const TimeRequest& q, L2Flush& flush, const std::function<void()>& run);
 
   /// The device-to-device copy bandwidth in GB/s (read + write) over min(1 GiB, free / 4) bytes. Throws
   /// EnvironmentError with too little free memory or a zero time.
   double copy_bandwidth();
 
-  /// Stops and closes the observer (also after a sticky fault).
-  void close_observer() noexcept { observer_.reset(); }
+  /// Stops and closes the observers (also after a sticky fault).
+  void close_observers() noexcept { observers_.close(); }
   /// Destroys the events; ignores errors.
   void destroy() noexcept;
 
@@ -51,22 +53,14 @@ class EventTimer {
   /// The samples after the warm-up: the first min_samples queued back to back (or, racing, the first
   /// race_after of them), then one at a time until the rule is satisfied.
   void sample(const SamplingRule& rule, L2Flush* flush, const std::function<void()>& run);
-  /// The observer of this GPU, opened on first use; nullptr (and observer_note_) without NVML.
-  Observer* observer();
-  /// Back-to-back runs (no L2 flush: the tool's own traffic is not charged to the kernel) for about window_ms,
-  /// estimated from the median sample, between two readings of the energy counter.
-  void energy_window(Observer& obs, double window_ms, const std::function<void()>& run);
 
   DeviceMemory& memory_;
   const Driver& d_;
-  std::string uuid_;
   CUevent ev_start_ = nullptr;
   CUevent ev_end_ = nullptr;
   std::vector<double> samples_ms_;                          // of the timing request, reused
   std::vector<std::pair<CUevent, CUevent>> sample_events_;  // start and end of each sample, created on demand
-  std::unique_ptr<Observer> observer_;                      // NVML, opened on the first observed timing
-  bool observer_tried_ = false;
-  std::string observer_note_;  // why there is no observer
+  ObserverSet observers_;
 };
 
 }  // namespace autotune::cuda::detail

@@ -39,7 +39,7 @@ struct Executor::State {
   std::optional<EventTimer> timer;
 
   ~State() {
-    if (timer) timer->close_observer();
+    if (timer) timer->close_observers();
     if (ctx == nullptr || lost) return;  // after a fault the context is unusable; the process ends soon
     d->ctx_set_current(ctx);
     if (run) run->destroy();
@@ -73,7 +73,7 @@ struct Executor::State {
     run.emplace(*memory);
     verifier.emplace(*memory, *tools);
     flush.emplace(*memory, *tools, l2_flush_bytes(info.l2_bytes), info.sm_count);
-    timer.emplace(*memory, info.uuid);
+    timer.emplace(*memory, ObserverSite{info.uuid, ordinal, ctx});
   }
 
   void release() {

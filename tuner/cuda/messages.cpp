@@ -217,6 +217,16 @@ void put(Writer& w, const CheckVerdict& v) { verdict_fields(v, [&w](const auto& 
 void get(Reader& r, CheckVerdict& v) { verdict_fields(v, [&r](auto& f) { get(r, f); }); }
 void put(Writer& w, const SamplingRule& v) { rule_fields(v, [&w](const auto& f) { put(w, f); }); }
 void get(Reader& r, SamplingRule& v) { rule_fields(v, [&r](auto& f) { get(r, f); }); }
+void put(Writer& w, const Metric& v) {
+  put(w, v.name);
+  put(w, v.value);
+  put(w, v.unit);
+}
+void get(Reader& r, Metric& v) {
+  get(r, v.name);
+  get(r, v.value);
+  get(r, v.unit);
+}
 void put(Writer& w, const Observation& v) {
   Observation::for_each_field(v, [&w](const char*, const auto& f) { put(w, f); });
 }

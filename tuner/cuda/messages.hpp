@@ -127,6 +127,8 @@ void put(Writer& w, const CheckVerdict& v);
 void get(Reader& r, CheckVerdict& v);
 void put(Writer& w, const SamplingRule& v);
 void get(Reader& r, SamplingRule& v);
+void put(Writer& w, const Metric& v);
+void get(Reader& r, Metric& v);
 void put(Writer& w, const Observation& v);
 void get(Reader& r, Observation& v);
 
@@ -326,13 +328,14 @@ struct LoadRunRequest {
 /// Warm-up, then samples of the loaded plan between events (each after an L2 flush when flush_l2) until the
 /// rule is satisfied; with observe (and NVML on the worker's side), NVML samples meanwhile and, for
 /// energy_ms > 0, an energy window of back-to-back runs of about that long after the samples
-/// (observer.hpp); unloads the module.
+/// (observer.hpp); with metrics (and CUPTI on the worker's side), a replay of the plan for the hardware counters
+/// follows (counter_observer.hpp); unloads the module.
 struct TimeRequest {
   static constexpr Op kOp = Op::time;
   struct Reply {
     std::vector<double> samples_ms;
     Observation observed;  // method "" when nothing was observed
-    std::string observer_note;  // why nothing was observed (NVML missing ...), "" otherwise
+    std::string observer_note;  // why an observer asked for observed nothing ("nvml: ..."), "" otherwise
     /// The configuration lost at the warm-up probe (SamplingRule::lost_probe): samples_ms holds the probe alone.
     bool lost_probe = false;
     template <typename S, typename F>
@@ -349,9 +352,17 @@ struct TimeRequest {
   bool observe = true;
   double energy_ms = 0;
   std::int32_t observe_interval_us = 2000;
+  /// Hardware counters to take in a replay after the samples (counters.hpp: short or CUPTI names); none = no replay.
+  std::vector<std::string> metrics;
   template <typename S, typename F>
   static void fields(S& s, F&& f) {
-    f(s.warmup); f(s.flush_l2); f(s.rule); f(s.observe); f(s.energy_ms); f(s.observe_interval_us);
+    f(s.warmup);
+    f(s.flush_l2);
+    f(s.rule);
+    f(s.observe);
+    f(s.energy_ms);
+    f(s.observe_interval_us);
+    f(s.metrics);
   }
 };
 

@@ -5,13 +5,17 @@
 #include <cstdio>
 #include <limits>
 #include <tuple>
+#include <utility>
 
 #include "tuner/core/stats.hpp"
+#include "tuner/cuda/trial_observer.hpp"
 
 namespace autotune::cuda::detail {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+/// Most runs of one energy window (a kernel of 1 us at a 100 ms window needs 10^5).
+constexpr std::uint64_t kMaxEnergyRuns = 1000000;
 
 /// Median and minimum of the finite values of one field; NaN when there are none.
 std::pair<double, double> median_min(const std::vector<NvmlSample>& samples, double NvmlSample::*field) {
@@ -22,7 +26,46 @@ std::pair<double, double> median_min(const std::vector<NvmlSample>& samples, dou
   return {stats::median(v), *std::min_element(v.begin(), v.end())};
 }
 
+/// Observer behind the TrialObserver interface.
+class NvmlTrialObserver final : public TrialObserver {
+ public:
+  explicit NvmlTrialObserver(std::unique_ptr<Observer> obs) : obs_(std::move(obs)) {}
+  void before_timing(const TimeRequest& q) override {
+    obs_->start(std::chrono::microseconds(std::max(100, q.observe_interval_us)));
+  }
+  void after_timing(const TimeRequest& q, const TimedRuns& r, Observation& o) override {
+    if (q.energy_ms > 0) {
+      const double median_ms = std::max(1e-4, r.median_ms);
+      const auto runs = static_cast<std::uint64_t>(
+          std::clamp(std::ceil(q.energy_ms / median_ms), 1.0, static_cast<double>(kMaxEnergyRuns)));
+      r.sync();
+      obs_->energy_begin();
+      for (std::uint64_t i = 0; i < runs; ++i) r.run();
+      r.sync();
+      obs_->energy_end(runs);
+    }
+    Observation seen = obs_->stop();
+    seen.metrics = std::move(o.metrics);
+    const std::string earlier = std::move(o.method);
+    o = std::move(seen);
+    const std::string mine = std::move(o.method);
+    o.method = earlier;
+    add_method(o, mine);
+  }
+
+ private:
+  std::unique_ptr<Observer> obs_;
+};
+
 }  // namespace
+
+std::unique_ptr<TrialObserver> open_nvml_observer(const ObserverSite& site, const TimeRequest&, std::string* why) {
+  const Nvml* api = nvml(why);
+  if (api == nullptr) return nullptr;
+  std::unique_ptr<Observer> obs = Observer::open(*api, site.uuid, why);
+  if (obs == nullptr) return nullptr;
+  return std::make_unique<NvmlTrialObserver>(std::move(obs));
+}
 
 std::unique_ptr<Observer> Observer::open(const Nvml& api, const std::string& uuid_hex, std::string* why) {
   const std::string uuid = nvml_uuid(uuid_hex);

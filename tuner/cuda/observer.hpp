@@ -1,8 +1,8 @@
-// Internal to tuner/cuda: watches one GPU through NVML while a configuration is measured (in the GPU worker,
-// next to the timed samples: executor.cpp). A thread samples SM and memory clocks, power, temperature and
-// the clock event ("throttle") reasons; an energy window reads NVML's total energy counter (Volta and later;
-// Hopper has it) around back-to-back runs, or integrates the sampled power where the counter is missing.
-// Never changes clocks or limits. Method and limits: docs/energy.md.
+// Internal to tuner/cuda: the NVML observer (a TrialObserver, trial_observer.hpp): watches one GPU through NVML
+// while a configuration is measured (in the GPU worker, next to the timed samples: event_timer.cpp). A thread samples
+// SM and memory clocks, power, temperature and the clock event ("throttle") reasons; an energy window reads NVML's
+// total energy counter (Volta and later; Hopper has it) around back-to-back runs, or integrates the sampled power where
+// the counter is missing. Never changes clocks or limits. Method and limits: docs/observers.md.
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -17,6 +17,10 @@
 #include "tuner/cuda/nvml.hpp"
 
 namespace autotune::cuda::detail {
+
+class TrialObserver;  // trial_observer.hpp
+struct ObserverSite;  // trial_observer.hpp
+struct TimeRequest;   // messages.hpp
 
 /// One NVML reading; NaN where the query failed or is not supported.
 struct NvmlSample {
@@ -65,6 +69,12 @@ class Observer {
   std::chrono::steady_clock::time_point window_start_, window_end_;
   std::uint64_t runs_ = 0;
 };
+
+/// The NVML observer of the site's GPU as a TrialObserver: samples every q.observe_interval_us over the timed
+/// samples, then, for q.energy_ms > 0, an energy window of back-to-back runs (no L2 flush: the tool's own traffic
+/// is not charged to the kernel) for about that long, estimated from the median sample. nullptr and *why without
+/// NVML or where it does not know the device.
+std::unique_ptr<TrialObserver> open_nvml_observer(const ObserverSite& site, const TimeRequest& q, std::string* why);
 
 /// The summary of samples (pure; tested with a fake NVML): clocks over every sample; power over the samples
 /// in the energy window (all samples when none is); energy per run from the counter delta when

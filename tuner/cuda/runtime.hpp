@@ -110,12 +110,17 @@ struct TimingOptions {
   /// configuration stops there, before any sample (";raced>T ms@probe").
   double race_margin = 0.0;
   /// Observe clocks, power, temperature and throttle reasons through NVML while sampling (where NVML is
-  /// available; AUTOTUNE_NVML=off or a missing libnvidia-ml.so.1 measures time only). docs/energy.md.
+  /// available; AUTOTUNE_NVML=off or a missing libnvidia-ml.so.1 measures time only). docs/observers.md.
   bool observe = true;
   /// After the samples, back-to-back runs for about this long between two readings of NVML's energy counter,
   /// for the energy per run (the counter updates coarsely: a window of many runs). 0 = no energy window (the
   /// default: the window costs about this much per configuration; `tune` opens one for energy objectives).
   double energy_ms = 0.0;
+  /// Hardware counters taken per configuration in a replay after its samples (cuda/counters.hpp names, as
+  /// resolve_metrics returns them; CUPTI's profiling API, where libcupti.so.13 loads and the machine allows
+  /// profiling: else the trials carry none and observer_note() says why). Empty (the default) = no replay.
+  /// docs/observers.md.
+  std::vector<std::string> metrics;
   int jobs = 0;              // compile threads (0 = hardware concurrency)
   /// Each compile thread sends its NVRTC compilations to a compile worker process of its own
   /// (compile_in_worker); false: NVRTC runs on the compile threads themselves (slower with several threads).

@@ -7,6 +7,12 @@
 #include "tuner/cuda/plan_binding.hpp"
 
 namespace autotune::cuda::detail {
+namespace {
+
+/// Seconds a counter replay may take beyond its passes: loading CUPTI and making the config image on the first one.
+constexpr double kCounterReplayAllowanceS = 10.0;
+
+}  // namespace
 
 std::string excerpt(const std::string& text, std::size_t max_chars) {
   if (text.size() <= max_chars) return text;
@@ -61,12 +67,16 @@ TimeRequest time_request(const TimingOptions& opt, double race_best_ms, double r
   }
   q.observe = opt.observe;
   q.energy_ms = opt.observe ? opt.energy_ms : 0.0;
+  q.metrics = opt.metrics;
   return q;
 }
 
 double time_limit(const TimingOptions& opt, double best_run_seconds, const TimeRequest& q, double run_seconds) {
+  // A counter replay: opening CUPTI on the first one, then a few passes of the plan (kCounterReplayAllowanceS, at most
+  // 64 passes).
+  const double counters_s = q.metrics.empty() ? 0.0 : kCounterReplayAllowanceS + 64.0 * run_seconds;
   return effective_timeout(opt, best_run_seconds) + opt.max_seconds_per_config + 2.0 * q.energy_ms / 1e3 +
-         2.0 * (opt.warmup + std::min(opt.samples, std::max(opt.min_samples, 1))) * run_seconds;
+         2.0 * (opt.warmup + std::min(opt.samples, std::max(opt.min_samples, 1))) * run_seconds + counters_s;
 }
 
 bool record_samples(TimeRequest::Reply& reply, const SamplingRule& rule, Measurement& m) {

@@ -214,9 +214,16 @@ std::string format_report(const ExploreResult& r) {
   if (!any_driver && !any_theory) o << " (unknown for every point)";
   o << "\n\n";
 
+  // The achieved occupancy where the points carry hardware counters (--metrics), beside what the launch allows.
+  bool achieved = false;
+  for (const auto& pr : r.points)
+    achieved = achieved || (pr.m && std::isfinite(metric_value(pr.m->observed.metrics, "achieved_occupancy")));
+  if (achieved)
+    o << "achieved: the share of the SM's warps in flight while the point ran (hardware counters, --metrics); "
+         "thr/SM: the threads per SM its launch allows\n\n";
   char line[512];
-  std::snprintf(line, sizeof line, "%6s %7s %7s %12s %9s %7s %6s %7s %6s %8s  %s\n", "block", "grid/SM", "grid",
-                "median", "GB/s", "% copy", "occ", "waves", "whole", "thr/SM", "state");
+  std::snprintf(line, sizeof line, "%6s %7s %7s %12s %9s %7s %6s %7s %6s %8s%s  %s\n", "block", "grid/SM", "grid",
+                "median", "GB/s", "% copy", "occ", "waves", "whole", "thr/SM", achieved ? " achieved" : "", "state");
   o << line;
   for (const auto& pr : r.points) {
     const auto& pt = pr.point;
@@ -241,9 +248,15 @@ std::string format_report(const ExploreResult& r) {
     std::string state = pr.state;
     if (pr.m && !pr.m->ok() && !pr.m->log.empty()) state += ": " + pr.m->log.substr(0, 80);
     if (!pt.plan_error.empty()) state += " (no plan: " + pt.plan_error + ")";
-    std::snprintf(line, sizeof line, "%6lld %7s %7s %12s %9s %7s %6s %7s %6s %8s  %s\n",
+    std::string ach;
+    if (achieved) {
+      const double a = pr.m ? metric_value(pr.m->observed.metrics, "achieved_occupancy") : NAN;
+      ach = std::isfinite(a) ? " " + format_fixed(a, 1) + "%" : std::string(" -");
+      ach = std::string(9 - std::min<std::size_t>(9, ach.size()), ' ') + ach;
+    }
+    std::snprintf(line, sizeof line, "%6lld %7s %7s %12s %9s %7s %6s %7s %6s %8s%s  %s\n",
                   static_cast<long long>(pt.block_size), grid_sm.c_str(), grid.c_str(), median.c_str(), gbps.c_str(),
-                  pct.c_str(), occ.c_str(), waves.c_str(), whole.c_str(), thr.c_str(), state.c_str());
+                  pct.c_str(), occ.c_str(), waves.c_str(), whole.c_str(), thr.c_str(), ach.c_str(), state.c_str());
     o << line;
   }
   o << "\nverdict for " << r.kernel << " on " << d.name << " (peak = within "

@@ -81,7 +81,7 @@ std::string format_report(const ExploreResult& r);
 /// reference line, the 2 x SMs points ringed. For kernels without a grid parameter: GB/s against block size.
 std::string explore_chart_svg(const ExploreResult& r);
 
-/// GB/s against the board power of each measured point (NVML, docs/energy.md), one line per block size, the
+/// GB/s against the board power of each measured point (NVML, docs/observers.md), one line per block size, the
 /// fastest and the least-energy point ringed. "" when no point has power.
 std::string power_chart_svg(const ExploreResult& r);
 

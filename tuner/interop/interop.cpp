@@ -685,7 +685,7 @@ std::string export_t4(const db::Database& db, const ExportFilter& f, std::size_t
       add("spread", t.m.spread, "");
       meas.push_back(ojson{{"name", "samples"}, {"value", t.m.samples}, {"unit", ""}});
       if (t.gbps > 0) add("GB/s", t.gbps, "GB/s");
-      // Observed quantities (docs/energy.md): every number of Observation::for_each_field but the power limit
+      // Observed quantities (docs/observers.md): every number of Observation::for_each_field but the power limit
       // (an "autotune" extension below), under Kernel Tuner's NVML observer names first, then any other under its
       // own field name.
       const Observation& o = t.m.observed;
@@ -694,6 +694,8 @@ std::string export_t4(const db::Database& db, const ExportFilter& f, std::size_t
         if constexpr (std::is_same_v<std::decay_t<decltype(v)>, double>)
           if (!kt_observed_name(field) && std::strcmp(field, "power_limit_w") != 0) add(field, v, unit_of_field(field));
       });
+      // The observers' named values (hardware counters: docs/observers.md) under their own names and units.
+      for (const Metric& mv : o.metrics) add(mv.name.c_str(), mv.value, mv.unit.c_str());
       if (t.gbps > 0 && o.power_w > 0) add("GB/s/W", t.gbps / o.power_w, "GB/s/W");
     }
     r["measurements"] = meas;

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "tuner/core/counter_reading.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/core/stats.hpp"
 #include "tuner/core/trial.hpp"
@@ -380,12 +381,53 @@ void write_energy(std::ostream& o, const ReportData& d, const std::vector<const 
   }
   if (power.empty()) return;
   o << "<h2 id=\"energy\">Energy and power</h2>\n<p>GB/s against the board power measured while each valid "
-       "configuration ran (NVML; docs/energy.md), one line per " << xml_escape(group_by) << ". Rings: the fastest "
+       "configuration ran (NVML; docs/observers.md), one line per "
+    << xml_escape(group_by)
+    << ". Rings: the fastest "
        "configuration and the one with the least energy per run.</p>\n";
   PowerChartSpec pc;
   pc.title = "GB/s against power (" + std::to_string(power.size()) + " valid trials)";
   pc.points = power;
   o << "<div class=\"chart\">" << power_chart_svg(pc) << "</div>\n";
+}
+
+/// The hardware counters of the best configurations (only where a counter observer took them; docs/observers.md).
+void write_counters(std::ostream& o, const ReportData& d, const std::vector<const db::TrialRow*>& ok) {
+  auto cell = [](double v, int decimals, const char* suffix) {
+    return std::isfinite(v) ? fixed(v, decimals) + suffix : std::string("-");
+  };
+  std::vector<const db::TrialRow*> rows;
+  for (std::size_t i = 0; i < ok.size() && rows.size() < d.top; ++i)
+    if (!ok[i]->m.observed.metrics.empty()) rows.push_back(ok[i]);
+  if (rows.empty()) return;
+  const double peak = peak_dram_gbps(d.device.info);
+  o << "<h2 id=\"counters\">Hardware counters</h2>\n<p>Taken in a replay of each configuration after its timing "
+       "(CUPTI; docs/observers.md), so they never perturb the time. DRAM bytes against the kernel's ideal (the bytes "
+       "the spec says it must move), the DRAM bandwidth the counters saw as a share of the measured copy and of the "
+       "device's peak ("
+    << cell(peak, 0, " GB/s") << "), the achieved occupancy.</p>\n";
+  o << "<table id=\"counters-table\">\n<tr><th class=\"num\">median</th><th class=\"num\">DRAM B/elem</th>"
+       "<th class=\"num\">x ideal</th><th class=\"num\">DRAM GB/s</th><th class=\"num\">% copy</th>"
+       "<th class=\"num\">% peak</th><th class=\"num\">occupancy</th><th class=\"num\">L2 hit</th>"
+       "<th>other metrics</th><th>configuration</th></tr>\n";
+  double replay_ms = 0;
+  int replays = 0;
+  for (const auto* t : rows) {
+    const CounterReading r = read_counters(t->m, t->gbps, t->problem_elements, d.device.copy_gbps, d.device.info);
+    if (std::isfinite(r.replay_ms)) replay_ms += r.replay_ms, ++replays;
+    const std::string others = other_metrics(t->m.observed.metrics);
+    o << "<tr><td class=\"num\">" << format_time_ns(t->m.median_ns) << "</td><td class=\"num\">"
+      << cell(r.bytes_per_element, 3, "") << "</td><td class=\"num\">" << cell(r.vs_ideal, 3, "")
+      << "</td><td class=\"num\">" << cell(r.dram_gbps, 1, "") << "</td><td class=\"num\">"
+      << cell(100 * r.share_of_copy, 1, "%") << "</td><td class=\"num\">" << cell(100 * r.share_of_peak, 1, "%")
+      << "</td><td class=\"num\">" << cell(r.occupancy_pct, 1, "%") << "</td><td class=\"num\">"
+      << cell(r.l2_hit_pct, 1, "%") << "</td><td>" << xml_escape(others) << "</td><td class=\"cfg\">"
+      << xml_escape(config_text(t->config_json, d.params)) << "</td></tr>\n";
+  }
+  o << "</table>\n";
+  if (replays > 0)
+    o << "<p>Counter replays: " << fixed(replay_ms / replays, 1) << " ms each on average (extra GPU time per "
+      << "configuration, after its timing).</p>\n";
 }
 
 void write_failures(std::ostream& o, const ReportData& d, const std::vector<const db::TrialRow*>& failed) {
@@ -464,6 +506,7 @@ std::string render_html(const ReportData& d) {
   write_distribution(o, s.ok);
   write_parameters(o, d);
   write_energy(o, d, s.ok);
+  write_counters(o, d, s.ok);
   write_failures(o, d, s.failed);
   write_device(o, d);
   write_sessions(o, d);

@@ -1,6 +1,6 @@
 // The energy/performance trade-off as a chart: GB/s against board power, one line per group (e.g. block
 // size), the fastest and the most frugal point ringed. Used by the HTML report and `autotune explore
-// --power-plot` (docs/energy.md).
+// --power-plot` (docs/observers.md).
 #pragma once
 #include <string>
 #include <vector>

@@ -175,6 +175,10 @@ Measurement SyntheticBackend::measure(const Config& c, const CompileResult* bina
     o.throttle_reasons = throttled_ && throttled_(c) ? kThrottleSwPowerCap : 0;
     o.method = "synthetic";
   }
+  if (metrics_) {
+    m.observed.metrics = metrics_(c);
+    m.observed.method += (m.observed.method.empty() ? "" : " + ") + std::string("synthetic-counters");
+  }
   return m;
 }
 

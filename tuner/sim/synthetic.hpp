@@ -49,6 +49,10 @@ class SyntheticBackend : public Backend {
     throttled_ = std::move(throttled);
   }
 
+  /// From now on measurements carry the named values metrics(config) returns, as an observer of hardware counters
+  /// would add them (Observation::metrics), and "synthetic-counters" in the observation's method.
+  void simulate_metrics(std::function<std::vector<Metric>(const Config&)> metrics) { metrics_ = std::move(metrics); }
+
   /// From now on every configuration is compiled (simulated) through a CompilePipeline before it is measured.
   /// Injected failures with status compile_error then come from the compilation, so they are cached like
   /// real ones; the "binary" of a configuration is its canonical JSON. Measurements stay deterministic:
@@ -81,6 +85,7 @@ class SyntheticBackend : public Backend {
   std::function<double(const Config&)> time_ns_;
   std::function<double(const Config&)> power_w_;
   std::function<bool(const Config&)> throttled_;
+  std::function<std::vector<Metric>(const Config&)> metrics_;
   std::map<std::string, std::pair<TrialStatus, std::string>> failures_;
   std::map<std::pair<std::string, Value>, TrialStatus> failures_when_;
   std::size_t evaluations_ = 0;

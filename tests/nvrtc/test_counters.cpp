@@ -1,0 +1,180 @@
+// Tests of the hardware counters without a GPU (docs/observers.md): the short names (tuner/cuda/counters.cpp),
+// what CUPTI's host API makes of them for Hopper (the real libcupti.so.13 of the toolkit: no GPU needed), and the
+// counter observer's replay against a fake CUPTI (tests/tools/fake_cupti.cpp) loaded through the same dlopen
+// boundary: its values, its passes, a missing CUPTI, and a machine that refuses profiling, at open or at a replay.
+#include <dlfcn.h>
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "tuner/core/error.hpp"
+#include "tuner/cuda/counter_observer.hpp"
+#include "tuner/cuda/counters.hpp"
+
+#if __has_include(<cupti_range_profiler.h>) && defined(FAKE_CUPTI_LIB)
+#include "tools/fake_cupti.hpp"
+#include "tuner/cuda/cupti.hpp"
+#define AUTOTUNE_TEST_FAKE_CUPTI 1
+#endif
+
+using namespace autotune;
+using namespace autotune::cuda;
+using namespace autotune::cuda::detail;
+
+TEST_CASE("counters: short names, groups and CUPTI names resolve; an unknown name is refused", "[nvrtc][counters]") {
+  CHECK(resolve_metrics("counters") == default_counter_metrics());
+  CHECK(resolve_metrics("dram_bytes, l2_hit_rate,dram_bytes_read") ==
+        std::vector<std::string>{"dram_bytes_read", "dram_bytes_write", "l2_hit_rate"});
+  CHECK(resolve_metrics("shared_bank_conflicts") ==
+        std::vector<std::string>{"shared_bank_conflicts_ld", "shared_bank_conflicts_st"});
+  CHECK(resolve_metrics("smsp__inst_executed.sum") == std::vector<std::string>{"smsp__inst_executed.sum"});
+  CHECK_THROWS_WITH(resolve_metrics("dram,counters"),
+                    Catch::Contains("unknown metric 'dram'") && Catch::Contains("achieved_occupancy"));
+  CHECK_THROWS_AS(resolve_metrics(" , "), UsageError);
+  CHECK(cupti_metric_name("achieved_occupancy") == "sm__warps_active.avg.pct_of_peak_sustained_active");
+  CHECK(cupti_metric_name("smsp__inst_executed.sum") == "smsp__inst_executed.sum");
+  CHECK(counter_unit("dram_bytes_read") == "byte");
+  CHECK(counter_unit("smsp__inst_executed.sum").empty());
+}
+
+TEST_CASE("counters: CUPTI's host API knows every short name on GH100, in a few passes", "[nvrtc][counters]") {
+  std::vector<std::string> all;
+  for (const CounterMetric& m : counter_metrics()) all.emplace_back(m.name);
+  CounterPlan plan;
+  try {
+    plan = plan_counters("GH100", all);
+  } catch (const EnvironmentError& e) {
+    // Without CUPTI in the toolkit there is nothing to check; the observer then says why (next test).
+    WARN("no CUPTI here: " << e.what());
+    return;
+  }
+  REQUIRE(plan.dims.size() == all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    INFO(all[i] << " (" << cupti_metric_name(all[i]) << "): CUPTI's dimension " << plan.dims[i]);
+    CHECK_FALSE(plan.dims[i].empty());
+  }
+  CHECK(plan.dims[0] == "byte");  // dram_bytes_read
+  CHECK(plan.passes >= 1);
+  const CounterPlan defaults = plan_counters("GH100", default_counter_metrics());
+  WARN("GH100: the default counters take " << defaults.passes << " passes, all of them " << plan.passes);
+  CHECK(defaults.passes == 1);  // the default set costs one run of the plan per configuration
+  CHECK(defaults.passes <= plan.passes);
+  CHECK(plan_counters("GH100", {"dram_bytes_read"}).passes == 1);
+  CHECK_THROWS_WITH(plan_counters("GH100", {"dram__no_such_metric.sum"}),
+                    Catch::Contains("does not know the metric dram__no_such_metric.sum"));
+}
+
+#ifdef AUTOTUNE_TEST_FAKE_CUPTI
+namespace {
+
+/// The fake's control block, reset to its defaults.
+fake_cupti::Control& control() {
+  void* lib = dlopen(FAKE_CUPTI_LIB, RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(lib != nullptr);
+  auto fn = reinterpret_cast<fake_cupti::ControlFn>(dlsym(lib, "fake_cupti_control"));
+  REQUIRE(fn != nullptr);
+  *fn() = fake_cupti::Control{};
+  return *fn();
+}
+
+const Cupti& fake_api() {
+  static std::unique_ptr<Cupti> api = [] {
+    std::string why;
+    auto a = load_cupti(FAKE_CUPTI_LIB, &why);
+    INFO(why);
+    REQUIRE(a != nullptr);
+    return a;
+  }();
+  return *api;
+}
+
+/// Runs, flushes and synchronisations of a replay, counted.
+struct Plan {
+  int runs = 0, flushes = 0, syncs = 0;
+  std::function<void()> run = [this] { ++runs; };
+  TimedRuns timed() {
+    return TimedRuns{run, [this] { ++flushes; }, [this] { ++syncs; }, 1.0};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("counters: a replay under a fake CUPTI adds each metric, its cost and its passes", "[nvrtc][counters]") {
+  fake_cupti::Control& c = control();
+  c.passes = 3;
+  const std::vector<std::string> metrics = {"dram_bytes_read", "achieved_occupancy", "smsp__inst_executed.sum"};
+  std::string why;
+  auto obs = open_counter_observer(fake_api(), ObserverSite{"", 0, nullptr}, metrics, &why);
+  INFO(why);
+  REQUIRE(obs != nullptr);
+  TimeRequest q;
+  q.metrics = metrics;
+  CHECK(obs->serves(q));
+  TimeRequest other;
+  other.metrics = {"l2_hit_rate"};
+  CHECK_FALSE(obs->serves(other));
+
+  Plan plan;
+  Observation o;
+  o.method = "nvml;energy=none";
+  obs->after_timing(q, plan.timed(), o);
+  CHECK(obs->note().empty());
+  CHECK(plan.runs == 3);     // one run of the plan per pass
+  CHECK(plan.flushes == 3);  // the L2 flushed before each pass
+  CHECK(c.starts == 3);
+  CHECK(c.pushes == 3);
+  CHECK(c.pops == 3);
+  CHECK(c.enables == 1);
+  CHECK(c.disables == 1);
+  REQUIRE(o.metrics.size() == 4);
+  CHECK(o.metrics[0] == Metric{"dram_bytes_read", 1000, "byte"});
+  CHECK(o.metrics[1] == Metric{"achieved_occupancy", 2000, "percent"});
+  CHECK(o.metrics[2] == Metric{"smsp__inst_executed.sum", 3000, "byte"});  // CUPTI's dimension (the fake's)
+  CHECK(o.metrics[3].name == "counter_replay_ms");
+  CHECK(o.metrics[3].unit == "ms");
+  CHECK(o.metrics[3].value >= 0);
+  CHECK_THAT(o.method, Catch::StartsWith("nvml;energy=none + cupti;passes=3;replay="));
+}
+
+TEST_CASE("counters: a missing CUPTI, an unknown metric or a refused permission leave the trial without counters",
+          "[nvrtc][counters]") {
+  std::string why;
+  CHECK(load_cupti("/nonexistent/libcupti.so.13", &why) == nullptr);
+  CHECK_THAT(why, Catch::Contains("/nonexistent/libcupti.so.13 cannot be loaded"));
+
+  SECTION("refused when the counters are opened") {
+    fake_cupti::Control& c = control();
+    c.availability_result = 35;  // CUPTI_ERROR_INSUFFICIENT_PRIVILEGES
+    CHECK(open_counter_observer(fake_api(), ObserverSite{}, {"dram_bytes_read"}, &why) == nullptr);
+    CHECK_THAT(why, Catch::Contains("refuses GPU performance counters") && Catch::Contains("ERR_NVGPUCTRPERM") &&
+                        Catch::Contains("tuning goes on without counters") &&
+                        Catch::Contains("NVreg_RestrictProfilingToAdminUsers=0"));
+  }
+  SECTION("refused when a replay starts: no counters, one note, no further replays") {
+    fake_cupti::Control& c = control();
+    c.start_result = 35;
+    auto obs = open_counter_observer(fake_api(), ObserverSite{}, {"dram_bytes_read"}, &why);
+    REQUIRE(obs != nullptr);
+    TimeRequest q;
+    q.metrics = {"dram_bytes_read"};
+    Plan plan;
+    Observation o;
+    obs->after_timing(q, plan.timed(), o);
+    CHECK(o.metrics.empty());
+    CHECK(o.method.empty());
+    CHECK_THAT(obs->note(), Catch::Contains("cuptiRangeProfilerStart") && Catch::Contains("ERR_NVGPUCTRPERM"));
+    CHECK(c.enables == c.disables);  // the range profiler is disabled again
+    obs->after_timing(q, plan.timed(), o);
+    CHECK(c.starts == 1);  // refused once: no further replays
+    CHECK(plan.runs == 0);
+    CHECK_FALSE(obs->note().empty());
+  }
+  SECTION("a metric the chip does not have") {
+    fake_cupti::Control& c = control();
+    std::snprintf(c.unknown_metric, sizeof c.unknown_metric, "%s", "dram__bytes_write.sum");
+    CHECK(open_counter_observer(fake_api(), ObserverSite{}, {"dram_bytes_read", "dram_bytes_write"}, &why) == nullptr);
+    CHECK_THAT(why, Catch::Contains("does not know the metric dram__bytes_write.sum on GH100"));
+  }
+}
+#endif
