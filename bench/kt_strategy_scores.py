@@ -159,6 +159,28 @@ def max_fevals(space, end_s):
     return min(len(costs), n + 1)
 
 
+_SEARCHSPACES = {}
+
+
+def cache_searchspaces():
+    """Kernel Tuner builds a space's Searchspace in every tune_kernel call, by testing the restriction on every
+    configuration of the product (minutes for the scan spaces): build it once per space and hand each run a deep copy,
+    which is what a fresh build gives."""
+    import copy
+    import kernel_tuner.interface as kti
+    build = kti.Searchspace
+
+    def cached(tune_params, restrictions, *args, **kwargs):
+        key = (json.dumps(tune_params, sort_keys=True), getattr(restrictions, "space_key", None))
+        if key[1] is None:
+            return build(tune_params, restrictions, *args, **kwargs)
+        if key not in _SEARCHSPACES:
+            _SEARCHSPACES[key] = build(tune_params, restrictions, *args, **kwargs)
+        return copy.deepcopy(_SEARCHSPACES[key])
+
+    kti.Searchspace = cached
+
+
 def run_strategy(space, strategy, seed, fevals):
     from kernel_tuner import tune_kernel
     d = space["data"]
@@ -168,6 +190,8 @@ def run_strategy(space, strategy, seed, fevals):
 
     def admitted(p):
         return kt_key(p[k] for k in names) in valid
+
+    admitted.space_key = space["cache"]
 
     # brute_force takes no options (it walks the whole space in Kernel Tuner's order; the replay cuts it)
     options = {} if strategy == "brute_force" else {"max_fevals": fevals}
@@ -190,6 +214,9 @@ def main():
     ap.add_argument("--out", required=True, help="the JSON Lines traces file to write")
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--strategies", default=",".join(DEFAULT_STRATEGIES))
+    ap.add_argument("--no-searchspace-cache", action="store_true",
+                    help="let Kernel Tuner build each run's Searchspace itself (slow; the same runs)")
+    ap.add_argument("--only", default="", help="only the spaces whose description contains this text")
     ap.add_argument("--work", default="/tmp/kt_strategy_scores", help="where the caches are written for Kernel Tuner")
     args = ap.parse_args()
     if args.runs < 1:
@@ -204,7 +231,10 @@ def main():
         spaces += spaces_from_t4(p, args.work)
     if not spaces:
         sys.exit("error: no spaces (give --kt-cache or --t4)")
+    spaces = [sp for sp in spaces if args.only in sp["what"]]
     strategies = [s for s in args.strategies.split(",") if s]
+    if not args.no_searchspace_cache:
+        cache_searchspaces()
     with open(args.out, "w") as out:
         for space in spaces:
             d = space["data"]
