@@ -1,5 +1,6 @@
 // The methodology score (tuner/compare/score.*): the closed-form random-search baseline, the time range, random
-// search scoring 0 and an oracle 1 on a synthetic space, and compare-strategies --score time on shipped recordings.
+// search scoring 0 and an oracle 1 on a synthetic space, external runs (traces.*) read and scored as ours, and
+// compare-strategies --score time on shipped recordings.
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
@@ -12,6 +13,8 @@
 #include "test_support.hpp"
 #include "tests/cli_support.hpp"
 #include "tuner/compare/score.hpp"
+#include "tuner/compare/traces.hpp"
+#include "tuner/core/error.hpp"
 #include "tuner/sim/synthetic.hpp"
 
 using namespace autotune;
@@ -42,6 +45,21 @@ struct Line {
     }
   }
 };
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = "/tmp/autotune_traces_" + std::to_string(::getpid()) + "_" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+/// A run line with X = first, first + step, ... (count values).
+std::string run_line(const std::string& strategy, int run, int first, int step, int count) {
+  std::string configs;
+  for (int k = 0; k < count; ++k)
+    configs += std::string(k ? "," : "") + "{\"X\": " + std::to_string(first + k * step) + "}";
+  return R"({"kernel": "line", "device": "dev", "strategy": ")" + strategy + R"(", "run": )" + std::to_string(run) +
+         R"(, "configs": [)" + configs + "]}\n";
+}
 
 }  // namespace
 
@@ -108,6 +126,63 @@ TEST_CASE("score: random search scores 0, an oracle 1", "[cpu][compare][score]")
   CHECK_THAT(svg, Catch::StartsWith("<svg") && Catch::Contains("random_sample"));
   CHECK_THAT(compare::score_csv({s}, all, false),
              Catch::Contains("line,brute_force,1,0,2000,") && Catch::Contains("all,brute_force,1,0,"));
+}
+
+TEST_CASE("traces: external runs are read, mapped onto the space and scored as our runs", "[cpu][compare][score]") {
+  Line line(50);
+  const std::string path =
+      write_temp("runs.jsonl", run_line("ext:oracle", 0, 1, 1, 5) + "\n" + run_line("ext:worst", 0, 50, -1, 50) +
+                                   run_line("ext:worst", 1, 50, -1, 50));
+  const std::vector<compare::ExternalRun> runs = compare::read_traces(path);
+  REQUIRE(runs.size() == 3);
+  CHECK(runs[1].run == 0);
+  CHECK(runs[1].configs.size() == 50);
+  CHECK(runs[0].configs[0].at("X") == "1");
+
+  const auto orders = compare::trace_orders(runs, *line.space, "line", "n=4096", "dev", "/some/where/rec.db");
+  REQUIRE(orders.size() == 2);
+  CHECK(orders[0].first == "ext:oracle");
+  CHECK(orders[1].second.size() == 2);
+  CHECK(compare::trace_orders(runs, *line.space, "line", "n=4096", "other device", "").empty());
+
+  compare::CompareOptions opt;
+  opt.strategies = {"brute_force"};
+  opt.strategy_options["brute_force"]["order"] = "enumeration";  // the oracle's order
+  opt.repeats = 3;
+  compare::ScoreSettings settings;
+  settings.strategy_time = false;
+  settings.resolution = 50;
+  compare::SpaceScore s = compare::score_space(*line.space, line.rec, opt, settings, "line");
+  for (const auto& [name, o] : orders) compare::score_orders(s, line.rec, name, o);
+  REQUIRE(s.strategies.size() == 4);
+  const compare::StrategyScore& ours = s.strategies[1];
+  const compare::StrategyScore& oracle = s.strategies[2];
+  const compare::StrategyScore& worst = s.strategies[3];
+  CHECK(oracle.score == Approx(ours.score));  // the same order scores the same
+  CHECK(oracle.score == Approx(1.0));
+  CHECK(oracle.runs == 1);
+  CHECK(worst.score < 0);
+  CHECK(worst.runs == 2);
+  CHECK(worst.evaluations == Approx(ours.evaluations));  // the same clock: one evaluation per second
+  CHECK_THROWS_AS(compare::score_orders(s, line.rec, "none", {}), UsageError);
+
+  // A repeat costs nothing and adds no evaluation; the replay ends at the first evaluation past the limit.
+  compare::TimedReplay timed;
+  timed.limit_s = 2.5;
+  const std::vector<double> trace = compare::replay_order(line.rec, {4, 4, 2, 0, 1, 3}, timed);
+  CHECK(trace == std::vector<double>{5, 3, 1});
+  CHECK(timed.end_s == std::vector<double>{1, 2, 3});
+
+  const std::string bad = write_temp("bad.jsonl", run_line("ext", 0, 49, 1, 3));  // X = 51 is not in the space
+  CHECK_THROWS_WITH(compare::trace_orders(compare::read_traces(bad), *line.space, "line", "", "dev", ""),
+                    Catch::Contains("X=51") && Catch::Contains("not in the valid space"));
+  CHECK_THROWS_WITH(compare::read_traces(write_temp("json.jsonl", "{\"kernel\": \"line\"\n")),
+                    Catch::Contains("line 1: not JSON"));
+  CHECK_THROWS_WITH(compare::read_traces(write_temp("field.jsonl", R"({"kernel": "line", "device": "dev"})"
+                                                                   "\n")),
+                    Catch::Contains("no \"strategy\""));
+  for (const char* f : {"runs.jsonl", "bad.jsonl", "json.jsonl", "field.jsonl"})
+    std::remove(("/tmp/autotune_traces_" + std::to_string(::getpid()) + "_" + f).c_str());
 }
 
 TEST_CASE("autotune compare-strategies --score time on the shipped H100 recordings", "[cpu][compare][score][cli]") {

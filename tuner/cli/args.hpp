@@ -115,6 +115,7 @@ struct CompareStrategiesArgs {
   double cutoff_percent = 95;
   std::size_t resolution = 500;
   bool no_strategy_time = false;
+  std::string traces;  // --traces: another tuner's runs, scored beside ours (tuner/compare/traces.*)
 };
 /// compare-strategies: the strategies benchmarked on a fully recorded space (tuner/compare/compare.*).
 int run_compare_strategies(const CompareStrategiesArgs& a, const std::string& db_path);

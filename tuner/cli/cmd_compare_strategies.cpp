@@ -1,9 +1,12 @@
 // `autotune compare-strategies`: wiring only (the logic lives in tuner/compare/compare.*).
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -12,6 +15,7 @@
 #include "tuner/cli/shared.hpp"
 #include "tuner/compare/compare.hpp"
 #include "tuner/compare/score.hpp"
+#include "tuner/compare/traces.hpp"
 #include "tuner/core/error.hpp"
 #include "tuner/interop/resolve.hpp"
 
@@ -96,19 +100,36 @@ void add_warm_start(const db::Database& db, const compare::Recording& rec, const
   }
 }
 
-/// The (workload, problem) cases to score of one kernel in one database: the one the flags give, else every one
-/// recorded (of the flags' workload when one is given); none, with a note, when the kernel has no trials there.
-std::vector<std::pair<Workload, ProblemKey>> score_cases(const db::Database& db, const TuningSpec& spec,
-                                                         const CompareStrategiesArgs& a) {
-  if (a.pa.has_problem()) return {{a.pa.workload(spec), a.pa.problem_key(spec)}};
+/// A recorded space to score: workload, problem and device name.
+struct ScoreCase {
+  Workload w;
+  ProblemKey p;
+  std::string device;
+};
+
+/// The cases to score of one kernel in one database: the problem the flags give, else every one recorded (of the
+/// flags' workload when one is given), on the device --device names, else on every device that recorded it; none,
+/// with a note, when the kernel has no trials there.
+std::vector<ScoreCase> score_cases(const db::Database& db, const TuningSpec& spec, const CompareStrategiesArgs& a) {
   db::TrialFilter f;
   f.kernel = spec.name;
   if (a.pa.has_workload()) f.workload = a.pa.workload(spec).key();
-  std::set<std::pair<std::string, std::string>> keys;
-  for (const auto& t : db.trials(f)) keys.insert({t.workload, t.problem});
-  std::vector<std::pair<Workload, ProblemKey>> out;
+  if (a.pa.has_problem()) f.problem = a.pa.problem_key(spec).key();
+  std::map<std::int64_t, std::string> device_names;
+  for (const auto& d : db.devices()) device_names[d.id] = d.info.name;
+  std::set<std::tuple<std::string, std::string, std::string>> keys;
+  for (const auto& t : db.trials(f))
+    keys.insert({t.workload, t.problem, a.device_name.empty() ? device_names[t.device_id] : a.device_name});
+  std::vector<ScoreCase> out;
+  if (a.pa.has_problem()) {  // the flags' problem, on each device (load_recording says when nothing is recorded)
+    std::set<std::string> devices;
+    for (const auto& k : keys) devices.insert(std::get<2>(k));
+    if (devices.empty()) devices.insert(a.device_name);
+    for (const auto& d : devices) out.push_back({a.pa.workload(spec), a.pa.problem_key(spec), d});
+    return out;
+  }
   out.reserve(keys.size());
-  for (const auto& [w, p] : keys) out.emplace_back(Workload::parse(w), ProblemKey::parse(p));
+  for (const auto& [w, p, d] : keys) out.push_back({Workload::parse(w), ProblemKey::parse(p), d});
   if (out.empty()) std::printf("note: no recorded trials of %s in %s\n", spec.name.c_str(), db.path().c_str());
   return out;
 }
@@ -139,6 +160,13 @@ void write_scores(const CompareStrategiesArgs& a, const std::vector<compare::Spa
 int run_compare_score(const CompareStrategiesArgs& a, const std::string& db_path) {
   if (!a.warm_from.empty()) throw UsageError("--warm-from-problem is not scored over time (leave out --score)");
   if (!a.runs_csv.empty()) throw UsageError("--runs-csv is not written with --score (see --curve-csv)");
+  if (!a.traces.empty() && !a.no_strategy_time)
+    throw UsageError(
+        "--traces charges the external runs no decision time: give --no-strategy-time so that ours are "
+        "charged none either");
+  const std::vector<compare::ExternalRun> traces =
+      a.traces.empty() ? std::vector<compare::ExternalRun>{} : compare::read_traces(a.traces);
+  std::size_t traced = 0;  // spaces with external runs
   compare::CompareOptions opt = compare_options(a);
   compare::ScoreSettings settings;
   settings.cutoff = a.cutoff_percent / 100.0;
@@ -150,9 +178,9 @@ int run_compare_score(const CompareStrategiesArgs& a, const std::string& db_path
     for (const std::string& from : froms) {
       TuningSpec spec = interop::resolve_kernel(kernel, {from, db_path});
       auto db = db::Database::open(from, db::Database::Mode::read_only);
-      for (const auto& [w, p] : score_cases(*db, spec, a)) {
+      for (const auto& [w, p, device] : score_cases(*db, spec, a)) {
         spec.check_workload(w);
-        compare::Recording rec = compare::load_recording(*db, spec, w, p, a.device_name);
+        compare::Recording rec = compare::load_recording(*db, spec, w, p, device);
         std::string label = spec.name + " " + w.key() + " " + p.key() + " " + rec.device.info.name;
         if (froms.size() > 1) label += " in " + from.substr(from.find_last_of('/') + 1);  // npos + 1 = 0
         std::printf("space %zu: %s (%s): %zu valid configurations, %zu failed, optimum %s\n", spaces.size() + 1,
@@ -161,10 +189,20 @@ int run_compare_score(const CompareStrategiesArgs& a, const std::string& db_path
         if (!rec.note.empty()) std::printf("note: %s\n", rec.note.c_str());
         std::fflush(stdout);
         spaces.push_back(compare::score_space(*rec.space, rec.recorded, opt, settings, label));
+        if (traces.empty()) continue;
+        const auto orders = compare::trace_orders(traces, *rec.space, spec.name, p.key(), rec.device.info.name, from);
+        for (const auto& [name, runs] : orders) compare::score_orders(spaces.back(), rec.recorded, name, runs);
+        if (orders.empty())
+          std::printf("note: %s has no runs of %s on %s %s\n", a.traces.c_str(), spec.name.c_str(), p.key().c_str(),
+                      rec.device.info.name.c_str());
+        traced += orders.empty() ? 0 : 1;
       }
     }
   }
   if (spaces.empty()) throw UsageError("no recorded space of " + a.kernel + " to score");
+  if (!traces.empty() && traced == 0)
+    throw UsageError("none of the runs in " + a.traces +
+                     " is of a scored space (kernel, problem and device must match)");
   write_scores(a, spaces);
   return 0;
 }

@@ -347,6 +347,9 @@ void add_compare_strategies(CLI::App& app, Globals& g) {
               "with --score: leave the strategies' own measured decision time out of the tuning time (reproducible)");
   c->add_option("--curve-csv", a->curve_csv, "with --score: also write the curves as CSV to this file");
   c->add_option("--plot", a->plot, "with --score: also write the aggregate curves as an SVG chart to this file");
+  c->add_option("--traces", a->traces,
+                "with --score and --no-strategy-time: also score the runs of this JSON Lines file (another tuner's "
+                "evaluation orders, e.g. bench/kt_strategy_scores.py) on the spaces they name, beside our strategies");
   run_when_chosen(c, g, [&g, a] {
     if (!a->from_list.empty()) a->from = a->from_list.front();
     return a->score.empty() ? run_compare_strategies(*a, g.db_path) : run_compare_score(*a, g.db_path);

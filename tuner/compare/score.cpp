@@ -43,6 +43,44 @@ double best_at(const std::vector<double>& trace, const std::vector<double>& end_
   return trace[static_cast<std::size_t>(it - end_s.begin()) - 1];
 }
 
+/// A strategy's score with its curves zeroed, to be filled by add_run over `runs` runs of `points` time points.
+StrategyScore empty_score(const std::string& name, std::size_t runs, std::size_t points) {
+  StrategyScore st;
+  st.strategy = name;
+  st.runs = runs;
+  st.curve.assign(points, 0.0);
+  st.best_ns.assign(points, 0.0);
+  return st;
+}
+
+/// Adds one run (its best-so-far trace and the clock at the end of each evaluation, s) to st's mean curves and
+/// evaluations (each run weighs 1 / st.runs); returns the run's score, the mean of its normalised curve.
+double add_run(const SpaceScore& sp, const std::vector<double>& trace, const std::vector<double>& end_s,
+               StrategyScore& st) {
+  const TimeBaseline& b = sp.base;
+  const auto runs = static_cast<double>(st.runs);
+  double sum = 0;
+  for (std::size_t j = 0; j < sp.times_s.size(); ++j) {
+    double v = best_at(trace, end_s, sp.times_s[j]);
+    if (!std::isfinite(v)) v = b.mean;
+    const double x = normalised(b, v, sp.random_ns[j]);
+    st.curve[j] += x / runs;
+    st.best_ns[j] += v / runs;
+    sum += x;
+  }
+  st.evaluations += static_cast<double>(std::upper_bound(end_s.begin(), end_s.end(), b.end_s) - end_s.begin()) / runs;
+  return sum / static_cast<double>(sp.times_s.size());
+}
+
+/// st's score: the mean of the run scores and its standard error.
+void finish_score(const std::vector<double>& run_scores, StrategyScore& st) {
+  st.score = mean_of(run_scores);
+  double ss = 0;
+  for (double x : run_scores) ss += (x - st.score) * (x - st.score);
+  const double n = static_cast<double>(run_scores.size());
+  st.score_se = n > 1 ? std::sqrt(ss / (n - 1) / n) : 0.0;
+}
+
 }  // namespace
 
 double expected_random_best(const std::vector<double>& sorted, std::size_t k) {
@@ -122,11 +160,7 @@ SpaceScore score_space(const ParameterSpace& space, const RecordedSpace& rec, co
   }
   const std::size_t told = std::min(space.size(), b.evals_end);
   for (const auto& [name, so] : compared_strategies(space, opt)) {
-    StrategyScore st;
-    st.strategy = name;
-    st.runs = opt.repeats;
-    st.curve.assign(points, 0.0);
-    st.best_ns.assign(points, 0.0);
+    StrategyScore st = empty_score(name, opt.repeats, points);
     std::vector<double> run_scores;
     for (std::size_t r = 0; r < opt.repeats; ++r) {
       auto strategy = search::make_strategy(name, space, opt.seed + r, so);
@@ -136,36 +170,55 @@ SpaceScore score_space(const ParameterSpace& space, const RecordedSpace& rec, co
       timed.strategy_time = settings.strategy_time;
       const std::vector<double> trace =
           simulate_run(space, rec, *strategy, space.size(), opt.batch, opt.warm_start, nullptr, &timed);
-      double sum = 0;
-      for (std::size_t j = 0; j < points; ++j) {
-        double v = best_at(trace, timed.end_s, out.times_s[j]);
-        if (!std::isfinite(v)) v = b.mean;
-        const double x = normalised(b, v, out.random_ns[j]);
-        st.curve[j] += x / static_cast<double>(opt.repeats);
-        st.best_ns[j] += v / static_cast<double>(opt.repeats);
-        sum += x;
-      }
-      run_scores.push_back(sum / static_cast<double>(points));
-      st.evaluations +=
-          static_cast<double>(std::upper_bound(timed.end_s.begin(), timed.end_s.end(), b.end_s) - timed.end_s.begin()) /
-          static_cast<double>(opt.repeats);
+      run_scores.push_back(add_run(out, trace, timed.end_s, st));
     }
-    st.score = mean_of(run_scores);
-    double ss = 0;
-    for (double x : run_scores) ss += (x - st.score) * (x - st.score);
-    const double n = static_cast<double>(run_scores.size());
-    st.score_se = n > 1 ? std::sqrt(ss / (n - 1) / n) : 0.0;
+    finish_score(run_scores, st);
     out.strategies.push_back(std::move(st));
   }
   return out;
 }
 
+std::vector<double> replay_order(const RecordedSpace& rec, const std::vector<std::size_t>& order, TimedReplay& timed) {
+  std::vector<double> trace;
+  std::vector<char> seen(rec.values.size(), 0);
+  double best = kInf, clock_s = 0;
+  for (std::size_t idx : order) {
+    if (idx >= rec.values.size()) throw Error("replay_order: an index out of range of the recording");
+    if (seen[idx]) continue;  // a revisit: known, no cost
+    seen[idx] = 1;
+    best = std::min(best, rec.values[idx]);
+    trace.push_back(best);
+    clock_s += idx < rec.cost_s.size() ? rec.cost_s[idx] : 0.0;
+    timed.end_s.push_back(clock_s);
+    if (clock_s > timed.limit_s) break;
+  }
+  return trace;
+}
+
+void score_orders(SpaceScore& out, const RecordedSpace& rec, const std::string& name,
+                  const std::vector<std::vector<std::size_t>>& orders) {
+  if (orders.empty()) throw UsageError("no runs of " + name + " to score on " + out.label);
+  StrategyScore st = empty_score(name, orders.size(), out.times_s.size());
+  std::vector<double> run_scores;
+  for (const auto& order : orders) {
+    TimedReplay timed;
+    timed.limit_s = out.base.end_s;
+    const std::vector<double> trace = replay_order(rec, order, timed);
+    run_scores.push_back(add_run(out, trace, timed.end_s, st));
+  }
+  finish_score(run_scores, st);
+  out.strategies.push_back(std::move(st));
+}
+
 std::vector<AggregateScore> aggregate_scores(const std::vector<SpaceScore>& spaces) {
   std::vector<AggregateScore> out;
-  if (spaces.empty()) return out;
-  for (const auto& first : spaces.front().strategies) {
+  std::vector<std::string> names;  // in the order they first appear
+  for (const auto& sp : spaces)
+    for (const auto& st : sp.strategies)
+      if (std::find(names.begin(), names.end(), st.strategy) == names.end()) names.push_back(st.strategy);
+  for (const std::string& name : names) {
     AggregateScore a;
-    a.strategy = first.strategy;
+    a.strategy = name;
     double var = 0;
     for (const auto& sp : spaces) {
       for (const auto& st : sp.strategies) {

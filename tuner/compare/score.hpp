@@ -74,6 +74,21 @@ struct SpaceScore {
 SpaceScore score_space(const ParameterSpace& space, const RecordedSpace& rec, const CompareOptions& opt,
                        const ScoreSettings& settings, const std::string& label);
 
+/// An externally recorded run replayed on the recording over simulated time: `order` is the sequence of space indices
+/// the run evaluated (e.g. another tuner's strategy in its simulation mode); a repeat costs nothing and adds no
+/// evaluation (as a revisit of our strategies); every new evaluation advances the clock by its recorded cost
+/// (rec.cost_s), no decision time is charged; the replay stops at the first evaluation that ends past
+/// timed.limit_s. Returns the best-so-far after each new evaluation and fills timed.end_s. Throws Error for an index
+/// out of range.
+std::vector<double> replay_order(const RecordedSpace& rec, const std::vector<std::size_t>& order, TimedReplay& timed);
+
+/// Appends to `out` (made by score_space for the same recording) the score of a strategy given by its runs'
+/// evaluation orders, each replayed by replay_order over out's time range and scored exactly as score_space scores
+/// our strategies (compare them with ScoreSettings::strategy_time off, which charges no decision time either). A run
+/// that ends before the range does keeps its last best. Throws UsageError when `orders` is empty.
+void score_orders(SpaceScore& out, const RecordedSpace& rec, const std::string& name,
+                  const std::vector<std::vector<std::size_t>>& orders);
+
 /// The score of one strategy over several spaces: the mean of its per-space scores, and of its curves point by point
 /// (each space's range mapped onto [0, 1]); the standard error from the per-space ones (sqrt(sum se^2) / n).
 struct AggregateScore {
@@ -82,7 +97,8 @@ struct AggregateScore {
   std::vector<double> curve;
   std::size_t spaces = 0;
 };
-/// Strategies in the order of the first space; a strategy missing from a space is left out of its mean.
+/// Strategies in the order they first appear over the spaces; a strategy missing from a space is left out of its mean
+/// (AggregateScore::spaces says over how many it is taken).
 std::vector<AggregateScore> aggregate_scores(const std::vector<SpaceScore>& spaces);
 
 /// CSV of the scores (one line per space and strategy, then the aggregate as space "all") and, when curves is set,

@@ -1,11 +1,10 @@
 #include "tuner/interop/import.hpp"
 
+#include <zlib.h>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,12 +18,24 @@ namespace autotune::interop {
 
 namespace {
 
+/// The whole file, gunzipped when it is gzip-compressed (zlib reads a plain file as it is). Throws UsageError when it
+/// cannot be opened or its compressed stream is corrupt.
 std::string read_input(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::unique_ptr<gzFile_s, int (*)(gzFile)> in(gzopen(path.c_str(), "rb"), gzclose);
   if (!in) throw UsageError("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    const int n = gzread(in.get(), buf, sizeof buf);
+    if (n < 0) {
+      int code = 0;
+      const char* msg = gzerror(in.get(), &code);
+      throw UsageError("cannot read " + path + ": " + (msg ? msg : "corrupt gzip stream"));
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
 }
 
 /// The problem of the flags without a spec (a stub being created): --problem, --n, --rows, --cols.
