@@ -264,6 +264,8 @@ int TuneRun::run() {
             << (ta_.strategy.empty() ? (limited ? " (the default under a limit)" : " (the default without a limit)")
                                      : "")
             << ", results in " << db_path_ << "\n";
+  const std::string deterministic = deterministic_summary(spec_, p_, dev_, w_);
+  if (!deterministic.empty()) std::cerr << tag_ << deterministic << "\n";
   const session::TuneOutcome o = session::tune(spec_, backend_, db_, q);
   const session::Result& r = o.result;
 
