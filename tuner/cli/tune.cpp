@@ -452,6 +452,7 @@ LocalBackend make_local_backend(const TuneArgs& ta, const TuningSpec& spec,
   to.device = gpu;
   to.verify = ta.verify == "host" ? cuda::TimingOptions::Verify::host : cuda::TimingOptions::Verify::device;
   to.draw_on_device = ta.inputs_on == "gpu";
+  to.repeat_check = ta.narrow.deterministic;  // the verified run is repeated and must give the same bytes
   to.observe = !ta.no_observe;
   to.energy_ms = ta.energy_ms >= 0 ? ta.energy_ms : (needs_power(objective_from_string(ta.objective)) ? 100.0 : 0.0);
   if (!ta.binary_cache.empty()) lb.cache_db = db::Database::open(ta.binary_cache);
