@@ -1,4 +1,5 @@
-// `autotune space`: a kernel's parameter space (narrowed by --values/--restrict/--drop-constraint) and its size.
+// `autotune space`: a kernel's parameter space (narrowed by --values/--restrict/--drop-constraint/
+// --deterministic) and its size.
 #include <cstdio>
 #include <string>
 
@@ -16,6 +17,7 @@ int run_space(const SpaceArgs& a, const std::string& db_path) {
   bool assumed = false;
   DeviceInfo dev = device_for_planning(&assumed);
   ParameterSpace sp = s.space(p, dev, w);
+  const std::string deterministic = deterministic_summary(s, p, dev, w);
   std::printf("kernel:      %s (%s)\n", s.name.c_str(), s.family.c_str());
   std::printf("problem:     %s, workload %s, device %s\n", p.key().c_str(), w.key().c_str(), dev.name.c_str());
   std::printf("parameters:  %zu\n", s.params.size());
@@ -27,6 +29,7 @@ int run_space(const SpaceArgs& a, const std::string& db_path) {
   std::printf("constraints: %zu\n", s.constraints.size());
   std::printf("cartesian:   %.0f\n", sp.cartesian_size());
   std::printf("valid:       %zu\n", sp.size());
+  if (!deterministic.empty()) std::printf("%s\n", deterministic.c_str());
   std::printf("groups:      %zu (parameters connected by constraints; the space is their product%s)\n",
               sp.groups().size(), sp.factorised() ? ", stored factorised" : "");
   for (const auto& grp : sp.groups()) {

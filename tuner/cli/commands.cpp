@@ -66,12 +66,15 @@ void add_timeout_option(CLI::App* c, double& timeout) {
   c->add_option("--timeout", timeout, kTimeoutHelp)->capture_default_str()->check(number_in(0, 86400));
 }
 
-/// --values, --restrict, --drop-constraint.
+/// --values, --restrict, --drop-constraint, --deterministic.
 void add_space_flags(CLI::App* c, SpaceFlags& f) {
   c->add_option("--values", f.values,
                 "keep only these values of a parameter: NAME=v1,v2,... (numbers or labels; repeatable)");
   c->add_option("--restrict", f.restrict, "an extra constraint, e.g. 'BLOCK_SIZE >= 128' (repeatable)");
   c->add_option("--drop-constraint", f.drop, "leave out the spec's constraint with this text (repeatable)");
+  c->add_flag("--deterministic", f.deterministic,
+              "only configurations whose results are the same bits run to run: leave out those the spec marks "
+              "\"nondeterministic\" (the reduction's atomic final step for float sums)");
 }
 
 /// --objective (time, energy, edp, gbps_per_watt).

@@ -265,6 +265,8 @@ int TuneRun::run() {
             << (ta_.strategy.empty() ? (limited ? " (the default under a limit)" : " (the default without a limit)")
                                      : "")
             << ", results in " << db_path_ << "\n";
+  const std::string deterministic = deterministic_summary(spec_, p_, dev_, w_);
+  if (!deterministic.empty()) std::cerr << tag_ << deterministic << "\n";
   const session::TuneOutcome o = session::tune(spec_, backend_, db_, q);
   const session::Result& r = o.result;
 
@@ -451,6 +453,7 @@ LocalBackend make_local_backend(const TuneArgs& ta, const TuningSpec& spec,
   to.device = gpu;
   to.verify = ta.verify == "host" ? cuda::TimingOptions::Verify::host : cuda::TimingOptions::Verify::device;
   to.draw_on_device = ta.inputs_on == "gpu";
+  to.repeat_check = ta.narrow.deterministic;  // the verified run is repeated and must give the same bytes
   to.observe = !ta.no_observe;
   if (!ta.metrics.empty()) to.metrics = cuda::resolve_metrics(ta.metrics);
   to.energy_ms = ta.energy_ms >= 0 ? ta.energy_ms : (needs_power(objective_from_string(ta.objective)) ? 100.0 : 0.0);

@@ -76,9 +76,12 @@ struct ProblemRequest {
   }
 };
 
-/// The narrowing of a spec's space for one run (tune, space): --values, --restrict, --drop-constraint.
+/// The narrowing of a spec's space for one run (tune, space): --values, --restrict, --drop-constraint,
+/// --deterministic.
 struct SpaceNarrowing {
   std::vector<std::string> values, restrict, drop;
+  /// --deterministic: only configurations whose results are bit-reproducible run to run (TuningSpec::deterministic).
+  bool deterministic = false;
 
   /// Applies the flags to s. Throws UsageError for an unknown parameter, value or constraint.
   void apply(TuningSpec& s) const {
@@ -99,6 +102,7 @@ struct SpaceNarrowing {
     }
     for (const std::string& c : drop) s.drop_constraint(c);
     for (const std::string& c : restrict) s.add_constraint(c);
+    if (deterministic) s.deterministic = true;
   }
 };
 

@@ -206,6 +206,27 @@ void parse_constraints(const json& j, TuningSpec& s) {
   }
 }
 
+/// "nondeterministic": expressions over the names constraints see (parameters, problem dims, device and workload
+/// variables); parsed after the problem, so that an unknown name is an error at its pointer.
+void parse_nondeterministic(const json& j, TuningSpec& s) {
+  if (!j.contains("nondeterministic")) return;
+  const json& ns = j["nondeterministic"];
+  if (!ns.is_array()) throw SpecError("/nondeterministic", "expected an array of expression strings");
+  Bindings known = DeviceInfo{}.bindings();
+  for (const auto& [k, v] : workload_bindings(Workload{"float32", "sum"})) known[k] = v;
+  for (const std::string& d : s.problem_dims) known[d] = 1;
+  for (std::size_t i = 0; i < ns.size(); ++i) {
+    const std::string ptr = join_ptr("/nondeterministic", i);
+    if (!ns[i].is_string()) throw SpecError(ptr, std::string("expected an expression string, got ") + type_name(ns[i]));
+    Expr e = get_expr(ns[i], ptr);
+    for (const std::string& v : e.variables())
+      if (!known.count(v) && s.find_param(v) == nullptr)
+        throw SpecError(ptr, "\"" + e.text() + "\" uses unknown name '" + v +
+                                 "' (not a parameter, problem dimension, device or workload variable)");
+    s.nondeterministic.push_back(std::move(e));
+  }
+}
+
 /// "launch": steps whose kernels are listed in "kernels".
 void parse_launches(const json& j, TuningSpec& s) {
   if (!j.contains("launch")) return;
@@ -441,16 +462,19 @@ void check_user_kernel(TuningSpec& s) {
 TuningSpec TuningSpec::from_json_text(const std::string& text, const std::string& base_dir, bool load_sources) {
   const json j = parse_spec_json(text);
   if (!j.is_object()) throw SpecError("", "a spec must be a JSON object");
-  check_keys(j, "", {"name",           "description",  "family",      "source",          "kernels",
-                     "parameters",     "constraints",  "launch",      "problem",         "workloads",
-                     "tolerance",      "bytes_moved",  "defines",     "arguments",       "reference",
-                     "family_options", "verification", "expressions", "compile_options", "tuning",
-                     "captured",       "blocks",       "$comment"});
+  check_keys(j, "", {"name",           "description",  "family",           "source",          "kernels",
+                     "parameters",     "constraints",  "launch",           "problem",         "workloads",
+                     "tolerance",      "bytes_moved",  "defines",          "arguments",       "reference",
+                     "family_options", "verification", "expressions",      "compile_options", "tuning",
+                     "captured",       "blocks",       "nondeterministic", "$comment"});
   TuningSpec s;
   s.spec_text = j.dump();
-  if (j.contains("blocks")) {
+  // Hints that change no measurement ("blocks" for the lookup; "nondeterministic", which configurations a
+  // deterministic run leaves out) stay out of the hash, so that trials stay those of the same spec.
+  if (j.contains("blocks") || j.contains("nondeterministic")) {
     json hashed = j;
     hashed.erase("blocks");
+    hashed.erase("nondeterministic");
     s.hashed_text = hashed.dump();
   }
   parse_identity(j, s, base_dir, load_sources);
@@ -474,6 +498,7 @@ TuningSpec TuningSpec::from_json_text(const std::string& text, const std::string
   parse_constraints(j, s);
   parse_launches(j, s);
   parse_problem(j, s, param_names);
+  parse_nondeterministic(j, s);
   parse_workloads(j, s);
   parse_build_options(j, s);
   parse_arguments(j, s, base_dir, load_sources);
@@ -673,7 +698,41 @@ ParameterSpace TuningSpec::space(const ProblemKey& problem, const DeviceInfo& de
       if (!fixed.count(v) && find_param(v) == nullptr)
         throw SpecError("/blocks", "\"" + blocks->text() + "\" uses unknown name '" + v +
                                        "' (not a parameter, problem dimension or device variable)");
-  return ParameterSpace(params, constraints, fixed);
+  if (!deterministic || nondeterministic.empty()) return ParameterSpace(params, constraints, fixed);
+  std::vector<Expr> all = constraints;
+  for (const Expr& e : nondeterministic)
+    all.push_back(parse_expression((python_expressions ? "not (" : "!(") + e.text() + ")"));
+  return ParameterSpace(params, all, fixed);
+}
+
+const Expr* TuningSpec::nondeterministic_reason(const Config& c, const ProblemKey& p, const DeviceInfo& d,
+                                                const Workload& w) const {
+  for (const Expr& e : nondeterministic)
+    if (eval_expr(e, c, p, d, w) != 0) return &e;
+  return nullptr;
+}
+
+std::string TuningSpec::nondeterministic_text() const {
+  std::string out;
+  for (const Expr& e : nondeterministic) out += (out.empty() ? "" : " or ") + e.text();
+  return out;
+}
+
+std::string deterministic_summary(const TuningSpec& s, const ProblemKey& p, const DeviceInfo& d, const Workload& w) {
+  if (!s.deterministic) return {};
+  const std::string what = s.name + " " + w.key() + " " + p.key();
+  if (s.nondeterministic.empty())
+    return "deterministic: " + s.name + " marks no configuration \"nondeterministic\": every valid one is kept";
+  TuningSpec all = s;
+  all.deterministic = false;
+  const std::size_t valid = all.space(p, d, w).size();
+  const std::size_t kept = s.space(p, d, w).size();
+  const std::string why = "not bit-reproducible run to run where " + s.nondeterministic_text();
+  if (kept == 0 && valid > 0)
+    throw UsageError("--deterministic: none of the " + std::to_string(valid) + " valid configurations of " + what +
+                     " is deterministic (" + why + ")");
+  return "deterministic: " + std::to_string(kept) + " of " + std::to_string(valid) + " valid configurations kept, " +
+         std::to_string(valid - kept) + " left out (" + why + ")";
 }
 
 Bindings workload_bindings(const Workload& w) {

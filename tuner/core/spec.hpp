@@ -164,6 +164,13 @@ struct TuningSpec {
   std::vector<std::string> kernels;
   std::vector<Param> params;
   std::vector<Expr> constraints;
+  /// "nondeterministic": expressions over the names constraints see; a configuration for which one is non-zero
+  /// gives results that are not bit-reproducible run to run (a float sum whose last step is an atomic add).
+  std::vector<Expr> nondeterministic;
+  /// Only configurations that no "nondeterministic" expression names are valid: space() adds the negation of each
+  /// as a constraint (tune --deterministic, RuntimeOptions::deterministic), and the lookup serves none of the others.
+  /// Like the other narrowings, not part of the hashes.
+  bool deterministic = false;
   std::vector<LaunchSpec> launches;
   std::vector<std::string> problem_dims;        // e.g. {"n"} or {"rows","cols"}
   std::vector<ProblemKey> problem_sizes;        // sizes the spec suggests (first = default)
@@ -259,10 +266,23 @@ struct TuningSpec {
   /// Removes the constraint whose text equals `text` apart from white space.
   void drop_constraint(const std::string& text);
 
+  /// The first "nondeterministic" expression that holds for c at p on d with w, or nullptr where c is deterministic.
+  /// Throws ExprError naming the expression where it cannot be evaluated.
+  const Expr* nondeterministic_reason(const Config& c, const ProblemKey& p, const DeviceInfo& d,
+                                      const Workload& w) const;
+  /// The "nondeterministic" expressions joined by " or ", for messages ("" without any).
+  std::string nondeterministic_text() const;
+
   /// Builds the valid space for this problem, device and workload (constraints see dims, device
-  /// variables and the workload variables of workload_bindings()).
+  /// variables and the workload variables of workload_bindings()); with `deterministic`, the configurations no
+  /// "nondeterministic" expression names.
   ParameterSpace space(const ProblemKey& problem, const DeviceInfo& device, const Workload& w) const;
 };
+
+/// With s.deterministic: one line saying how many of the valid configurations at p on d with w the requirement kept
+/// and why it left the others out; "" without it. Throws UsageError when it keeps none (the message names the
+/// "nondeterministic" expressions).
+std::string deterministic_summary(const TuningSpec& s, const ProblemKey& p, const DeviceInfo& d, const Workload& w);
 
 /// Workload variables: sizeof_t (bytes of the dtype), is_float (1 for floating dtypes), is_sum (op == sum).
 Bindings workload_bindings(const Workload& w);

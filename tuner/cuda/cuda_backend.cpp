@@ -138,6 +138,7 @@ struct CudaBackend::Impl {
     q.region_bytes = data->inputs_end() + (copy_outputs ? detail::output_region_bytes(plan) : 0);
     q.outputs_at = data->inputs_end();
     if (!copy_outputs) q.checks = current.checks;
+    q.repeat = opt.repeat_check;
     region.reserve(q.region_bytes);
     auto r = executor->call(q, effective_timeout(opt, best_run_seconds));
     if (r.ok() && copy_outputs) take_outputs(r.body.outputs, q.region_bytes);
@@ -227,7 +228,10 @@ struct CudaBackend::Impl {
     auto r = load_run(plan, cr, current.checks.empty());
     if (detail::failed(r, m)) return m;
     const double run_seconds = seconds_since(verify_start);
-    const std::string mismatch = mismatch_of(r.body);
+    std::string mismatch = mismatch_of(r.body);
+    if (!is_verification_failure(mismatch) && !r.body.repeat_mismatch.empty())
+      mismatch = "not bit-reproducible run to run: a second run on the same inputs gave other bytes (" +
+                 r.body.repeat_mismatch + ")";
     m.verify_ms = seconds_since(verify_start) * 1e3;
     if (is_verification_failure(mismatch)) {
       m.status = TrialStatus::wrong_result;

@@ -92,7 +92,8 @@ struct Executor::State {
   }
 
   /// Loads the configuration, runs it once on poisoned outputs (after a run from zeroed kernel state, where it
-  /// keeps state) and brings back its outputs or the verdicts of the checks.
+  /// keeps state) and brings back its outputs or the verdicts of the checks; with q.repeat, runs it once more on
+  /// poisoned outputs and says whether the output bytes were the same.
   LoadRunRequest::Reply load_run(LoadRunRequest& q) {
     run->unload();
     if (q.copy_outputs &&
@@ -113,6 +114,13 @@ struct Executor::State {
     if (q.copy_outputs) reply.outputs = run->copy_outputs(region, q.fd, q.region_bytes, q.outputs_at);
     for (const OutputCheck& c : q.checks)
       reply.verdicts.push_back(verifier->compare(c, run->plan(), run->addresses(), problem->expected()));
+    if (q.repeat) {  // a deterministic tune: the same inputs must give the same bytes a second time
+      const std::vector<std::vector<unsigned char>> first = run->output_bytes();
+      run->fill(false, kPoisonByte, problem->inputs());
+      run->run();
+      check(d->stream_synchronize(stream), "cuStreamSynchronize");
+      reply.repeat_mismatch = run->repeat_mismatch(first);
+    }
     return reply;
   }
 

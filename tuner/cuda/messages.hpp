@@ -310,8 +310,14 @@ struct LoadRunRequest {
   struct Reply {
     std::vector<OutputPlace> outputs;    // with copy_outputs
     std::vector<CheckVerdict> verdicts;  // one per check, in order
+    /// With repeat: "" when a second run on the same inputs gave the same output bytes, else what differed.
+    std::string repeat_mismatch;
     template <typename S, typename F>
-    static void fields(S& s, F&& f) { f(s.outputs); f(s.verdicts); }
+    static void fields(S& s, F&& f) {
+      f(s.outputs);
+      f(s.verdicts);
+      f(s.repeat_mismatch);
+    }
   };
   LaunchPlan plan;
   std::vector<unsigned char> cubin;
@@ -319,9 +325,19 @@ struct LoadRunRequest {
   std::uint64_t region_bytes = 0, outputs_at = 0;
   bool copy_outputs = true;
   std::vector<OutputCheck> checks;
+  /// Run the plan a second time on poisoned outputs and compare the output bytes of the two runs
+  /// (TimingOptions::repeat_check).
+  bool repeat = false;
   template <typename S, typename F>
   static void fields(S& s, F&& f) {
-    f(s.plan); f(s.cubin); f(s.fd); f(s.region_bytes); f(s.outputs_at); f(s.copy_outputs); f(s.checks);
+    f(s.plan);
+    f(s.cubin);
+    f(s.fd);
+    f(s.region_bytes);
+    f(s.outputs_at);
+    f(s.copy_outputs);
+    f(s.checks);
+    f(s.repeat);
   }
 };
 

@@ -1,4 +1,5 @@
 #include "tuner/cuda/plan_run.hpp"
+#include <algorithm>
 
 #include <optional>
 #include <utility>
@@ -67,6 +68,35 @@ std::vector<OutputPlace> PlanRun::copy_outputs(SharedRegion& region, int fd, std
     offset += (b.bytes + 63) / 64 * 64;
   }
   return places;
+}
+
+std::vector<std::vector<unsigned char>> PlanRun::output_bytes() const {
+  std::vector<std::vector<unsigned char>> out;
+  for (std::size_t i = 0; i < plan_.buffers.size(); ++i) {
+    const BufferDecl& b = plan_.buffers[i];
+    if (b.role != BufferRole::output) continue;
+    out.emplace_back(b.bytes);
+    if (b.bytes != 0)
+      check(d_.memcpy_dtoh(out.back().data(), static_cast<CUdeviceptr>(addresses_[i]), b.bytes), "cuMemcpyDtoH");
+  }
+  return out;
+}
+
+std::string PlanRun::repeat_mismatch(const std::vector<std::vector<unsigned char>>& before) const {
+  const std::vector<std::vector<unsigned char>> now = output_bytes();
+  std::size_t k = 0;
+  for (const BufferDecl& b : plan_.buffers) {
+    if (b.role != BufferRole::output) continue;
+    if (k >= before.size() || k >= now.size()) break;
+    const std::vector<unsigned char>& x = before[k];
+    const std::vector<unsigned char>& y = now[k];
+    ++k;
+    const auto diff = std::mismatch(x.begin(), x.end(), y.begin(), y.end());
+    if (diff.first == x.end() && diff.second == y.end()) continue;
+    return "output '" + b.name + "' differs from byte " + std::to_string(diff.first - x.begin()) + " on (" +
+           std::to_string(x.size()) + " bytes)";
+  }
+  return {};
 }
 
 void PlanRun::unload() {

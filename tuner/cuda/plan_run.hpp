@@ -38,6 +38,13 @@ class PlanRun {
   std::vector<OutputPlace> copy_outputs(SharedRegion& region, int fd, std::uint64_t region_bytes,
                                         std::uint64_t outputs_at);
 
+  /// The bytes of every output buffer, in plan order, copied to the host (the run-to-run check of a deterministic
+  /// tune). Synchronous.
+  std::vector<std::vector<unsigned char>> output_bytes() const;
+  /// "" when `before` (output_bytes() of an earlier run) holds the same bytes as the outputs now; else the first
+  /// output that differs and where ("output 'out' differs from byte 0 on (4 bytes)").
+  std::string repeat_mismatch(const std::vector<std::vector<unsigned char>>& before) const;
+
   /// The loaded plan and the device address of each of its buffers, in order.
   const LaunchPlan& plan() const { return plan_; }
   const std::vector<std::uintptr_t>& addresses() const { return addresses_; }

@@ -146,6 +146,10 @@ struct TimingOptions {
   /// past it the worker is killed -> TrialStatus::timeout, and a new worker takes over.
   /// 0 (the default): derived from the session, see effective_timeout().
   double timeout_seconds = 0.0;
+  /// Run-to-run check (tune --deterministic): the verified configuration runs a second time on poisoned outputs
+  /// and must give the same output bytes, else it is wrong_result ("not bit-reproducible run to run: ..."). The
+  /// outputs of both runs are copied to host memory for the comparison.
+  bool repeat_check = false;
 };
 
 /// Racing's warm-up probe (TimingOptions::race_margin): a single run without an L2 flush loses when it is more

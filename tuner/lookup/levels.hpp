@@ -53,6 +53,7 @@ struct Prepared {
   std::size_t stale_source = 0;  // another kernel source hash
   std::size_t stale_config = 0;  // configuration not valid in the current spec where it was measured
   std::size_t unobserved = 0;    // lacking what the objective needs (energy, power)
+  std::size_t nondeterministic = 0;  // left out by TuningSpec::deterministic: not bit-reproducible run to run
   Objective objective = Objective::time;
   std::map<std::int64_t, std::string> session_spec_hash;
   std::string spec_hash;

@@ -56,6 +56,16 @@ Bindings base_bindings(const ProblemKey& p, const DeviceInfo& d, const Workload&
   return make_bindings(Config(), p, d, w);
 }
 
+/// The variables of an expression: c's values, then base's. c and base must outlive the result.
+VarLookup vars_of(const Config& c, const Bindings& base) {
+  return [&c, &base](const std::string& n) -> std::optional<std::int64_t> {
+    if (auto v = c.get(n)) return v;
+    auto it = base.find(n);
+    if (it == base.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
 /// True if c assigns exactly the spec's parameters, each to one of its values, and every constraint holds
 /// with base (base_bindings of the problem, device and workload). Never throws.
 bool config_valid(const TuningSpec& spec, const Config& c, const Bindings& base) {
@@ -65,18 +75,27 @@ bool config_valid(const TuningSpec& spec, const Config& c, const Bindings& base)
     if (!v || param.index_of(*v) < 0) return false;
   }
   try {
-    const VarLookup vars = [&](const std::string& n) -> std::optional<std::int64_t> {
-      if (auto v = c.get(n)) return v;
-      auto it = base.find(n);
-      if (it == base.end()) return std::nullopt;
-      return it->second;
-    };
+    const VarLookup vars = vars_of(c, base);
     for (const auto& e : spec.constraints)
       if (e.eval(vars) == 0) return false;
   } catch (const std::exception&) {
     return false;
   }
   return true;
+}
+
+/// True where the spec asks for deterministic configurations (TuningSpec::deterministic) and one of its
+/// "nondeterministic" expressions holds for c with base, or cannot be evaluated there. Never throws.
+bool left_out_as_nondeterministic(const TuningSpec& spec, const Config& c, const Bindings& base) {
+  if (!spec.deterministic) return false;
+  const VarLookup vars = vars_of(c, base);
+  try {
+    for (const auto& e : spec.nondeterministic)
+      if (e.eval(vars) != 0) return true;
+  } catch (const std::exception&) {
+    return true;
+  }
+  return false;
 }
 
 bool config_valid(const TuningSpec& spec, const Config& c, const ProblemKey& p, const DeviceInfo& d,
@@ -191,6 +210,10 @@ std::shared_ptr<Prepared> prepare_rows(const db::Database& db, const TuningSpec&
       ++prep->stale_config;
       continue;
     }
+    if (left_out_as_nondeterministic(spec, r.config, bb->second)) {
+      ++prep->nondeterministic;
+      continue;
+    }
     r.config_json = r.config.to_json();
     r.problem_key = r.problem.key();
     r.median_ns = t.m.median_ns;
@@ -243,6 +266,11 @@ class Answerer {
     if (prep_.unobserved != 0)
       notes.push_back(std::to_string(prep_.unobserved) + " recorded rows lack the power or energy that objective " +
                       to_string(prep_.objective) + " needs (measured without NVML) and were not candidates");
+    if (prep_.nondeterministic != 0)
+      notes.push_back(std::to_string(prep_.nondeterministic) +
+                      " recorded rows were not candidates: a deterministic configuration was asked for, and theirs "
+                      "are not bit-reproducible run to run (" +
+                      q_.spec.nondeterministic_text() + ")");
     bool found = false;
     if (target_board_ != kNone) {
       found = same_device(a);
@@ -258,6 +286,9 @@ class Answerer {
       const DeviceInfo* props = target_props_;
       if (props != nullptr && !config_valid(q_.spec, a.config, q_.problem, *props, q_.w))
         notes.push_back("the spec default violates a constraint of the spec on this device/problem");
+      if (left_out_as_nondeterministic(q_.spec, a.config,
+                                       base_bindings(q_.problem, props != nullptr ? *props : DeviceInfo{}, q_.w)))
+        notes.push_back("the spec default is not deterministic, which was asked for");
     } else {
       if (a.observed.throttled())
         notes.push_back("measured while the clocks were throttled (" +

@@ -148,7 +148,10 @@ struct Lookup::Impl {
     std::string unavailable;
     bool cacheable = true;
     if (db) {
-      const std::string id = spec.name + '\x1f' + spec.source_hash() + '\x1f' + spec.spec_hash() + '\x1f' + w.key();
+      const std::string id = spec.name + '\x1f' + spec.source_hash() + '\x1f' + spec.spec_hash() + '\x1f' + w.key() +
+                             (spec.deterministic ? "\x1f"
+                                                   "deterministic"
+                                                 : "");
       auto it = prepared.find(id);
       if (it != prepared.end()) {
         prep = it->second;
@@ -230,10 +233,12 @@ const std::string& named_key(const std::string& kernel, const Device& device, co
   return k;
 }
 
-/// Cache key of a question about a spec object (identity: name, source hash, spec hash).
+/// Cache key of a question about a spec object (identity: name, source hash, spec hash; and whether it asks for
+/// deterministic configurations).
 template <class Device>
 std::string spec_key(const TuningSpec& spec, const Device& device, const Workload& w, const ProblemKey& p) {
-  std::string k = "S" + spec.name + '\x1f' + spec.source_hash() + '\x1f' + spec.spec_hash();
+  std::string k =
+      (spec.deterministic ? "D" : "S") + spec.name + '\x1f' + spec.source_hash() + '\x1f' + spec.spec_hash();
   append_device(k, device);
   append_question(k, w, p);
   return k;

@@ -2,7 +2,9 @@
 // database, cache directory, or NVRTC), resolves the plan, and maps the caller's pointers and the scratch
 // buffer onto the plan's buffers. Steady-state calls do a hash probe and enqueue the plan's launches.
 #include <array>
+#include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -54,6 +56,16 @@ std::string basename_of(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+/// RuntimeOptions::deterministic, or AUTOTUNE_DETERMINISTIC set to 1, true, yes or on (any case).
+bool wants_deterministic(const RuntimeOptions& o) {
+  if (o.deterministic) return true;
+  const char* v = std::getenv("AUTOTUNE_DETERMINISTIC");
+  if (v == nullptr) return false;
+  std::string t = trim(v);
+  for (char& ch : t) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return t == "1" || t == "true" || t == "yes" || t == "on";
+}
+
 struct RequestKey {
   int workload = 0;
   std::array<std::int64_t, kMaxDims> dims{};
@@ -87,6 +99,7 @@ class Family {
         user_buffers_(std::move(buffers)),
         from_(std::move(from)) {
     if (!builtin_) capture_ = capture_settings(spec_.name);
+    spec_.deterministic = wants_deterministic(o);
     if (spec_.problem_dims.size() > kMaxDims)
       throw UsageError("kernel " + spec_.name + " has too many problem dimensions");
     if (user_buffers_.size() > kMaxBuffers) throw UsageError("kernel " + spec_.name + " has too many buffers");
@@ -310,6 +323,20 @@ class Family {
     return *prepared_.emplace(key, std::move(p)).first->second;
   }
 
+  /// With a deterministic requirement: throws UsageError where the configuration chosen (the spec default, the only
+  /// one the lookup can serve without checking it) is marked "nondeterministic".
+  void require_deterministic(const Choice& c, const Workload& w, const ProblemKey& problem,
+                             const DeviceInfo& dev) const {
+    if (!spec_.deterministic) return;
+    const Expr* reason = spec_.nondeterministic_reason(c.answer.config, problem, dev, w);
+    if (reason == nullptr) return;
+    throw UsageError(spec_.name + " " + c.workload + " " + c.problem +
+                     ": a deterministic configuration was asked for (RuntimeOptions::deterministic or "
+                     "AUTOTUNE_DETERMINISTIC), but no recorded one is usable and the " +
+                     lookup::to_string(c.answer.match) + " configuration " + c.config_text +
+                     " is not bit-reproducible run to run (" + reason->text() + ")");
+  }
+
   std::unique_ptr<Prepared> prepare(int wi, const std::int64_t* dims, std::size_t ndims) {
     const auto start = std::chrono::steady_clock::now();
     const Workload& w = spec_.workloads[static_cast<std::size_t>(wi)];
@@ -332,7 +359,9 @@ class Family {
     c.workload = w.key();
     c.problem = problem.key();
     c.device = dev.name;
-    c.answer = builtin_ ? *lookup_->best_on(spec_.name, w, dev, problem) : *lookup_->best_on(spec_, w, dev, problem);
+    // A deterministic requirement narrows the spec, which the by-name lookup (the registered spec) does not know.
+    c.answer = builtin_ && !spec_.deterministic ? *lookup_->best_on(spec_.name, w, dev, problem)
+                                                : *lookup_->best_on(spec_, w, dev, problem);
     // Trials of an older kernel code are not served: say so once per kernel, since the program is then slower
     // than it was tuned to be without anything failing.
     if (c.answer.match != lookup::Match::exact && c.answer.note.find("another kernel source") != std::string::npos &&
@@ -356,6 +385,7 @@ class Family {
       plan = adapter_->plan(c.answer.config, w, problem, dev);
     }
     c.config_text = c.answer.config.str(&spec_.params);
+    require_deterministic(c, w, problem, dev);
 
     cuda::CompileRecipe recipe = cuda::compile_recipe(*adapter_, w, c.answer.config, launcher_.arch());
     c.binary_key = std::move(recipe.key);

@@ -79,6 +79,11 @@ struct RuntimeOptions {
   std::string cache_dir;
   /// Store binaries compiled at run time (in the database if it is writable, else in cache_dir).
   bool store_binaries = true;
+  /// Serve only configurations whose results are the same bits run to run: the lookup passes over recorded ones the
+  /// spec marks "nondeterministic" (the reduction's atomic final step for float sums), and where it falls back to
+  /// the spec default that is not deterministic either, preparing a call throws UsageError. Also on where the
+  /// environment variable AUTOTUNE_DETERMINISTIC is 1, true, yes or on. docs/lookup.md "Deterministic results".
+  bool deterministic = false;
 };
 
 /// What a call runs: the looked-up configuration with its match level and provenance, and its binary.
