@@ -106,7 +106,7 @@ TEST_CASE(
         "ok");
 }
 
-TEST_CASE("determinism: the narrowing leaves out the marked configurations, and says so; none left is an error",
+TEST_CASE("determinism: the narrowing leaves out the marked configurations, and says so - none left is an error",
           "[cpu][determinism][spec]") {
   TuningSpec s = parse(kSpec);
   const DeviceInfo d = sim::SyntheticBackend::fake_device();

@@ -51,7 +51,7 @@ float float_at(const std::vector<unsigned char>& bytes, std::size_t i) {
 
 }  // namespace
 
-TEST_CASE("KTT scripts: an unknown Search is a note and the default strategy runs; KTT's searchers map",
+TEST_CASE("KTT scripts: an unknown Search is a note and the default strategy runs - KTT's searchers map",
           "[cpu][t1][ktt]") {
   const specs::T1Conversion profile = specs::t1_to_spec(read_json(kCoulomb), kCoulomb);
   CHECK_FALSE(profile.spec.contains("tuning"));  // no strategy: tune's default
@@ -170,7 +170,7 @@ TEST_CASE("KTT scripts: Generator reference arguments are the expected values, a
   autotune_test::remove_ktt_tutorial(script);
 }
 
-TEST_CASE("KTT scripts: a Generator reads only i; Constant references; other fills are refused", "[cpu][t1][ktt]") {
+TEST_CASE("KTT scripts: a Generator reads only i - Constant references - other fills are refused", "[cpu][t1][ktt]") {
   const std::string script = autotune_test::ktt_tutorial();
   const json base = read_json(script);
   auto error_of = [&](const json& doc, std::string* pointer) {
@@ -219,7 +219,7 @@ TEST_CASE("KTT scripts: a Generator reads only i; Constant references; other fil
   autotune_test::remove_ktt_tutorial(script);
 }
 
-TEST_CASE("KTT scripts: outputs given a fill start from it; OpenCL scripts are refused", "[cpu][t1][ktt]") {
+TEST_CASE("KTT scripts: outputs given a fill start from it - OpenCL scripts are refused", "[cpu][t1][ktt]") {
   const TuningSpec coulomb = interop::resolve_kernel(kCoulomb, {});
   const ArgSpec& grid = coulomb.arguments.back();
   CHECK(grid.name == "grid");

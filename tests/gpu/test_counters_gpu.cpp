@@ -64,7 +64,7 @@ bool counters_unavailable(const CounterRun& r) {
 
 }  // namespace
 
-TEST_CASE("counters gpu: the grid-stride reduction at 2^28 reads 4 n bytes; the counters' bandwidth is bytes / time",
+TEST_CASE("counters gpu: the grid-stride reduction at 2^28 reads 4 n bytes - the counters' bandwidth is bytes / time",
           "[gpu][counters]") {
   const double n = 268435456.0;
   const CounterRun r = run_counters(

@@ -22,7 +22,7 @@ using namespace autotune;
 using namespace autotune::cuda;
 using namespace autotune::cuda::detail;
 
-TEST_CASE("counters: short names, groups and CUPTI names resolve; an unknown name is refused", "[nvrtc][counters]") {
+TEST_CASE("counters: short names, groups and CUPTI names resolve - an unknown name is refused", "[nvrtc][counters]") {
   CHECK(resolve_metrics("counters") == default_counter_metrics());
   CHECK(resolve_metrics("dram_bytes, l2_hit_rate,dram_bytes_read") ==
         std::vector<std::string>{"dram_bytes_read", "dram_bytes_write", "l2_hit_rate"});
