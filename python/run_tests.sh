@@ -13,6 +13,10 @@ dest="$build/python-install"
 rm -rf "$dest"
 DESTDIR="$dest" cmake --install "$build" --component python >/dev/null
 export PYTHONPATH="$dest$site${PYTHONPATH:+:$PYTHONPATH}" GPU_AUTOTUNE_TEST_INSTALLED=1
+# Where the build made the C launch path (gpu_autotune._fastlaunch), its tests require it installed and loading.
+if grep -q '^AUTOTUNE_PYTHON_FASTLAUNCH:INTERNAL=ON' "$build/CMakeCache.txt"; then
+  export GPU_AUTOTUNE_EXPECT_FASTLAUNCH=1
+fi
 unset GPU_AUTOTUNE_LIB
 py=${PYTHON:-python3}
 cd "$here/tests"

@@ -4,9 +4,16 @@ A thin layer over autotune::Kernel through the C interface (gat_kernel_open / ga
 configuration the database serves for this GPU and problem (down to the spec's default, docs/lookup.md), the
 binary from the database's cache or NVRTC, every launch step of the spec. Device arrays are anything with
 __cuda_array_interface__ (CuPy, PyTorch, Numba); host (numpy) arrays are refused. docs/python.md.
+
+Two paths, one behaviour: the C extension _fastlaunch (python/ext/fastlaunch.c) where it imports, which reads the
+common cases with the type and dtype caches below and calls gat_kernel_launch itself; and the ctypes path here,
+which runs for everything the C path leaves (it returns None without launching: an unknown case or any error) and
+where the extension is missing. Every error message comes from the ctypes path. GPU_AUTOTUNE_FASTLAUNCH=0 in the
+environment (read at import) makes every Kernel use ctypes.
 """
 import ctypes
 import json
+import os
 
 import numpy
 
@@ -114,6 +121,35 @@ def _refuse_bool(slot, a, index):
 _extractors = {int: _set_int, float: _set_float, bool: _refuse_bool, numpy.ndarray: _refuse_host,
                numpy.bool_: _refuse_bool}
 
+try:
+    from . import _fastlaunch
+except ImportError:  # not built (no Python headers where the package was built) or not loadable here
+    _fastlaunch = None
+if os.environ.get("GPU_AUTOTUNE_FASTLAUNCH") == "0":
+    _fastlaunch = None
+
+# The C path's view of the same rules: the kind of each extractor it reads itself; the refusals have none (the
+# Python path raises their errors).
+_fast_codes = {} if _fastlaunch is None else {
+    _set_int: _fastlaunch.KIND_INT, _set_float: _fastlaunch.KIND_FLOAT, _set_own: _fastlaunch.KIND_OWN,
+    _set_cupy: _fastlaunch.KIND_CUPY, _set_torch: _fastlaunch.KIND_TORCH, _set_interface: _fastlaunch.KIND_INTERFACE}
+_fast_kinds = {}  # Python type -> its kind for the C path, or None (the Python path's)
+
+
+def _fast_kind(t, a, index):
+    """The C path's kind of type t (remembered in _fast_kinds), found as the Python path finds its extractor; None
+    for a refused type; UsageError (the C path then leaves the call to the Python path) for an unknown one."""
+    f = _extractors.get(t) or _extractor_for(t, a, index)
+    kind = _fast_codes.get(f)
+    _fast_kinds[t] = kind
+    return kind
+
+
+def _fast_dtype(key, is_torch, index):
+    """The dtype name of a dtype object or typestr (a torch dtype if is_torch), remembered in _dtype_names as the
+    Python path does; UsageError for a dtype the project has no name for."""
+    return _dtype_bytes(key, str(key).replace("torch.", "") if is_torch else key, index)
+
 
 def _extractor_for(t, a, index):
     """The extractor for arguments of type t (remembered), or UsageError for a type that is none of them."""
@@ -171,17 +207,35 @@ class Kernel:
         rc = self._lib.gat_kernel_open(str(spec).encode(), str(db).encode(), ctypes.byref(handle))
         if rc != 0:
             raise error_for_code(rc, _lib._last_error(self._lib))
-        self._handle = handle.value
-        self.spec = str(spec)
+        self._attach(self._lib, handle.value, str(spec), self._lib.gat_kernel_launch)
+
+    def _attach(self, lib, handle, spec, launch_function, fast=True):
+        """The state of an open kernel: `handle` (gat_kernel_open's), launched through `launch_function` (a ctypes
+        function of gat_kernel_launch's signature: the library's, or a test's stand-in), from C where
+        _fastlaunch imported and `fast`, else through ctypes."""
+        self._lib = lib
+        self._handle = handle
+        self.spec = spec
         self._args = (_GatArg * 64)()
         self._problem = (ctypes.c_int64 * 8)()
         self._problem_dims = 0
         self._last_problem = None
         self._last_stream, self._last_handle = None, 0  # the last stream object and its handle
-        self._launch = self._lib.gat_kernel_launch
+        self._launch = launch_function
+        self._fast = None  # the C path's launch(stream, problem, args): a return code, or None for the Python path
+        if fast and _fastlaunch is not None:
+            self._fast = _fastlaunch.Launcher(ctypes.cast(launch_function, ctypes.c_void_p).value, handle,
+                                              len(self._args), _fast_kinds, _fast_kind, _dtype_names, _fast_dtype,
+                                              stream_handle).launch
+
+    @property
+    def fast_launch(self):
+        """True where launch() runs in C (gpu_autotune._fastlaunch), False where it uses ctypes only."""
+        return self._fast is not None
 
     def close(self):
         """Releases the kernel (its modules and plans); launching afterwards raises UsageError."""
+        self._fast = None  # the C path holds the handle too
         if self._handle:
             self._lib.gat_kernel_close(self._handle)
             self._handle = None
@@ -212,6 +266,17 @@ class Kernel:
         Asynchronous. UsageError naming the argument that does not match (a host array, a wrong dtype, a number
         out of range, a wrong count); NoGpuError for a failed launch. A device array's pointer and dtype are read
         at each call (the host cost per call: bench/python_launch.py)."""
+        fast = self._fast
+        if fast is not None:
+            rc = fast(stream, problem, args)
+            if rc == 0:
+                return
+            if rc is not None:
+                raise error_for_code(rc, _lib._last_error(self._lib))
+        self._launch_ctypes(stream, problem, args)
+
+    def _launch_ctypes(self, stream, problem, args):
+        """launch() through ctypes: every case, and every error's message."""
         if not self._handle:
             raise UsageError("the kernel was closed")
         out = self._args
