@@ -376,6 +376,21 @@ def test_no_reference_is_leaked():
 
 
 @needs_ext
+def test_a_cycle_through_the_remembered_stream_is_collected():
+    """Kernel -> its C path -> the stream it remembers -> the Kernel: the garbage collector sees the C path's part."""
+    import weakref
+    s = StandIn()
+    k = _kernel(s, fast=True)
+    stream = CupyStream()
+    stream.kernel = k
+    assert k._fast(stream, 8, [1]) == 0
+    gone = weakref.ref(stream)
+    del k, stream
+    gc.collect()
+    assert gone() is None
+
+
+@needs_ext
 def test_launcher_refuses_a_null_address_and_too_many_arguments():
     L = launch._fastlaunch.Launcher
     helpers = ({}, launch._fast_kind, {}, launch._fast_dtype, launch.stream_handle)
