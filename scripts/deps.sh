@@ -8,10 +8,11 @@ set -euo pipefail
 # chromium: the report's headless render check (tests/cpu/test_html_report.cpp); libstb-dev: decoding its PNG;
 # libxml2-dev: the XML well-formedness check of the report's SVG/XHTML (tests/xml_check.hpp).
 # python3: scripts/check_boundaries.py (the module boundaries of docs/ARCHITECTURE.md, in CI); python3-numpy and
-# python3-pytest: the Python package (python/) and its tests.
+# python3-pytest: the Python package (python/) and its tests; python3-dev: the headers of its launch extension
+# (python/ext, on the stable ABI).
 # zlib1g-dev: gzip-compressed cache and T4 files on import (tuner/interop).
 pkgs=(cmake ninja-build g++ python3 libsqlite3-dev nlohmann-json3-dev catch2 libcli11-dev chromium libstb-dev libxml2-dev
-      zlib1g-dev clang-tidy clang-format libopenmpi-dev openmpi-bin python3-numpy python3-pytest "$@")
+      zlib1g-dev clang-tidy clang-format libopenmpi-dev openmpi-bin python3-dev python3-numpy python3-pytest "$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,6 +4,7 @@ A script written for Kernel Tuner runs with `from gpu_autotune import tune_kerne
 `from kernel_tuner import tune_kernel`: the arguments become a spec (module _translate), the C++ tuner runs the
 search in this process, and the session's trials come back as Kernel Tuner's (results, env).
 """
+import atexit
 import ctypes
 import hashlib
 import os
@@ -212,6 +213,18 @@ def _simulation_args(cache, spec_path, tr, tmp, quiet):
     return ["--simulate", "--from", imported] + (["--device", device] if device else [])
 
 
+_binary_cache_dir = []
+
+
+def _binary_cache():
+    """The process's binary cache (a database in a temporary folder, removed at exit), made on first use."""
+    if not _binary_cache_dir:
+        d = tempfile.mkdtemp(prefix="gpu_autotune_binaries_")
+        atexit.register(shutil.rmtree, d, True)
+        _binary_cache_dir.append(d)
+    return os.path.join(_binary_cache_dir[0], "binaries.db")
+
+
 def _write_spec(tr):
     text = _translate.spec_json(tr.spec)
     path = os.path.join(tr.spec_dir, "spec-%s.tune.json" % hashlib.sha256(text.encode()).hexdigest()[:16])
@@ -241,8 +254,9 @@ def prepare_tune(kernel_name, kernel_source, problem_size, arguments, tune_param
     tr = _translate.translate(kernel_name, kernel_source, problem_size, arguments, tune_params, grid_div_x,
                               grid_div_y, grid_div_z, restrictions, answer, atol, smem_args, cmem_args,
                               compiler_options, defines, block_size_names, verify)
-    args = ["--problem", tr.problem, "--samples", str(max(7, int(iterations))), "--gpu", str(device),
-            "--objective", objective] + _strategy_args(strategy, strategy_options, tr.spec)
+    # One warm-up run: the verification run before it has already loaded the module and run it once.
+    args = ["--problem", tr.problem, "--samples", str(max(7, int(iterations))), "--warmup", "1", "--gpu",
+            str(device), "--objective", objective] + _strategy_args(strategy, strategy_options, tr.spec)
     if seed is not None:
         args += ["--seed", str(int(seed))]
     if any("nvml_energy" in o.observables for o in observers or ()) and objective in ("time", "gbps_per_watt"):
@@ -283,7 +297,11 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     try:
         if simulation_mode:
             args += _simulation_args(cache, spec_path, tr, tmp, quiet)
-        # A database of its own per call: every configuration is measured, as Kernel Tuner does without a cache.
+        # A database of its own per call: every configuration is measured, as Kernel Tuner does without a cache;
+        # the compiled binaries are kept for the process (a script that tunes one kernel for several inputs
+        # compiles each configuration once).
+        if not simulation_mode:
+            args += ["--binary-cache", _binary_cache()]
         if verify is not None:
             with _Verifier(verify, arguments, answer, atol):
                 stats = api.run_tune(spec_path, os.path.join(tmp, "tune.db"), args, quiet=quiet)
@@ -299,7 +317,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
            "verification": stats.get("verification"), "session": stats.get("session"),
            "total_compile_time": 1000 * stats.get("compile_s", 0.0),
            "total_verification_time": 1000 * stats.get("verify_s", 0.0),
-           "total_benchmark_time": 1000 * stats.get("benchmark_s", 0.0)}
+           "total_benchmark_time": 1000 * stats.get("benchmark_s", 0.0), "autotune_stats": stats}
     ok = [r for r in results if "__error__" not in r and r.get(objective) is not None]
     if ok:
         pick = max if _OBJECTIVES[objective] else min

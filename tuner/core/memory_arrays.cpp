@@ -1,15 +1,14 @@
 #include "tuner/core/memory_arrays.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <map>
 #include <mutex>
 #include <set>
-#include <thread>
 
 #include "tuner/core/error.hpp"
 #include "tuner/core/hash.hpp"
 #include "tuner/core/keys.hpp"
+#include "tuner/core/parallel.hpp"
 
 namespace autotune {
 
@@ -46,18 +45,7 @@ std::uint64_t memory_array_digest(const void* data, std::uint64_t bytes) {
     const std::uint64_t at = i * kPiece;
     hashes[i] = bulk_hash64(base + at, static_cast<std::size_t>(std::min(kPiece, bytes - at)));
   };
-  const std::size_t threads = std::min<std::size_t>({pieces, 16, std::max(1u, std::thread::hardware_concurrency())});
-  if (threads <= 1) {
-    for (std::size_t i = 0; i < pieces; ++i) hash_piece(i);
-  } else {
-    std::atomic<std::size_t> next{0};
-    std::vector<std::thread> pool;
-    for (std::size_t t = 0; t < threads; ++t)
-      pool.emplace_back([&] {
-        for (std::size_t i = next++; i < pieces; i = next++) hash_piece(i);
-      });
-    for (std::thread& th : pool) th.join();
-  }
+  parallel_for(pieces, hash_piece, 16);
   std::uint64_t h = fnv1a64(std::to_string(bytes));
   for (std::uint64_t v : hashes) h = fnv1a64(std::string_view(reinterpret_cast<const char*>(&v), sizeof v), h);
   return h;

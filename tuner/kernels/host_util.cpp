@@ -4,15 +4,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
-#include <mutex>
-#include <thread>
 
 #include "tuner/core/error.hpp"
+#include "tuner/core/parallel.hpp"
 
 namespace autotune::kernels {
 
@@ -37,36 +34,7 @@ std::int64_t uniform_nonzero_int(Random& rng, std::int64_t lo, std::int64_t hi) 
 
 void parallel_chunks(std::size_t count, const std::function<void(std::size_t, std::size_t, std::size_t)>& fn) {
   const std::size_t chunks = (count + kChunkElements - 1) / kChunkElements;
-  auto run = [&](std::size_t c) { fn(c, c * kChunkElements, std::min(count, (c + 1) * kChunkElements)); };
-  const std::size_t threads =
-      std::min<std::size_t>(chunks, std::max(1u, std::min(64u, std::thread::hardware_concurrency())));
-  if (threads <= 1) {
-    for (std::size_t c = 0; c < chunks; ++c) run(c);
-    return;
-  }
-  std::atomic<std::size_t> next{0};
-  std::exception_ptr error;
-  std::mutex mu;
-  auto work = [&] {
-    for (std::size_t c = next++; c < chunks; c = next++) {
-      try {
-        run(c);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!error) error = std::current_exception();
-        next = chunks;  // stop handing out chunks
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  pool.reserve(threads - 1);
-  try {
-    for (std::size_t t = 0; t + 1 < threads; ++t) pool.emplace_back(work);
-  } catch (...) {  // no more threads: the ones started and this one finish the work
-  }
-  work();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+  parallel_for(chunks, [&](std::size_t c) { fn(c, c * kChunkElements, std::min(count, (c + 1) * kChunkElements)); });
 }
 
 namespace {
