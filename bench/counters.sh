@@ -9,7 +9,8 @@
 #   3. a 270-configuration space (reduction at 2^26, warp shuffle, every block size x grid size x items per thread
 #      x vector width but ITEMS_PER_THREAD = VEC = 4): the tune's wall time with --metrics counters against without
 #      (target: at most 2x), and without --metrics against the tuner before the counters (BEFORE, optional; target:
-#      nothing measurable).
+#      nothing measurable); where a replay's time goes (the mean of each phase the observer records in its method)
+#      and whether the timed medians moved with the range profiler kept enabled between replays (target: within 3%).
 # Every step runs even when another failed; a failed step is a row saying so, with its log in $OUT.
 #
 #   OUT=<dir> bash bench/counters.sh <dir with autotune>
@@ -91,7 +92,7 @@ for db in reduction transpose off counters before off_again; do
 done
 
 python3 - "$OUT" ${FAILED[@]+"${FAILED[@]}"} <<'PY' | tee "$OUT/counters.md"
-import json, os, sqlite3, sys
+import json, math, os, re, sqlite3, sys
 out, failed = sys.argv[1], sys.argv[2:]
 
 def trials(name):
@@ -140,8 +141,12 @@ else:
               f"read / 4n from {min(ratios):.4f} to {max(ratios):.4f} | {verdict(worst <= 0.02)} |")
         if bw:
             worstb = max(abs(b - 1) for b in bw)
+            flush = sorted({m.group(1) for t in with_m
+                            for m in [re.search(r"flush=(\w+)", t["observer"] or "")] if m})
+            span = [t["m"]["gpu_time"] / t["median"] for t in with_m if t["m"].get("gpu_time") and t["median"]]
             print(f"| reduction 2^28: counters' bandwidth within 5% of bytes / median | counters / (bytes / median) "
-                  f"from {min(bw):.4f} to {max(bw):.4f} | {verdict(worstb <= 0.05)} |")
+                  f"from {min(bw):.4f} to {max(bw):.4f}; the counters' gpu_time / median from {min(span):.4f} to "
+                  f"{max(span):.4f} (flush {', '.join(flush) or '?'}) | {verdict(worstb <= 0.05)} |")
         occ = [t["m"].get("achieved_occupancy") for t in with_m if t["m"].get("achieved_occupancy") is not None]
         rep = [t["m"].get("counter_replay_ms") for t in with_m if t["m"].get("counter_replay_ms") is not None]
         if occ and rep:
@@ -182,6 +187,36 @@ if off and cnt and n_off is not None and n_cnt is not None:
           f"{sum(1 for t in n_cnt if t['m'])} with counters): {cnt / off:.2f}x | {verdict(cnt <= 2 * off)} |")
 else:
     print("| 270-configuration space: counters add at most 2x | a tune failed (see space_*.log) | **failed** |")
+def phases(rows):
+    """Mean ms per replay of each phase the observer writes into its method (";phases=enable:0.00,setup:...")."""
+    sums, n, first = {}, 0, None
+    for t in rows:
+        m = re.search(r"phases=([^;]*)", t["observer"] or "")
+        if not m:
+            continue
+        n += 1
+        for part in m.group(1).split(","):
+            k, v = part.split(":")
+            sums[k] = sums.get(k, 0.0) + float(v)
+            if k == "enable" and float(v) > 0:
+                first = float(v) if first is None else max(first, float(v))
+    return n, {k: v / n for k, v in sums.items()}, first
+
+if n_cnt:
+    n, mean, first = phases(n_cnt)
+    if n:
+        cells = ", ".join(f"{k} {v:.2f}" for k, v in mean.items())
+        print(f"| 270-configuration space: where a replay's time goes | mean ms per replay over {n}: {cells}; "
+              f"enabling the profiler (first replay) {first if first is not None else 0:.1f} ms | - |")
+if n_off and n_cnt:
+    base = {json.dumps(t["cfg"], sort_keys=True): t["median"] for t in n_off if t["median"]}
+    r = [t["median"] / base[k] for t in n_cnt for k in [json.dumps(t["cfg"], sort_keys=True)]
+         if k in base and t["median"]]
+    if r:
+        g = math.exp(sum(math.log(x) for x in r) / len(r))
+        print(f"| timed medians with counters / without (the profiler stays enabled between replays) | geometric "
+              f"mean {g:.4f} over {len(r)} configurations, from {min(r):.3f} to {max(r):.3f} | "
+              f"{verdict(abs(g - 1) <= 0.03)} |")
 before, again = secs("space_before"), secs("space_off_again")
 if before and again and off:
     print(f"| off by default adds nothing measurable | before the counters {before:.1f} s; this tuner without "
