@@ -16,13 +16,16 @@
 #   OUT=<dir> bash bench/counters.sh <dir with autotune>
 #
 # Environment: OUT [out]; BEFORE (a dir with the autotune of the base commit, for "off by default vs before");
-#   STEP_TIMEOUT [240] seconds per tune; EXTRA (more tune options). About 4 minutes on an H100 (2 minutes more
-#   with BEFORE). Needs python3 (with sqlite3) to read the databases.
+#   STEP_TIMEOUT [240] seconds per tune; EXTRA (more tune options); REPLAYS (space-separated values of
+#   AUTOTUNE_CUPTI_REPLAY, docs/observers.md, e.g. "sync_flush config_once reenable": steps 1 and the counted tune
+#   of 3 again with each, one row per value, to compare the replay's variants on one machine). About 4 minutes on
+#   an H100 (2 minutes more with BEFORE, about 1 more per REPLAYS value). Needs python3 (with sqlite3).
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 bench_autotune_dir "OUT=<dir> bash bench/counters.sh <dir with autotune>" "$@"
 OUT=${OUT:-out}
 BEFORE=${BEFORE:-}
+REPLAYS=${REPLAYS:-}
 STEP_TIMEOUT=${STEP_TIMEOUT:-240}
 EXTRA=${EXTRA:-}
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -87,13 +90,27 @@ if [ -n "$BEFORE" ]; then
     FAILED+=("space_before (no autotune in BEFORE=$BEFORE)")
   fi
 fi
+# 4. (REPLAYS) the replay's variants: the reduction at 2^28 and the counted 270-configuration tune again with each.
+VARIANTS=()
+for v in $REPLAYS; do
+  name=${v//,/_}
+  VARIANTS+=("$name=$v")
+  # shellcheck disable=SC2086
+  run "reduction_$name" "$STEP_TIMEOUT" env AUTOTUNE_CUPTI_REPLAY="$v" "$AT" --db "$WORK/reduction_$name.db" tune \
+    reduction --n 268435456 --dtype float32 --op sum --strategy brute_force --restrict "$RED_GS" --metrics counters $EXTRA
+  # shellcheck disable=SC2086
+  run "space_$name" "$STEP_TIMEOUT" env AUTOTUNE_CUPTI_REPLAY="$v" "$AT" --db "$WORK/space_$name.db" tune \
+    "${SPACE[@]}" --metrics counters $EXTRA
+  cp "$WORK/reduction_$name.db" "$WORK/space_$name.db" "$OUT/" 2> /dev/null
+done
+
 for db in reduction transpose off counters before off_again; do
   [ -f "$WORK/$db.db" ] && cp "$WORK/$db.db" "$OUT/$db.db"
 done
 
-python3 - "$OUT" ${FAILED[@]+"${FAILED[@]}"} <<'PY' | tee "$OUT/counters.md"
+python3 - "$OUT" "${VARIANTS[*]+${VARIANTS[*]}}" ${FAILED[@]+"${FAILED[@]}"} <<'PY' | tee "$OUT/counters.md"
 import json, math, os, re, sqlite3, sys
-out, failed = sys.argv[1], sys.argv[2:]
+out, variants, failed = sys.argv[1], sys.argv[2].split(), sys.argv[3:]
 
 def trials(name):
     path = f"{out}/{name}.db"
@@ -217,6 +234,29 @@ if n_off and n_cnt:
         print(f"| timed medians with counters / without (the profiler stays enabled between replays) | geometric "
               f"mean {g:.4f} over {len(r)} configurations, from {min(r):.3f} to {max(r):.3f} | "
               f"{verdict(abs(g - 1) <= 0.03)} |")
+def gpu_time_spans(rows):
+    """The counters' gpu_time / median and (DRAM bytes / gpu_time) / (bytes / median) of each row with both."""
+    span, bw = [], []
+    for t in rows or []:
+        m = t["m"]
+        if m.get("gpu_time") and t["median"] and t["gbps"]:
+            span.append(m["gpu_time"] / t["median"])
+            bw.append(((m.get("dram_bytes_read") or 0) + (m.get("dram_bytes_write") or 0)) / m["gpu_time"] / t["gbps"])
+    return span, bw
+
+for variant in variants:
+    name, flags = variant.split("=", 1)
+    cells = []
+    sp, rows = secs(f"space_{name}"), trials(f"space_{name}")
+    if sp and off and rows is not None:
+        n, mean, first = phases(rows)
+        cells.append(f"270 space {sp:.1f} s ({sp / off:.2f}x of without), mean ms per replay: " +
+                     ", ".join(f"{k} {v:.2f}" for k, v in mean.items()))
+    span, bw = gpu_time_spans(trials(f"reduction_{name}"))
+    if span:
+        cells.append(f"reduction 2^28: gpu_time / median {min(span):.4f} to {max(span):.4f}, counters' bandwidth / "
+                     f"(bytes / median) {min(bw):.4f} to {max(bw):.4f}")
+    print(f"| AUTOTUNE_CUPTI_REPLAY={flags} | {'<br>'.join(cells) or 'no trials (see its logs)'} | - |")
 before, again = secs("space_before"), secs("space_off_again")
 if before and again and off:
     print(f"| off by default adds nothing measurable | before the counters {before:.1f} s; this tuner without "

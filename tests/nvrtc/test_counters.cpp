@@ -217,15 +217,17 @@ TEST_CASE("counters: the configuration image is built once per chip and metric s
   CHECK(c.host_deinits == 3);
 }
 
-TEST_CASE("counters: AUTOTUNE_CUPTI_REPLAY's flags - reenable and sync_flush", "[nvrtc][counters]") {
+TEST_CASE("counters: AUTOTUNE_CUPTI_REPLAY's flags - reenable, sync_flush, config_once", "[nvrtc][counters]") {
   ReplayOptions d = parse_replay_options("", false);
   CHECK(d.keep_enabled);
   CHECK(d.queue_flush);
   CHECK_FALSE(d.debug);
-  ReplayOptions both = parse_replay_options(" reenable , sync_flush", true);
-  CHECK_FALSE(both.keep_enabled);
-  CHECK_FALSE(both.queue_flush);
-  CHECK(both.debug);
+  CHECK_FALSE(d.config_once);
+  ReplayOptions all = parse_replay_options(" reenable , sync_flush,config_once", true);
+  CHECK_FALSE(all.keep_enabled);
+  CHECK_FALSE(all.queue_flush);
+  CHECK(all.config_once);
+  CHECK(all.debug);
   CHECK_THROWS_WITH(parse_replay_options("reenable,keep", false),
                     Catch::Contains("AUTOTUNE_CUPTI_REPLAY: unknown flag 'keep'") && Catch::Contains("sync_flush"));
 
@@ -249,7 +251,36 @@ TEST_CASE("counters: AUTOTUNE_CUPTI_REPLAY's flags - reenable and sync_flush", "
     CHECK(c.data_sizes == 2);
     CHECK(plan.runs == 4);
     CHECK(plan.syncs == 8);  // after each flush and after each pass
-    CHECK_THAT(o.method, Catch::EndsWith(";flush=synced"));
+    CHECK_THAT(o.method, Catch::EndsWith(";flush=synced;reenable"));
+  }
+  SECTION("config_once: one-pass metrics are configured at the first replay only") {
+    c.passes = 1;
+    ::setenv("AUTOTUNE_CUPTI_REPLAY", "config_once", 1);
+    auto obs = open_counter_observer(fake_api(), ObserverSite{}, metrics, &why);
+    ::unsetenv("AUTOTUNE_CUPTI_REPLAY");
+    REQUIRE(obs != nullptr);
+    Plan plan;
+    Observation o;
+    obs->after_timing(q, plan.timed(), o);
+    obs->after_timing(q, plan.timed(), o);
+    obs->after_timing(q, plan.timed(), o);
+    CHECK(c.enables == 1);
+    CHECK(c.image_inits == 3);
+    CHECK(c.set_configs == 1);
+    CHECK(plan.runs == 3);
+    CHECK_THAT(o.method, Catch::EndsWith(";flush=queued;config_once"));
+  }
+  SECTION("config_once with metrics of several passes: configured at every replay all the same") {
+    ::setenv("AUTOTUNE_CUPTI_REPLAY", "config_once", 1);
+    auto obs = open_counter_observer(fake_api(), ObserverSite{}, metrics, &why);
+    ::unsetenv("AUTOTUNE_CUPTI_REPLAY");
+    REQUIRE(obs != nullptr);
+    Plan plan;
+    Observation o;
+    obs->after_timing(q, plan.timed(), o);
+    obs->after_timing(q, plan.timed(), o);
+    CHECK(c.set_configs == 2);
+    CHECK(plan.runs == 4);
   }
   SECTION("an unknown flag: the observer does not open and says why") {
     ::setenv("AUTOTUNE_CUPTI_REPLAY", "fast", 1);

@@ -69,7 +69,8 @@ class CounterObserver final : public TrialObserver {
     o.metrics.push_back(Metric{"counter_replay_ms", ms, "ms"});
     char method[64];
     std::snprintf(method, sizeof method, "cupti;passes=%zu;replay=%.1fms;", t.passes, ms);
-    add_method(o, method + ("phases=" + t.text()) + (options_.queue_flush ? ";flush=queued" : ";flush=synced"));
+    add_method(o, method + ("phases=" + t.text()) + (options_.queue_flush ? ";flush=queued" : ";flush=synced") +
+                      (options_.keep_enabled ? "" : ";reenable") + (options_.config_once ? ";config_once" : ""));
     if (options_.debug)
       std::fprintf(stderr, "autotune cupti: replay %zu: passes %zu, %.2f ms (%s)\n", replays_, t.passes, ms,
                    t.text().c_str());

@@ -33,8 +33,10 @@ ReplayOptions parse_replay_options(const std::string& flags, bool debug) {
       o.keep_enabled = false;
     } else if (flag == "sync_flush") {
       o.queue_flush = false;
+    } else if (flag == "config_once") {
+      o.config_once = true;
     } else {
-      throw UsageError("AUTOTUNE_CUPTI_REPLAY: unknown flag '" + flag + "' (known: reenable, sync_flush)");
+      throw UsageError("AUTOTUNE_CUPTI_REPLAY: unknown flag '" + flag + "' (known: reenable, sync_flush, config_once)");
     }
   }
   return o;
@@ -89,14 +91,16 @@ void RangeProfiler::disable() noexcept {
   object_ = nullptr;
 }
 
-void RangeProfiler::setup() {
+void RangeProfiler::setup(const ReplayOptions& options) {
   // The image holds one range: the previous replay's is cleared by initialising it again, and the configuration
-  // is set again so that the replay starts at pass 0 and decodes into this image.
+  // is set again so that the replay starts at pass 0 and decodes into this image (config_once: only the first
+  // time, for one-pass metrics).
   auto init = sized<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>();
   init.pRangeProfilerObject = object_;
   init.counterDataSize = image_.size();
   init.pCounterData = image_.data();
   check_cupti(api_, api_.range_counter_data_image_initialize(&init), "cuptiRangeProfilerCounterDataImageInitialize");
+  if (configured_ && options.config_once && host_.passes() <= 1) return;
   auto set = sized<CUpti_RangeProfiler_SetConfig_Params>();
   set.pRangeProfilerObject = object_;
   set.configSize = host_.config().size();
@@ -111,6 +115,7 @@ void RangeProfiler::setup() {
   set.passIndex = 0;
   set.targetNestingLevel = 1;
   check_cupti(api_, api_.range_set_config(&set), "cuptiRangeProfilerSetConfig");
+  configured_ = true;
 }
 
 bool RangeProfiler::pass(const TimedRuns& r, const ReplayOptions& options) {
@@ -149,7 +154,7 @@ void RangeProfiler::decode() {
 std::vector<std::uint8_t>& RangeProfiler::replay(const TimedRuns& r, const ReplayOptions& options,
                                                  std::size_t max_passes, ReplayPhases& t) {
   auto t0 = Clock::now();
-  setup();
+  setup(options);
   t.setup += ms_since(t0);
   t0 = Clock::now();
   for (bool done = false; !done;) {

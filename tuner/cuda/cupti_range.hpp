@@ -25,10 +25,16 @@ struct ReplayOptions {
   /// wait before the pass (the GPU idles while the host pushes the range and launches the plan, and that wait is
   /// inside the range's gpu__time_duration).
   bool queue_flush = true;
+  /// Flag "config_once": set the configuration (cuptiRangeProfilerSetConfig) only at the first replay after
+  /// enabling, and per replay only re-initialise the counter data image, where the metrics take one pass. Off by
+  /// default (the configuration is set at every replay, which also restarts the replay at pass 0): for measuring
+  /// what SetConfig costs per replay.
+  bool config_once = false;
   /// AUTOTUNE_CUPTI_DEBUG set and not "0": one line per opening and per replay on stderr with the phases' times.
   bool debug = false;
 };
-/// Parses the flags of AUTOTUNE_CUPTI_REPLAY ("" = the defaults). Throws UsageError naming an unknown flag.
+/// Parses the flags of AUTOTUNE_CUPTI_REPLAY (reenable, sync_flush, config_once) ("" = the defaults). Throws UsageError
+/// naming an unknown flag.
 ReplayOptions parse_replay_options(const std::string& flags, bool debug);
 /// The options of this process's environment (read at each call); an unknown flag gives the defaults and *error
 /// (the counter observer then does not open and says why).
@@ -37,7 +43,7 @@ ReplayOptions replay_options_from_env(std::string* error);
 /// Where one replay's wall time went, ms (what the observer stores in its method and prints with debug).
 struct ReplayPhases {
   double enable = 0;    // cuptiRangeProfilerEnable and the counter data image's size (0 while kept enabled)
-  double setup = 0;     // re-initialising the counter data image and setting the configuration
+  double setup = 0;     // re-initialising the counter data image and setting the configuration (config_once: once)
   double runs = 0;      // the passes: Start, flush, Push, the plan, Pop, Stop, waiting for the stream
   double decode = 0;    // cuptiRangeProfilerDecodeData
   double evaluate = 0;  // the host's evaluation of the metrics
@@ -67,7 +73,7 @@ class RangeProfiler {
 
  private:
   void disable() noexcept;
-  void setup();
+  void setup(const ReplayOptions& options);
   bool pass(const TimedRuns& r, const ReplayOptions& options);
   void decode();
 
@@ -75,6 +81,7 @@ class RangeProfiler {
   const CounterHost& host_;
   CUpti_RangeProfiler_Object* object_ = nullptr;
   std::vector<std::uint8_t> image_;  // the counter data image: sized once, re-initialised per replay
+  bool configured_ = false;          // SetConfig was called since enabling
 };
 
 }  // namespace autotune::cuda::detail
