@@ -9,19 +9,23 @@
 #   3. a 270-configuration space (reduction at 2^26, warp shuffle, every block size x grid size x items per thread
 #      x vector width but ITEMS_PER_THREAD = VEC = 4): the tune's wall time with --metrics counters against without
 #      (target: at most 2x), and without --metrics against the tuner before the counters (BEFORE, optional; target:
-#      nothing measurable).
+#      nothing measurable); where a replay's time goes (the mean of each phase the observer records in its method)
+#      and whether the timed medians moved with the range profiler kept enabled between replays (target: within 3%).
 # Every step runs even when another failed; a failed step is a row saying so, with its log in $OUT.
 #
 #   OUT=<dir> bash bench/counters.sh <dir with autotune>
 #
 # Environment: OUT [out]; BEFORE (a dir with the autotune of the base commit, for "off by default vs before");
-#   STEP_TIMEOUT [240] seconds per tune; EXTRA (more tune options). About 4 minutes on an H100 (2 minutes more
-#   with BEFORE). Needs python3 (with sqlite3) to read the databases.
+#   STEP_TIMEOUT [240] seconds per tune; EXTRA (more tune options); REPLAYS (space-separated values of
+#   AUTOTUNE_CUPTI_REPLAY, docs/observers.md, e.g. "sync_flush config_once reenable": steps 1 and the counted tune
+#   of 3 again with each, one row per value, to compare the replay's variants on one machine). About 4 minutes on
+#   an H100 (2 minutes more with BEFORE, about 1 more per REPLAYS value). Needs python3 (with sqlite3).
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 bench_autotune_dir "OUT=<dir> bash bench/counters.sh <dir with autotune>" "$@"
 OUT=${OUT:-out}
 BEFORE=${BEFORE:-}
+REPLAYS=${REPLAYS:-}
 STEP_TIMEOUT=${STEP_TIMEOUT:-240}
 EXTRA=${EXTRA:-}
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -86,13 +90,27 @@ if [ -n "$BEFORE" ]; then
     FAILED+=("space_before (no autotune in BEFORE=$BEFORE)")
   fi
 fi
+# 4. (REPLAYS) the replay's variants: the reduction at 2^28 and the counted 270-configuration tune again with each.
+VARIANTS=()
+for v in $REPLAYS; do
+  name=${v//,/_}
+  VARIANTS+=("$name=$v")
+  # shellcheck disable=SC2086
+  run "reduction_$name" "$STEP_TIMEOUT" env AUTOTUNE_CUPTI_REPLAY="$v" "$AT" --db "$WORK/reduction_$name.db" tune \
+    reduction --n 268435456 --dtype float32 --op sum --strategy brute_force --restrict "$RED_GS" --metrics counters $EXTRA
+  # shellcheck disable=SC2086
+  run "space_$name" "$STEP_TIMEOUT" env AUTOTUNE_CUPTI_REPLAY="$v" "$AT" --db "$WORK/space_$name.db" tune \
+    "${SPACE[@]}" --metrics counters $EXTRA
+  cp "$WORK/reduction_$name.db" "$WORK/space_$name.db" "$OUT/" 2> /dev/null
+done
+
 for db in reduction transpose off counters before off_again; do
   [ -f "$WORK/$db.db" ] && cp "$WORK/$db.db" "$OUT/$db.db"
 done
 
-python3 - "$OUT" ${FAILED[@]+"${FAILED[@]}"} <<'PY' | tee "$OUT/counters.md"
-import json, os, sqlite3, sys
-out, failed = sys.argv[1], sys.argv[2:]
+python3 - "$OUT" "${VARIANTS[*]+${VARIANTS[*]}}" ${FAILED[@]+"${FAILED[@]}"} <<'PY' | tee "$OUT/counters.md"
+import json, math, os, re, sqlite3, sys
+out, variants, failed = sys.argv[1], sys.argv[2].split(), sys.argv[3:]
 
 def trials(name):
     path = f"{out}/{name}.db"
@@ -140,8 +158,12 @@ else:
               f"read / 4n from {min(ratios):.4f} to {max(ratios):.4f} | {verdict(worst <= 0.02)} |")
         if bw:
             worstb = max(abs(b - 1) for b in bw)
+            flush = sorted({m.group(1) for t in with_m
+                            for m in [re.search(r"flush=(\w+)", t["observer"] or "")] if m})
+            span = [t["m"]["gpu_time"] / t["median"] for t in with_m if t["m"].get("gpu_time") and t["median"]]
             print(f"| reduction 2^28: counters' bandwidth within 5% of bytes / median | counters / (bytes / median) "
-                  f"from {min(bw):.4f} to {max(bw):.4f} | {verdict(worstb <= 0.05)} |")
+                  f"from {min(bw):.4f} to {max(bw):.4f}; the counters' gpu_time / median from {min(span):.4f} to "
+                  f"{max(span):.4f} (flush {', '.join(flush) or '?'}) | {verdict(worstb <= 0.05)} |")
         occ = [t["m"].get("achieved_occupancy") for t in with_m if t["m"].get("achieved_occupancy") is not None]
         rep = [t["m"].get("counter_replay_ms") for t in with_m if t["m"].get("counter_replay_ms") is not None]
         if occ and rep:
@@ -182,6 +204,59 @@ if off and cnt and n_off is not None and n_cnt is not None:
           f"{sum(1 for t in n_cnt if t['m'])} with counters): {cnt / off:.2f}x | {verdict(cnt <= 2 * off)} |")
 else:
     print("| 270-configuration space: counters add at most 2x | a tune failed (see space_*.log) | **failed** |")
+def phases(rows):
+    """Mean ms per replay of each phase the observer writes into its method (";phases=enable:0.00,setup:...")."""
+    sums, n, first = {}, 0, None
+    for t in rows:
+        m = re.search(r"phases=([^;]*)", t["observer"] or "")
+        if not m:
+            continue
+        n += 1
+        for part in m.group(1).split(","):
+            k, v = part.split(":")
+            sums[k] = sums.get(k, 0.0) + float(v)
+            if k == "enable" and float(v) > 0:
+                first = float(v) if first is None else max(first, float(v))
+    return n, {k: v / n for k, v in sums.items()}, first
+
+if n_cnt:
+    n, mean, first = phases(n_cnt)
+    if n:
+        cells = ", ".join(f"{k} {v:.2f}" for k, v in mean.items())
+        print(f"| 270-configuration space: where a replay's time goes | mean ms per replay over {n}: {cells}; "
+              f"enabling the profiler (first replay) {first if first is not None else 0:.1f} ms | - |")
+if n_off and n_cnt:
+    base = {json.dumps(t["cfg"], sort_keys=True): t["median"] for t in n_off if t["median"]}
+    r = [t["median"] / base[k] for t in n_cnt for k in [json.dumps(t["cfg"], sort_keys=True)]
+         if k in base and t["median"]]
+    if r:
+        g = math.exp(sum(math.log(x) for x in r) / len(r))
+        print(f"| timed medians with counters / without (the profiler stays enabled between replays) | geometric "
+              f"mean {g:.4f} over {len(r)} configurations, from {min(r):.3f} to {max(r):.3f} | "
+              f"{verdict(abs(g - 1) <= 0.03)} |")
+def gpu_time_spans(rows):
+    """The counters' gpu_time / median and (DRAM bytes / gpu_time) / (bytes / median) of each row with both."""
+    span, bw = [], []
+    for t in rows or []:
+        m = t["m"]
+        if m.get("gpu_time") and t["median"] and t["gbps"]:
+            span.append(m["gpu_time"] / t["median"])
+            bw.append(((m.get("dram_bytes_read") or 0) + (m.get("dram_bytes_write") or 0)) / m["gpu_time"] / t["gbps"])
+    return span, bw
+
+for variant in variants:
+    name, flags = variant.split("=", 1)
+    cells = []
+    sp, rows = secs(f"space_{name}"), trials(f"space_{name}")
+    if sp and off and rows is not None:
+        n, mean, first = phases(rows)
+        cells.append(f"270 space {sp:.1f} s ({sp / off:.2f}x of without), mean ms per replay: " +
+                     ", ".join(f"{k} {v:.2f}" for k, v in mean.items()))
+    span, bw = gpu_time_spans(trials(f"reduction_{name}"))
+    if span:
+        cells.append(f"reduction 2^28: gpu_time / median {min(span):.4f} to {max(span):.4f}, counters' bandwidth / "
+                     f"(bytes / median) {min(bw):.4f} to {max(bw):.4f}")
+    print(f"| AUTOTUNE_CUPTI_REPLAY={flags} | {'<br>'.join(cells) or 'no trials (see its logs)'} | - |")
 before, again = secs("space_before"), secs("space_off_again")
 if before and again and off:
     print(f"| off by default adds nothing measurable | before the counters {before:.1f} s; this tuner without "

@@ -5,9 +5,11 @@
 // Where the machine refuses profiling, or CUPTI is missing, tuning goes on without counters.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -122,12 +124,50 @@ TEST_CASE("counters gpu: counters for every configuration add at most 2x to a tu
   const CounterRun plain = run_counters("reduction", restrict, "float32/sum", "n=67108864", {});
   const CounterRun counted =
       run_counters("reduction", restrict, "float32/sum", "n=67108864", cuda::resolve_metrics("counters"));
+  // Where the replays' time went: the mean of each phase the observer writes into the method
+  // ("...;phases=enable:0.00,setup:0.12,...").
+  std::map<std::string, double> phase_ms;
+  std::size_t replays = 0;
+  for (const auto& t : counted.trials) {
+    const std::string& m = t.m.observed.method;
+    const std::size_t at = m.find("phases=");
+    if (at == std::string::npos) continue;
+    ++replays;
+    std::size_t i = at + 7;
+    while (i < m.size() && m[i] != ';') {
+      const std::size_t colon = m.find(':', i), end = std::min(m.find(',', i), m.find(';', i));
+      if (colon == std::string::npos || colon > end) break;
+      phase_ms[m.substr(i, colon - i)] += std::atof(m.substr(colon + 1, end - colon - 1).c_str());
+      i = end == std::string::npos ? m.size() : end + 1;
+    }
+  }
+  std::string phases;
+  for (const auto& [name, sum] : phase_ms)
+    phases += " " + name + " " + std::to_string(sum / static_cast<double>(std::max<std::size_t>(replays, 1))) + " ms";
+  WARN("without counters " << plain.seconds << " s, with " << counted.seconds << " s, " << counted.trials.size()
+                           << " configurations; per replay (mean of " << replays << "):" << phases);
   INFO("without counters " << plain.seconds << " s, with " << counted.seconds << " s, " << counted.trials.size()
                            << " configurations; " << counted.note);
   REQUIRE(plain.trials.size() == counted.trials.size());
   if (counters_unavailable(counted)) return;
   CHECK(counted.seconds <= 2 * plain.seconds);
   for (const auto& t : plain.trials) CHECK(t.m.observed.metrics.empty());
+  // The range profiler stays enabled on the context between replays: the timed samples of the configurations
+  // after the first must not be slower for it. Geometric mean of median(with) / median(without), same configs.
+  std::map<std::string, double> plain_median;
+  for (const auto& t : plain.trials) plain_median[t.config_json] = t.m.median_ns;
+  double log_sum = 0;
+  int matched = 0;
+  for (const auto& t : counted.trials) {
+    const auto it = plain_median.find(t.config_json);
+    if (it == plain_median.end() || !(it->second > 0) || !(t.m.median_ns > 0)) continue;
+    log_sum += std::log(t.m.median_ns / it->second);
+    ++matched;
+  }
+  REQUIRE(matched > 0);
+  const double ratio = std::exp(log_sum / matched);
+  INFO("timed medians with counters / without, geometric mean over " << matched << " configurations: " << ratio);
+  CHECK(std::abs(ratio - 1) <= 0.03);
 }
 
 TEST_CASE("counters gpu: without CUPTI, tune --metrics measures all the same and says why once", "[gpu][counters]") {

@@ -38,10 +38,14 @@ CUptiResult cuptiProfilerGetCounterAvailability(CUpti_Profiler_GetCounterAvailab
   return static_cast<CUptiResult>(g_control.availability_result);
 }
 CUptiResult cuptiProfilerHostInitialize(CUpti_Profiler_Host_Initialize_Params* p) {
+  ++g_control.host_inits;
   p->pHostObject = reinterpret_cast<CUpti_Profiler_Host_Object*>(&g_host_token);
   return CUPTI_SUCCESS;
 }
-CUptiResult cuptiProfilerHostDeinitialize(CUpti_Profiler_Host_Deinitialize_Params*) { return CUPTI_SUCCESS; }
+CUptiResult cuptiProfilerHostDeinitialize(CUpti_Profiler_Host_Deinitialize_Params*) {
+  ++g_control.host_deinits;
+  return CUPTI_SUCCESS;
+}
 CUptiResult cuptiProfilerHostGetMetricProperties(CUpti_Profiler_Host_GetMetricProperties_Params* p) {
   if (std::strcmp(p->pMetricName, g_control.unknown_metric) == 0) return CUPTI_ERROR_INVALID_PARAMETER;
   p->pDimUnit = "byte";
@@ -72,13 +76,19 @@ CUptiResult cuptiRangeProfilerDisable(CUpti_RangeProfiler_Disable_Params*) {
   return CUPTI_SUCCESS;
 }
 CUptiResult cuptiRangeProfilerGetCounterDataSize(CUpti_RangeProfiler_GetCounterDataSize_Params* p) {
+  ++g_control.data_sizes;
   p->counterDataSize = 32;
   return CUPTI_SUCCESS;
 }
 CUptiResult cuptiRangeProfilerCounterDataImageInitialize(CUpti_RangeProfiler_CounterDataImage_Initialize_Params*) {
+  ++g_control.image_inits;
   return CUPTI_SUCCESS;
 }
-CUptiResult cuptiRangeProfilerSetConfig(CUpti_RangeProfiler_SetConfig_Params*) { return CUPTI_SUCCESS; }
+CUptiResult cuptiRangeProfilerSetConfig(CUpti_RangeProfiler_SetConfig_Params* p) {
+  ++g_control.set_configs;
+  g_pass = p->passIndex;  // a replay starts at the pass it is set to
+  return CUPTI_SUCCESS;
+}
 CUptiResult cuptiRangeProfilerStart(CUpti_RangeProfiler_Start_Params*) {
   ++g_control.starts;
   return static_cast<CUptiResult>(g_control.start_result);
@@ -96,6 +106,7 @@ CUptiResult cuptiRangeProfilerPopRange(CUpti_RangeProfiler_PopRange_Params*) {
   return CUPTI_SUCCESS;
 }
 CUptiResult cuptiRangeProfilerDecodeData(CUpti_RangeProfiler_DecodeData_Params* p) {
+  ++g_control.decodes;
   p->numOfRangeDropped = 0;
   return CUPTI_SUCCESS;
 }

@@ -12,6 +12,9 @@ struct Control {
   char unknown_metric[96] = "";  // a metric cuptiProfilerHostGetMetricProperties does not know
   // What happened: calls of Start, of Enable and Disable (they must pair), of Push and Pop.
   int starts = 0, enables = 0, disables = 0, pushes = 0, pops = 0;
+  // Host objects initialised and deinitialised, counter data sizes asked, images initialised, configurations set,
+  // decodes.
+  int host_inits = 0, host_deinits = 0, data_sizes = 0, image_inits = 0, set_configs = 0, decodes = 0;
 };
 
 /// Signature of fake_cupti_control().

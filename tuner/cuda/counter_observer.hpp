@@ -2,7 +2,10 @@
 // configuration's timed samples it replays the plan under CUPTI's range profiler (user range, user replay: one
 // range around one run of the whole plan, as many passes as the metrics need, the L2 flushed before each), so the
 // counters never perturb the time; it adds each metric as a Metric (counters.hpp names and units), the replay's
-// wall time as "counter_replay_ms", and "cupti;passes=N;replay=T ms" to the method. CUPTI is loaded with dlopen
+// wall time as "counter_replay_ms", and "cupti;passes=N;replay=T ms;phases=...;flush=..." to the method. What
+// depends only on the metric set and the chip (the configuration image, the evaluator: cupti_host.hpp) is built
+// once per process; the range profiler stays enabled on the context from the first replay until the observer
+// closes (cupti_range.hpp), so a replay pays its passes, not CUPTI's set-up. CUPTI is loaded with dlopen
 // (cupti.hpp); without it, or where the machine refuses profiling, the observer does not open and says why once.
 // docs/observers.md.
 #pragma once

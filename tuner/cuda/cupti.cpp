@@ -1,20 +1,12 @@
 #if __has_include(<cupti_range_profiler.h>)
 #include "tuner/cuda/cupti.hpp"
 
-#include <dlfcn.h>
-
-#include <cstdlib>
-#include <mutex>
 #include <vector>
+
+#include "tuner/cuda/dl_library.hpp"
 
 namespace autotune::cuda::detail {
 namespace {
-
-template <typename Fn>
-bool resolve(void* lib, Fn* slot, const char* symbol) {
-  *slot = reinterpret_cast<Fn>(dlsym(lib, symbol));
-  return *slot != nullptr;
-}
 
 /// Where libcupti.so.13 may be: the library path first, then the toolkit the tuner was built with.
 std::vector<std::string> candidates() {
@@ -50,72 +42,64 @@ std::string profiling_refused_message(const std::string& call) {
          "(https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
 }
 
+void check_cupti(const Cupti& api, CUptiResult r, const std::string& what) {
+  if (r == CUPTI_SUCCESS) return;
+  if (refuses_profiling(r)) throw CuptiError(profiling_refused_message(what), true);
+  throw CuptiError(what + " failed: " + api.error_text(r), false);
+}
+
 std::unique_ptr<Cupti> load_cupti(const std::string& library, std::string* why) {
-  void* lib = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) {
-    const char* err = dlerror();
-    *why = library + " cannot be loaded (" + (err ? err : "unknown dlopen error") + ")";
-    return nullptr;
-  }
+  DlLibrary lib;
+  if (!lib.open(library, why)) return nullptr;
   auto c = std::make_unique<Cupti>();
   c->library = library;
-  const char* missing = nullptr;
-  auto need = [&](auto* slot, const char* symbol) {
-    if (missing == nullptr && !resolve(lib, slot, symbol)) missing = symbol;
-  };
-  need(&c->get_result_string, "cuptiGetResultString");
-  need(&c->profiler_initialize, "cuptiProfilerInitialize");
-  need(&c->device_get_chip_name, "cuptiDeviceGetChipName");
-  need(&c->get_counter_availability, "cuptiProfilerGetCounterAvailability");
-  need(&c->host_initialize, "cuptiProfilerHostInitialize");
-  need(&c->host_deinitialize, "cuptiProfilerHostDeinitialize");
-  need(&c->host_get_metric_properties, "cuptiProfilerHostGetMetricProperties");
-  need(&c->host_config_add_metrics, "cuptiProfilerHostConfigAddMetrics");
-  need(&c->host_get_config_image_size, "cuptiProfilerHostGetConfigImageSize");
-  need(&c->host_get_config_image, "cuptiProfilerHostGetConfigImage");
-  need(&c->host_get_num_of_passes, "cuptiProfilerHostGetNumOfPasses");
-  need(&c->host_evaluate_to_gpu_values, "cuptiProfilerHostEvaluateToGpuValues");
-  need(&c->range_enable, "cuptiRangeProfilerEnable");
-  need(&c->range_disable, "cuptiRangeProfilerDisable");
-  need(&c->range_get_counter_data_size, "cuptiRangeProfilerGetCounterDataSize");
-  need(&c->range_counter_data_image_initialize, "cuptiRangeProfilerCounterDataImageInitialize");
-  need(&c->range_set_config, "cuptiRangeProfilerSetConfig");
-  need(&c->range_start, "cuptiRangeProfilerStart");
-  need(&c->range_stop, "cuptiRangeProfilerStop");
-  need(&c->range_push, "cuptiRangeProfilerPushRange");
-  need(&c->range_pop, "cuptiRangeProfilerPopRange");
-  need(&c->range_decode, "cuptiRangeProfilerDecodeData");
-  need(&c->range_get_counter_data_info, "cuptiRangeProfilerGetCounterDataInfo");
-  if (missing != nullptr) {
-    *why = library + " has no " + missing + " (the range profiler needs CUPTI of CUDA 12.6 or later)";
+  lib.need(&c->get_result_string, "cuptiGetResultString");
+  lib.need(&c->profiler_initialize, "cuptiProfilerInitialize");
+  lib.need(&c->device_get_chip_name, "cuptiDeviceGetChipName");
+  lib.need(&c->get_counter_availability, "cuptiProfilerGetCounterAvailability");
+  lib.need(&c->host_initialize, "cuptiProfilerHostInitialize");
+  lib.need(&c->host_deinitialize, "cuptiProfilerHostDeinitialize");
+  lib.need(&c->host_get_metric_properties, "cuptiProfilerHostGetMetricProperties");
+  lib.need(&c->host_config_add_metrics, "cuptiProfilerHostConfigAddMetrics");
+  lib.need(&c->host_get_config_image_size, "cuptiProfilerHostGetConfigImageSize");
+  lib.need(&c->host_get_config_image, "cuptiProfilerHostGetConfigImage");
+  lib.need(&c->host_get_num_of_passes, "cuptiProfilerHostGetNumOfPasses");
+  lib.need(&c->host_evaluate_to_gpu_values, "cuptiProfilerHostEvaluateToGpuValues");
+  lib.need(&c->range_enable, "cuptiRangeProfilerEnable");
+  lib.need(&c->range_disable, "cuptiRangeProfilerDisable");
+  lib.need(&c->range_get_counter_data_size, "cuptiRangeProfilerGetCounterDataSize");
+  lib.need(&c->range_counter_data_image_initialize, "cuptiRangeProfilerCounterDataImageInitialize");
+  lib.need(&c->range_set_config, "cuptiRangeProfilerSetConfig");
+  lib.need(&c->range_start, "cuptiRangeProfilerStart");
+  lib.need(&c->range_stop, "cuptiRangeProfilerStop");
+  lib.need(&c->range_push, "cuptiRangeProfilerPushRange");
+  lib.need(&c->range_pop, "cuptiRangeProfilerPopRange");
+  lib.need(&c->range_decode, "cuptiRangeProfilerDecodeData");
+  lib.need(&c->range_get_counter_data_info, "cuptiRangeProfilerGetCounterDataInfo");
+  if (lib.missing() != nullptr) {
+    *why = library + " has no " + lib.missing() + " (the range profiler needs CUPTI of CUDA 12.6 or later)";
     return nullptr;
   }
   return c;
 }
 
 const Cupti* cupti(std::string* why) {
-  static std::unique_ptr<Cupti> loaded;
-  static std::string reason;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    const char* env = std::getenv("AUTOTUNE_CUPTI");
-    if (env != nullptr && std::string(env) == "off") {
-      reason = "CUPTI is switched off (AUTOTUNE_CUPTI=off)";
-      return;
+  static LoadedOnce<Cupti> once;
+  return once.get(why, [](std::string* reason) -> std::unique_ptr<Cupti> {
+    const LibraryChoice choice = library_choice("AUTOTUNE_CUPTI");
+    if (choice.off) {
+      *reason = "CUPTI is switched off (AUTOTUNE_CUPTI=off)";
+      return nullptr;
     }
-    if (env != nullptr && *env != '\0') {
-      loaded = load_cupti(env, &reason);
-      return;
-    }
+    if (!choice.library.empty()) return load_cupti(choice.library, reason);
     for (const std::string& library : candidates()) {
       std::string why_not;
-      loaded = load_cupti(library, &why_not);
-      if (loaded != nullptr) return;
-      if (reason.empty()) reason = why_not;
+      std::unique_ptr<Cupti> loaded = load_cupti(library, &why_not);
+      if (loaded != nullptr) return loaded;
+      if (reason->empty()) *reason = why_not;
     }
+    return nullptr;
   });
-  if (loaded == nullptr && why != nullptr) *why = reason;
-  return loaded.get();
 }
 
 }  // namespace autotune::cuda::detail

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 namespace autotune::cuda::detail {
@@ -96,8 +97,18 @@ bool refuses_profiling(CUptiResult r);
 /// The one message for a machine that refuses profiling: what was refused, why, and how to allow it.
 std::string profiling_refused_message(const std::string& call);
 
-/// Loads `library` (a name for dlopen or a path). nullptr and *why when it is missing or lacks an entry point.
-/// The library is never unloaded. Thread-safe.
+/// A failed CUPTI call; refused: the machine refuses profiling to this user (what() is then
+/// profiling_refused_message).
+struct CuptiError : std::runtime_error {
+  CuptiError(const std::string& what, bool refused_) : std::runtime_error(what), refused(refused_) {}
+  bool refused;
+};
+
+/// Throws CuptiError naming `what` (the call) unless r is CUPTI_SUCCESS.
+void check_cupti(const Cupti& api, CUptiResult r, const std::string& what);
+
+/// Loads `library` (a name for dlopen or a path) through DlLibrary (dl_library.hpp). nullptr and *why when it is
+/// missing or lacks an entry point. The library is never unloaded. Thread-safe.
 std::unique_ptr<Cupti> load_cupti(const std::string& library, std::string* why);
 
 /// The process's CUPTI, loaded on first use: the library named by the environment variable AUTOTUNE_CUPTI (a path,

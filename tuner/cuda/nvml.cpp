@@ -1,21 +1,10 @@
 #include "tuner/cuda/nvml.hpp"
 
-#include <dlfcn.h>
-
 #include <cctype>
-#include <cstdlib>
-#include <mutex>
+
+#include "tuner/cuda/dl_library.hpp"
 
 namespace autotune::cuda::detail {
-namespace {
-
-template <typename Fn>
-bool resolve(void* lib, Fn* slot, const char* symbol) {
-  *slot = reinterpret_cast<Fn>(dlsym(lib, symbol));
-  return *slot != nullptr;
-}
-
-}  // namespace
 
 std::string Nvml::error_text(Return r) const {
   const char* s = error_string != nullptr ? error_string(r) : nullptr;
@@ -23,31 +12,22 @@ std::string Nvml::error_text(Return r) const {
 }
 
 std::unique_ptr<Nvml> load_nvml(const std::string& library, std::string* why) {
-  // RTLD_LOCAL keeps NVML's symbols out of the global namespace; the handle is never closed.
-  void* lib = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) {
-    const char* err = dlerror();
-    *why = library + " cannot be loaded (" + (err ? err : "unknown dlopen error") + ")";
-    return nullptr;
-  }
+  DlLibrary lib;
+  if (!lib.open(library, why)) return nullptr;
   auto n = std::make_unique<Nvml>();
   n->library = library;
-  const char* missing = nullptr;
-  auto need = [&](auto* slot, const char* symbol) {
-    if (missing == nullptr && !resolve(lib, slot, symbol)) missing = symbol;
-  };
-  need(&n->init, "nvmlInit_v2");
-  need(&n->error_string, "nvmlErrorString");
-  need(&n->device_get_handle_by_uuid, "nvmlDeviceGetHandleByUUID");
-  need(&n->device_get_clock_info, "nvmlDeviceGetClockInfo");
-  need(&n->device_get_power_usage, "nvmlDeviceGetPowerUsage");
-  need(&n->device_get_total_energy_consumption, "nvmlDeviceGetTotalEnergyConsumption");
-  need(&n->device_get_temperature, "nvmlDeviceGetTemperature");
-  need(&n->device_get_enforced_power_limit, "nvmlDeviceGetEnforcedPowerLimit");
-  if (!resolve(lib, &n->device_get_clock_event_reasons, "nvmlDeviceGetCurrentClocksEventReasons"))
-    need(&n->device_get_clock_event_reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
-  if (missing != nullptr) {
-    *why = library + " has no " + missing;
+  lib.need(&n->init, "nvmlInit_v2");
+  lib.need(&n->error_string, "nvmlErrorString");
+  lib.need(&n->device_get_handle_by_uuid, "nvmlDeviceGetHandleByUUID");
+  lib.need(&n->device_get_clock_info, "nvmlDeviceGetClockInfo");
+  lib.need(&n->device_get_power_usage, "nvmlDeviceGetPowerUsage");
+  lib.need(&n->device_get_total_energy_consumption, "nvmlDeviceGetTotalEnergyConsumption");
+  lib.need(&n->device_get_temperature, "nvmlDeviceGetTemperature");
+  lib.need(&n->device_get_enforced_power_limit, "nvmlDeviceGetEnforcedPowerLimit");
+  if (!lib.resolve(&n->device_get_clock_event_reasons, "nvmlDeviceGetCurrentClocksEventReasons"))
+    lib.need(&n->device_get_clock_event_reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
+  if (lib.missing() != nullptr) {
+    *why = library + " has no " + lib.missing();
     return nullptr;
   }
   const Nvml::Return r = n->init();
@@ -59,20 +39,15 @@ std::unique_ptr<Nvml> load_nvml(const std::string& library, std::string* why) {
 }
 
 const Nvml* nvml(std::string* why) {
-  static std::unique_ptr<Nvml> loaded;
-  static std::string reason;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    const char* env = std::getenv("AUTOTUNE_NVML");
-    const std::string library = env != nullptr && *env != '\0' ? env : "libnvidia-ml.so.1";
-    if (library == "off") {
-      reason = "NVML is switched off (AUTOTUNE_NVML=off)";
-      return;
+  static LoadedOnce<Nvml> once;
+  return once.get(why, [](std::string* reason) -> std::unique_ptr<Nvml> {
+    const LibraryChoice choice = library_choice("AUTOTUNE_NVML");
+    if (choice.off) {
+      *reason = "NVML is switched off (AUTOTUNE_NVML=off)";
+      return nullptr;
     }
-    loaded = load_nvml(library, &reason);
+    return load_nvml(choice.library.empty() ? "libnvidia-ml.so.1" : choice.library, reason);
   });
-  if (loaded == nullptr && why != nullptr) *why = reason;
-  return loaded.get();
 }
 
 std::string nvml_uuid(const std::string& uuid_hex) {
