@@ -7,12 +7,19 @@
 #include <string>
 #include <vector>
 
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
 #include "db/database.hpp"
+#include "db/ranking.hpp"
+#include "test_support.hpp"
+#include "tests/cli_support.hpp"
 #include "tests/cpu/db_support.hpp"
 #include "tests/cpu/synthetic_session.hpp"
 #include "tuner/lookup/lookup.hpp"
 #include "tuner/session/final_pick.hpp"
 #include "tuner/session/tune.hpp"
+#include "tuner/specs/specs.hpp"
 
 using namespace autotune;
 using autotune_test::SessionFixture;
@@ -386,4 +393,72 @@ TEST_CASE("final pick: a file of schema 6 is migrated to the final picks table (
   CHECK(back[0].in_tie_set);
   CHECK(back[0].noise == r.noise);
   CHECK_FALSE(back[0].created_at.empty());
+}
+
+TEST_CASE("final pick: best names the tie set and serves the pick's winner, in text and JSON",
+          "[cpu][final_pick][cli]") {
+  const std::string path = autotune_test::tmp_path("final_pick", "best.db");
+  autotune_test::remove_db(path);
+  std::filesystem::copy_file(autotune_test::data_dir() + "/recorded_h200.db", path);
+  const TuningSpec spec = specs::builtin_spec("reduction");
+  const Workload w = Workload::parse("float32/sum");
+  const ProblemKey p = ProblemKey::parse("n=67108864");
+  std::string served, winner;
+  {
+    auto db = db::Database::open(path);
+    const DeviceInfo h200 = db->devices().front().info;
+    served = lookup::best(*db, spec, w, h200, p).config.to_json();
+    db::TrialFilter f;
+    f.kernel = spec.name;
+    f.workload = w.key();
+    f.problem = p.key();
+    f.ok_only = true;
+    const std::vector<db::TrialRow> ranked = db::rank_trials(db->trials(f), Objective::time, true);
+    const db::TrialRow* first = nullptr;
+    const db::TrialRow* other = nullptr;
+    for (const db::TrialRow& t : ranked) {
+      if (Config::from_json(t.config_json).to_json() == served)
+        first = first ? first : &t;
+      else if (other == nullptr && t.source_hash == ranked.front().source_hash)
+        other = &t;
+    }
+    REQUIRE(first != nullptr);
+    REQUIRE(other != nullptr);
+    winner = Config::from_json(other->config_json).to_json();
+    std::vector<db::FinalPickRow> rows;
+    int rank = 0;
+    for (const db::TrialRow* t : {other, first}) {
+      db::FinalPickRow r;
+      r.session_id = t->session_id;
+      r.device_id = t->device_id;
+      r.kernel = t->kernel;
+      r.source_hash = t->source_hash;
+      r.workload = t->workload;
+      r.problem = t->problem;
+      r.config_json = t->config_json;
+      r.config_hash = t->config_hash;
+      r.rank = rank++;
+      r.median_ns = t->m.median_ns;
+      r.ratio = rank == 1 ? 1.0 : 1.002;
+      r.in_tie_set = true;
+      r.noise = 0.006;
+      rows.push_back(r);
+    }
+    db->insert_final_pick(rows);
+  }
+  const std::string args = "best reduction --n 67108864 --dtype float32 --op sum --device 'NVIDIA H200' --db " + path;
+  const autotune_test::Run text = autotune_test::run_cli(args);
+  INFO(text.out);
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Catch::Contains("2 configurations within noise (0.6%)"));
+  const autotune_test::Run js = autotune_test::run_cli(args + " --json");
+  INFO(js.out);
+  REQUIRE(js.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(js.out);
+  CHECK(Config::from_json(j["config_values"].dump()).to_json() == winner);
+  CHECK(j["match"] == "exact");
+  CHECK(j["final_pick"]["within_noise"] == 2);
+  CHECK(j["final_pick"]["noise"] == Approx(0.006));
+  CHECK(j["final_pick"]["tie_set"].size() == 2);
+  autotune_test::remove_db(path);
 }

@@ -151,7 +151,7 @@ void add_tune_search_options(CLI::App* c, TuneArgs& a) {
       ->transform(non_negative_integer<std::size_t>());
   c->add_option("--final-rounds", a.final_rounds, "final pick: interleaved rounds (one sample of each candidate each)")
       ->capture_default_str()
-      ->check(CLI::Range(3, 1000));
+      ->transform(integer_in(3, 1000));
 }
 
 /// tune's measurement options: samples, timeouts, L2 flush, objective, energy window, verification.

@@ -292,7 +292,6 @@ struct CudaBackend::Impl {
     std::vector<bool> dropped(n, false);
     for (std::size_t i = 0; i < n; ++i) dropped[i] = !binaries[i].ok;
     const auto start = std::chrono::steady_clock::now();
-    ++counters.timed;
     ScopedTimer benchmark_time(counters.benchmark_ms);
     for (int r = 0; r < rounds; ++r) {
       for (std::size_t i = 0; i < n; ++i) {

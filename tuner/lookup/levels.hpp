@@ -80,13 +80,15 @@ struct Question {
   const ProblemKey& problem;
 };
 
-/// The final picks (db::FinalPickRow) of prep's cells (device row id -> board in board_of_id): in each cell whose
+/// The final picks (db::FinalPickRow) of prep's cells (device row id -> board in board_of_id), those measured with one
+/// of `sources` (db::accepted_sources): in each cell whose
 /// latest pick still holds its fastest row among the pick's candidates, the tie set's members move to the front,
 /// the one preferred first: the member that is also the leader (2 points) or in the tie set (1 point) at the most
 /// neighbouring sizes (the nearest smaller and larger recorded problem of the same board), the pick's winner on
 /// equal points. Records the tie sets in prep.ties and Row::tie. Throws DbError if the query fails.
 void prefer_ties(const db::Database& db, const TuningSpec& spec, const Workload& w,
-                 const std::map<std::int64_t, std::size_t>& board_of_id, Prepared& prep);
+                 const std::vector<std::string>& sources, const std::map<std::int64_t, std::size_t>& board_of_id,
+                 Prepared& prep);
 /// Reads and prepares the rows. Throws DbError if a query fails.
 std::shared_ptr<Prepared> prepare(const db::Database& db, const TuningSpec& spec, const Workload& w, Objective o);
 /// The answer, level by level; prep == nullptr gives the spec default with the note `unavailable`.

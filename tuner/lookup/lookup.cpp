@@ -234,7 +234,7 @@ std::shared_ptr<Prepared> prepare_rows(const db::Database& db, const TuningSpec&
     prep->rows.push_back(std::move(r));
   }
   // Final picks chose among equals by time: their tie sets reorder the cells for the time objective only.
-  if (o == Objective::time) detail::prefer_ties(db, spec, w, board_of_id, *prep);
+  if (o == Objective::time) detail::prefer_ties(db, spec, w, sources, board_of_id, *prep);
   return prep;
 }
 

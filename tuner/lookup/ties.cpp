@@ -40,11 +40,12 @@ double log_size(const ProblemKey& p) { return std::log2(std::max(1.0, p.elements
 }  // namespace
 
 void prefer_ties(const db::Database& db, const TuningSpec& spec, const Workload& w,
-                 const std::map<std::int64_t, std::size_t>& board_of_id, Prepared& prep) {
+                 const std::vector<std::string>& sources, const std::map<std::int64_t, std::size_t>& board_of_id,
+                 Prepared& prep) {
   std::map<std::pair<std::size_t, std::string>, CellPick> picks;  // (board, problem key) -> latest pick
   for (const db::FinalPickRow& r : db.final_picks(spec.name, w.key())) {
     auto b = board_of_id.find(r.device_id);
-    if (b == board_of_id.end()) continue;
+    if (b == board_of_id.end() || std::find(sources.begin(), sources.end(), r.source_hash) == sources.end()) continue;
     CellPick& p = picks[{b->second, r.problem}];
     if (r.session_id != p.session_id) p = CellPick{r.session_id, r.noise, {}, {}};  // rows come by session, rank
     std::string canonical;

@@ -162,16 +162,6 @@ class Workflow {
     phase_ = "final";
     out.final_pick = run_final_pick(backend_, db_, out.result.session_id, out.result.top, fo);
     phase_ = "target";
-    const FinalPickOutcome& f = out.final_pick;
-    if (!f.ran) return;  // the reason is in the outcome, for the report
-    char line[160];
-    std::snprintf(line, sizeof line,
-                  "final pick: %zu configurations within noise (%.1f%%) of %zu re-timed over %zu "
-                  "interleaved rounds in %.1f s; ",
-                  f.tie, 100 * f.noise, f.candidates, f.rounds, f.wall_s);
-    note(line + std::string(f.changed_leader ? "the winner is not the fastest of the search"
-                                             : "the search's fastest "
-                                               "stands"));
   }
 
   /// After the search: its verified configurations picked for each smaller size (smaller_size_picks()) measured
