@@ -173,6 +173,29 @@ ALTER TABLE trials ADD COLUMN carried_from TEXT NOT NULL DEFAULT '';
     R"sql(
 ALTER TABLE trials ADD COLUMN metrics TEXT NOT NULL DEFAULT '';
 )sql",
+    // 7: final picks (tuner/session/final_pick.hpp, docs/performance.md "Final pick"): the leaders of a cell
+    // re-timed interleaved at the end of a tune, one row per candidate, the winner at rank 0, with its tie set.
+    R"sql(
+CREATE TABLE final_picks (
+  id          INTEGER PRIMARY KEY,
+  session_id  INTEGER NOT NULL,
+  device_id   INTEGER NOT NULL,
+  kernel      TEXT    NOT NULL,
+  source_hash TEXT    NOT NULL,
+  workload    TEXT    NOT NULL,
+  problem     TEXT    NOT NULL,
+  config_json TEXT    NOT NULL,
+  config_hash TEXT    NOT NULL,
+  rank        INTEGER NOT NULL,
+  median_ns   REAL    NOT NULL,
+  ratio       REAL    NOT NULL,
+  in_tie_set  INTEGER NOT NULL,
+  noise       REAL    NOT NULL,
+  samples_ns  TEXT    NOT NULL DEFAULT '',
+  created_at  TEXT    NOT NULL
+);
+CREATE INDEX final_picks_by_cell ON final_picks(kernel, workload, problem, device_id, session_id);
+)sql",
 };
 
 constexpr int kSchemaVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));

@@ -134,6 +134,27 @@ struct TrialFilter {
   }
 };
 
+/// One configuration of a final pick (tuner/session/final_pick.hpp; table final_picks, docs/database.md): the
+/// candidates of one cell re-timed interleaved at the end of session_id, the winner at rank 0.
+struct FinalPickRow {
+  std::int64_t id = 0;
+  std::int64_t session_id = 0;
+  std::int64_t device_id = 0;
+  std::string kernel;
+  std::string source_hash;
+  std::string workload;
+  std::string problem;
+  std::string config_json;
+  std::string config_hash;
+  int rank = 0;                    // 0 = the winner, then by paired ratio
+  double median_ns = 0;            // median of its interleaved samples
+  double ratio = 1;                // median over the rounds of its sample / the winner's
+  bool in_tie_set = false;         // not distinguishable from the winner at the measured noise
+  double noise = 0;                // the pick's tie threshold (relative), the same on every row of a pick
+  std::vector<double> samples_ns;  // its interleaved samples, in round order
+  std::string created_at;
+};
+
 struct BinaryRow {
   std::string key;       // hash of source + options + compiler version + arch
   bool ok = false;       // false = compile failure (cached too)
@@ -194,6 +215,12 @@ class Database {
                                      std::int64_t device_id, const std::string& workload,
                                      const std::string& problem, const std::string& config_hash) const;
   std::vector<TrialRow> trials(const TrialFilter& f) const;
+
+  /// Stores the rows of one final pick (one transaction; created_at and ids filled by the database).
+  void insert_final_pick(const std::vector<FinalPickRow>& rows);
+  /// The final picks of a kernel and workload (every device and problem), by session then rank; problem "" = all.
+  std::vector<FinalPickRow> final_picks(const std::string& kernel, const std::string& workload,
+                                        const std::string& problem = "") const;
 
   std::optional<BinaryRow> binary(const std::string& key) const;
   void put_binary(const BinaryRow& b);

@@ -39,9 +39,19 @@ inline void write_bytes(const std::string& path, const std::vector<char>& bytes)
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-/// Takes a database of the current schema back to schema 5: what migration 6 (the observers' named values) added is
-/// removed; the caller sets user_version.
-inline void undo_migration_6(autotune::db::Database& db) { db.exec("ALTER TABLE trials DROP COLUMN metrics"); }
+/// Takes a database of the current schema back to schema 6: what migration 7 (final picks) added is removed; the
+/// caller sets user_version.
+inline void undo_migration_7(autotune::db::Database& db) {
+  db.exec("DROP INDEX final_picks_by_cell");
+  db.exec("DROP TABLE final_picks");
+}
+
+/// Takes a database of the current schema back to schema 5: what migrations 7 and 6 (the observers' named values)
+/// added is removed; the caller sets user_version.
+inline void undo_migration_6(autotune::db::Database& db) {
+  undo_migration_7(db);
+  db.exec("ALTER TABLE trials DROP COLUMN metrics");
+}
 
 /// Takes a database of the current schema back to schema 4: what migrations 6 and 5 (kernel identities) added is
 /// removed; the caller sets user_version.

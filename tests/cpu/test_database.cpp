@@ -674,11 +674,12 @@ TEST_CASE("database: files that fail validation are refused and left unchanged",
   SECTION("newer schema version") {
     TempPath tmp("newer.db");
     make_database(tmp.path, 2);
-    Database::open(tmp.path)->exec("PRAGMA user_version = 7");
+    const std::string newer = std::to_string(current_schema_version() + 1);
+    Database::open(tmp.path)->exec("PRAGMA user_version = " + newer);
     const auto before = read_bytes(tmp.path);
     REQUIRE_FALSE(fs::exists(tmp.path + "-wal"));  // checkpointed on close
-    const std::string expected = "database " + tmp.path + " has schema version 7, newer than this build supports (" +
-                                 std::to_string(current_schema_version()) + ")";
+    const std::string expected = "database " + tmp.path + " has schema version " + newer +
+                                 ", newer than this build supports (" + std::to_string(current_schema_version()) + ")";
     require_db_error([&] { Database::open(tmp.path); }, expected);
     require_db_error([&] { Database::open(tmp.path, Database::Mode::read_only); }, expected);
     CHECK(read_bytes(tmp.path) == before);

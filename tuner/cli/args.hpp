@@ -59,6 +59,8 @@ struct TuneArgs {
   std::size_t warm_start = 5;
   double screen = 0, screen_share = 0.3;
   std::size_t smaller_sizes = 4;  // specs with "blocks": sizes 4x, 16x, ... smaller measured after the search
+  std::size_t final_k = 5;        // the final pick's most candidates (session::FinalPickOptions); 0 = off
+  int final_rounds = 15;          // its interleaved rounds
   std::string from, device_name, stats_json, binary_cache;
   SpaceFlags narrow;
   double rank_timeout = 60;  // MPI: seconds of silence after which a rank is taken out

@@ -74,6 +74,12 @@ nlohmann::json answer_json(const TuningSpec& spec, const Workload& w, const Prob
   if (a.match == lookup::Match::same_cc || a.match == lookup::Match::same_arch)
     j["group"] = {{"relative_time", a.relative_time}, {"cells_covered", a.cells_covered},
                   {"cells_total", a.cells_total}};
+  if (!a.tie_set.empty()) {
+    nlohmann::json ties = nlohmann::json::array();
+    for (const Config& c : a.tie_set) ties.push_back(nlohmann::json::parse(c.to_labelled_json(spec.params)));
+    j["final_pick"] = {
+        {"within_noise", a.tie_set.size()}, {"noise", a.tie_noise}, {"session", a.tie_session}, {"tie_set", ties}};
+  }
   j["stale_rows"] = a.stale_rows;
   if (!a.note.empty()) j["note"] = a.note;
   return j;
@@ -99,6 +105,13 @@ void print_answer(const TuningSpec& spec, const Workload& w, const ProblemKey& p
   if (a.match == lookup::Match::same_cc || a.match == lookup::Match::same_arch)
     std::printf("group default: %.3f x the best time on average over %d of %d (board, size) cells\n", a.relative_time,
                 a.cells_covered, a.cells_total);
+  if (!a.tie_set.empty()) {
+    std::string names;
+    for (const Config& c : a.tie_set) names += (names.empty() ? "" : "; ") + c.str(&spec.params);
+    std::printf("final pick (session %lld): %zu configuration%s within noise (%.1f%%): %s\n",
+                static_cast<long long>(a.tie_session), a.tie_set.size(), a.tie_set.size() == 1 ? "" : "s",
+                100 * a.tie_noise, names.c_str());
+  }
   if (!a.note.empty()) std::printf("note: %s\n", a.note.c_str());
 }
 

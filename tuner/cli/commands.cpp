@@ -143,6 +143,15 @@ void add_tune_search_options(CLI::App* c, TuneArgs& a) {
                 "from measurements (within --time-limit; not with --simulate); 0 = off")
       ->capture_default_str()
       ->transform(non_negative_integer<std::size_t>());
+  c->add_option("--final-k", a.final_k,
+                "final pick: re-time up to this many leaders within the measured noise of the best interleaved "
+                "(A B C A B C ...) and choose the winner on those paired samples; its tie set is stored for the "
+                "lookup (0 = off; time objective only)")
+      ->capture_default_str()
+      ->transform(non_negative_integer<std::size_t>());
+  c->add_option("--final-rounds", a.final_rounds, "final pick: interleaved rounds (one sample of each candidate each)")
+      ->capture_default_str()
+      ->transform(integer_in(3, 1000));
 }
 
 /// tune's measurement options: samples, timeouts, L2 flush, objective, energy window, verification.

@@ -238,6 +238,7 @@ class TuneRun {
   }
   session::TuneRequest request();
   void print_report(const session::TuneOutcome& o) const;
+  void print_final_pick(const session::FinalPickOutcome& f) const;
   void write_stats(const session::TuneOutcome& o) const;
 
   const TuneArgs& ta_;
@@ -303,6 +304,8 @@ session::TuneRequest TuneRun::request() {
   q.screen = ta_.screen;
   q.screen_share = ta_.screen_share;
   q.smaller_sizes = ta_.simulate ? 0 : ta_.smaller_sizes;  // a replay measures nothing new
+  q.final_pick.k = ta_.final_k;
+  q.final_pick.rounds = ta_.final_rounds;
   if (adapter_) q.bytes_moved = [a = adapter_](const Workload& w, const ProblemKey& p) { return a->bytes_moved(w, p); };
   q.note = [this](const std::string& line) { std::cerr << tag_ << line << "\n"; };
   q.on_progress = [this, objective = q.objective](const session::Progress& pr) {
@@ -377,6 +380,25 @@ void TuneRun::print_report(const session::TuneOutcome& o) const {
     std::fprintf(out_, "%s (%.1f s)\n", line.c_str(), wall);
   }
   if (!o.smaller_note.empty()) std::fprintf(out_, "smaller sizes: %s\n", o.smaller_note.c_str());
+  print_final_pick(o.final_pick);
+}
+
+/// The final pick: how many configurations are within noise of the winner, which, and what it cost.
+void TuneRun::print_final_pick(const session::FinalPickOutcome& f) const {
+  if (!f.ran) {
+    std::fprintf(out_, "final pick: %s\n", f.note.c_str());
+    return;
+  }
+  std::fprintf(out_,
+               "final pick: %zu configuration%s within noise (%.1f%%) after %zu interleaved rounds of %zu "
+               "candidates (%.1f s)\n",
+               f.tie, f.tie == 1 ? "" : "s", 100 * f.noise, f.rounds, f.candidates, f.wall_s);
+  for (const db::FinalPickRow& r : f.rows) {
+    if (!r.in_tie_set) continue;
+    std::fprintf(out_, "  %s %s  %s, %+.2f%% paired\n", r.rank == 0 ? "winner" : "tied  ",
+                 Config::from_json(r.config_json).str(&spec_.params).c_str(), fmt_time(r.median_ns).c_str(),
+                 100 * (r.ratio - 1));
+  }
 }
 
 /// --stats-json: the session's figures, the warm start, the screening and the best-so-far trace.
@@ -409,6 +431,22 @@ void TuneRun::write_stats(const session::TuneOutcome& o) const {
                     {"best", s.best.empty() ? nlohmann::json() : nlohmann::json::parse(s.best)},
                     {"wall_s", s.wall_s}});
     j["smaller_sizes"] = {{"sizes", sm}, {"note", o.smaller_note}};
+  }
+  {
+    const session::FinalPickOutcome& f = o.final_pick;
+    nlohmann::json fp = {
+        {"ran", f.ran},     {"note", f.note},     {"candidates", f.candidates}, {"tie_set_size", f.tie},
+        {"noise", f.noise}, {"rounds", f.rounds}, {"wall_s", f.wall_s},         {"changed_leader", f.changed_leader}};
+    nlohmann::json rows = nlohmann::json::array();
+    for (const db::FinalPickRow& r : f.rows)
+      rows.push_back({{"config", nlohmann::json::parse(r.config_json)},
+                      {"rank", r.rank},
+                      {"median_ns", r.median_ns},
+                      {"ratio", r.ratio},
+                      {"in_tie_set", r.in_tie_set},
+                      {"samples_ns", r.samples_ns}});
+    fp["configs"] = rows;
+    j["final_pick"] = fp;
   }
   nlohmann::json tr = nlohmann::json::array();
   for (const session::TracePoint& t : o.trace)

@@ -84,6 +84,19 @@ class Backend {
     (void)seconds;
     return true;
   }
+  /// Re-times configurations that evaluate() verified on the prepared problem, interleaved (the final pick,
+  /// tuner/session/final_pick.hpp): `rounds` rounds, each one timed sample of every configuration in the order
+  /// given (A B C A B C ...), on the same inputs, with the L2 cache flushed before each sample as evaluate() does.
+  /// Stops after the round in which `max_seconds` have passed (3 rounds at least). Returns per configuration its
+  /// samples in ns, one per round completed, in the order given; an empty list for one that failed on the way.
+  /// nullopt: this backend cannot re-time (a replay answers recorded trials); the caller skips the final pick.
+  virtual std::optional<std::vector<std::vector<double>>> time_interleaved(const std::vector<Config>& configs,
+                                                                           int rounds, double max_seconds) {
+    (void)configs;
+    (void)rounds;
+    (void)max_seconds;
+    return std::nullopt;
+  }
   /// How many devices measure at once (MPI: the live ranks of the group); 1 for a backend of one GPU.
   virtual std::size_t parallel_devices() const { return 1; }
   /// Where the backend's time went since it was made (all zero for backends that do not measure it).
@@ -116,6 +129,10 @@ class ForwardingBackend : public Backend {
   bool ready(const Config& c) override { return inner_->ready(c); }
   bool wait_ready(const std::vector<Config>& configs, double seconds) override {
     return inner_->wait_ready(configs, seconds);
+  }
+  std::optional<std::vector<std::vector<double>>> time_interleaved(const std::vector<Config>& configs, int rounds,
+                                                                   double max_seconds) override {
+    return inner_->time_interleaved(configs, rounds, max_seconds);
   }
   std::size_t parallel_devices() const override { return inner_->parallel_devices(); }
   BackendStats stats() const override { return inner_->stats(); }

@@ -205,6 +205,10 @@ class CudaBackend : public Backend {
   void prepare(const Workload& w, const ProblemKey& p, std::uint64_t seed) override;
   double copy_bandwidth_gbps() override;
   std::vector<Measurement> evaluate(const std::vector<Config>& configs) override;
+  /// Each sample a load of the configuration's module with one run, then one warm-up and one timed run after an L2
+  /// flush (the executor holds one module at a time); a configuration whose load or timing fails is dropped.
+  std::optional<std::vector<std::vector<double>>> time_interleaved(const std::vector<Config>& configs, int rounds,
+                                                                   double max_seconds) override;
   /// Free memory of the GPU (cuMemGetInfo) as seen by the context that runs the trials (the worker's with
   /// isolate); used to check that long sessions leak neither device memory nor modules.
   std::uint64_t free_device_memory_bytes();

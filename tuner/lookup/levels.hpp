@@ -13,6 +13,10 @@
 #include "tuner/core/objective.hpp"
 #include "tuner/lookup/lookup.hpp"
 
+namespace autotune::db {
+class Database;
+}
+
 namespace autotune::lookup::detail {
 
 /// A recorded device model: several device rows of one key are one board.
@@ -34,6 +38,14 @@ struct Row {
   Observation observed;
   std::int64_t session_id = 0;
   std::string carried_from;  // TrialRow::carried_from
+  int tie = -1;              // the index in Prepared::ties of its cell's final pick where it is in the tie set, else -1
+};
+
+/// The final pick of a cell as the lookup uses it (ties.cpp): its tie set in the order served.
+struct Tie {
+  std::vector<Config> configs;  // the preferred member first (prefer_ties), then by the pick's rank
+  double noise = 0;
+  std::int64_t session_id = 0;
 };
 
 /// Valid rows of one board at one problem, fastest first, one row per configuration.
@@ -54,6 +66,7 @@ struct Prepared {
   std::size_t stale_config = 0;  // configuration not valid in the current spec where it was measured
   std::size_t unobserved = 0;    // lacking what the objective needs (energy, power)
   std::size_t nondeterministic = 0;  // left out by TuningSpec::deterministic: not bit-reproducible run to run
+  std::vector<Tie> ties;             // final picks applied to cells (prefer_ties)
   Objective objective = Objective::time;
   std::map<std::int64_t, std::string> session_spec_hash;
   std::string spec_hash;
@@ -67,6 +80,15 @@ struct Question {
   const ProblemKey& problem;
 };
 
+/// The final picks (db::FinalPickRow) of prep's cells (device row id -> board in board_of_id), those measured with one
+/// of `sources` (db::accepted_sources): in each cell whose
+/// latest pick still holds its fastest row among the pick's candidates, the tie set's members move to the front,
+/// the one preferred first: the member that is also the leader (2 points) or in the tie set (1 point) at the most
+/// neighbouring sizes (the nearest smaller and larger recorded problem of the same board), the pick's winner on
+/// equal points. Records the tie sets in prep.ties and Row::tie. Throws DbError if the query fails.
+void prefer_ties(const db::Database& db, const TuningSpec& spec, const Workload& w,
+                 const std::vector<std::string>& sources, const std::map<std::int64_t, std::size_t>& board_of_id,
+                 Prepared& prep);
 /// Reads and prepares the rows. Throws DbError if a query fails.
 std::shared_ptr<Prepared> prepare(const db::Database& db, const TuningSpec& spec, const Workload& w, Objective o);
 /// The answer, level by level; prep == nullptr gives the spec default with the note `unavailable`.

@@ -233,6 +233,8 @@ std::shared_ptr<Prepared> prepare_rows(const db::Database& db, const TuningSpec&
     prep->cells[it->second].rows.push_back(prep->rows.size());
     prep->rows.push_back(std::move(r));
   }
+  // Final picks chose among equals by time: their tie sets reorder the cells for the time objective only.
+  if (o == Objective::time) detail::prefer_ties(db, spec, w, sources, board_of_id, *prep);
   return prep;
 }
 
@@ -334,6 +336,14 @@ class Answerer {
     a.gbps = r.gbps;
     a.observed = r.observed;
     a.carried_from = r.carried_from;
+    if (r.tie >= 0 && (m == Match::exact || m == Match::nearest_size)) {
+      const detail::Tie& t = prep_.ties[static_cast<std::size_t>(r.tie)];
+      a.tie_set = {r.config};
+      for (const Config& c : t.configs)
+        if (!(c == r.config)) a.tie_set.push_back(c);
+      a.tie_noise = t.noise;
+      a.tie_session = t.session_id;
+    }
   }
 
   /// Levels 1 and 2: the fastest valid row of the target board at the question's problem, else at the

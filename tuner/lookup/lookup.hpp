@@ -64,6 +64,12 @@ struct Answer {
   int cells_covered = 0;         // cells that measured this configuration
   int cells_total = 0;           // cells of the group
 
+  // The final pick of the cell served from (levels exact and nearest_size; docs/lookup.md "Ties"): the
+  // configurations within noise of its winner, the served one among them. Empty where that cell has none.
+  std::vector<Config> tie_set;   // the served configuration first, then the others by the pick's rank
+  double tie_noise = 0;          // the pick's noise (relative): every member within this of its winner
+  std::int64_t tie_session = 0;  // the session whose final pick it is
+
   std::size_t stale_rows = 0;    // rows never served: another source hash, or config invalid in the spec
   std::string note;              // why levels were skipped, rows rejected, or the database is unavailable
 };

@@ -113,6 +113,7 @@ class Workflow {
     if (opt.time_limit_s > 0) opt.time_limit_s = std::max(0.001, search_limit_s() - since_start());
     out.result = session::run(spec_, backend_, db_, q_.workload, q_.problem, opt);
     out.options = std::move(opt);
+    final_pick(out);
     if (!smaller_.empty()) measure_smaller(out);
     out.trace = std::move(trace_);
     return out;
@@ -148,6 +149,19 @@ class Workflow {
   double search_limit_s() const {
     if (!(q_.time_limit_s > 0)) return 0;
     return smaller_.empty() ? q_.time_limit_s : q_.time_limit_s - std::min(3.0, 0.05 * q_.time_limit_s);
+  }
+
+  /// After the search, while the backend still holds the target problem: the final pick over the cell's leaders.
+  void final_pick(TuneOutcome& out) {
+    FinalPickOptions fo = q_.final_pick;
+    if (q_.objective != Objective::time) {
+      out.final_pick.note = std::string("off: it re-times, and objective ") + to_string(q_.objective) + " is not time";
+      return;
+    }
+    if (q_.time_limit_s > 0) fo.max_seconds = std::min(fo.max_seconds, std::max(1.0, 0.05 * q_.time_limit_s));
+    phase_ = "final";
+    out.final_pick = run_final_pick(backend_, db_, out.result.session_id, out.result.top, fo);
+    phase_ = "target";
   }
 
   /// After the search: its verified configurations picked for each smaller size (smaller_size_picks()) measured

@@ -16,6 +16,7 @@
 #include "tuner/core/backend.hpp"
 #include "tuner/core/objective.hpp"
 #include "tuner/core/spec.hpp"
+#include "tuner/session/final_pick.hpp"
 #include "tuner/session/session.hpp"
 #include "tuner/session/warm_start.hpp"
 
@@ -58,6 +59,10 @@ struct TuneRequest {
   /// Specs with "blocks": after the search, a few of its configurations are measured at this many smaller sizes,
   /// each 4x smaller than the last (smaller_sizes()), so that the lookup serves them from measurements; 0 = off.
   std::size_t smaller_sizes = 4;
+  /// The final pick after the search (final_pick.hpp): the leaders within noise re-timed interleaved, the winner and
+  /// its tie set stored; k <= 1 = off. Under a time limit its max_seconds is at most 5% of the limit (1 s at least).
+  /// Only for the time objective.
+  FinalPickOptions final_pick;
   /// Bytes one run moves (for GB/s); empty = unknown.
   std::function<double(const Workload&, const ProblemKey&)> bytes_moved;
   /// When the command started: the trace's elapsed seconds and the screening's share count from here.
@@ -101,6 +106,7 @@ struct TuneOutcome {
   bool default_strategy = false;
   WarmStart warm;           // what the database suggested for the target problem
   ScreenSummary screen;
+  FinalPickOutcome final_pick;       // the final pick at the target size (ran false, with the reason, where not)
   std::vector<SmallerSize> smaller;  // in order, largest first
   std::string smaller_note;          // why the smaller sizes stopped early or were not measured ("" = not asked)
   std::vector<TracePoint> trace;

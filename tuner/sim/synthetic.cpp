@@ -160,6 +160,7 @@ Measurement SyntheticBackend::measure(const Config& c, const CompileResult* bina
     sleep_ms(stage_.run_ms);
   }
   m.median_ns = time_ns_(c);
+  if (noise_sigma_ > 0) m.median_ns *= 1 + noise_sigma_ * std::normal_distribution<double>()(rng_);
   m.min_ns = m.median_ns * 0.98;
   m.spread = 0.02;
   m.samples = 7;
@@ -195,6 +196,25 @@ std::vector<Measurement> SyntheticBackend::evaluate(const std::vector<Config>& c
   pipeline_->consume_in_order(std::move(items), [&](std::size_t i, const CompileResult& binary) {
     out.push_back(measure(configs[i], &binary));
   });
+  return out;
+}
+
+std::optional<std::vector<std::vector<double>>> SyntheticBackend::time_interleaved(const std::vector<Config>& configs,
+                                                                                   int rounds, double max_seconds) {
+  (void)max_seconds;
+  if (!prepared_) throw Error("SyntheticBackend::time_interleaved called before prepare");
+  std::vector<std::vector<double>> out(configs.size());
+  std::normal_distribution<double> normal;
+  for (int r = 0; r < rounds; ++r) {
+    const double round_factor = 1 + noise_drift_ * normal(rng_);
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      bool failed = failures_.count(configs[i].hash()) != 0;
+      for (const auto& [key, st] : failures_when_) failed = failed || configs[i].get(key.first) == key.second;
+      if (failed) continue;
+      out[i].push_back(time_ns_(configs[i]) * round_factor * (1 + noise_sigma_ * normal(rng_)));
+    }
+    ++interleaved_rounds_;
+  }
   return out;
 }
 

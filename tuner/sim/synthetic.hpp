@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 
 #include "tuner/core/backend.hpp"
@@ -53,6 +54,17 @@ class SyntheticBackend : public Backend {
   /// would add them (Observation::metrics), and "synthetic-counters" in the observation's method.
   void simulate_metrics(std::function<std::vector<Metric>(const Config&)> metrics) { metrics_ = std::move(metrics); }
 
+  /// From now on times are noisy, from a generator seeded with `seed`: each measured median and each interleaved
+  /// sample is time_ns(config) x (1 + sigma x N(0,1)), and each interleaved round also x (1 + drift x N(0,1)) for
+  /// all of its samples alike (a round the whole GPU ran slower). Without it every time is exact.
+  void simulate_noise(double sigma, double drift, std::uint64_t seed) {
+    noise_sigma_ = sigma;
+    noise_drift_ = drift;
+    rng_.seed(seed);
+  }
+  /// Interleaved rounds timed so far (time_interleaved), summed over its calls.
+  std::size_t interleaved_rounds() const { return interleaved_rounds_; }
+
   /// From now on every configuration is compiled (simulated) through a CompilePipeline before it is measured.
   /// Injected failures with status compile_error then come from the compilation, so they are cached like
   /// real ones; the "binary" of a configuration is its canonical JSON. Measurements stay deterministic:
@@ -69,6 +81,10 @@ class SyntheticBackend : public Backend {
   void prepare(const Workload& w, const ProblemKey& p, std::uint64_t seed) override;
   double copy_bandwidth_gbps() override { return 1000.0; }
   std::vector<Measurement> evaluate(const std::vector<Config>& configs) override;
+  /// One sample per configuration per round, time_ns(config) with the noise of simulate_noise(); an injected
+  /// failure gives an empty list. Never stops early (max_seconds is not consulted: no time passes).
+  std::optional<std::vector<std::vector<double>>> time_interleaved(const std::vector<Config>& configs, int rounds,
+                                                                   double max_seconds) override;
   void prefetch(const std::vector<Config>& configs) override;
   /// With a compile stage: whether c's simulated binary is compiled; without one, always.
   bool ready(const Config& c) override;
@@ -89,6 +105,9 @@ class SyntheticBackend : public Backend {
   std::map<std::string, std::pair<TrialStatus, std::string>> failures_;
   std::map<std::pair<std::string, Value>, TrialStatus> failures_when_;
   std::size_t evaluations_ = 0;
+  double noise_sigma_ = 0, noise_drift_ = 0;
+  std::mt19937_64 rng_{1};
+  std::size_t interleaved_rounds_ = 0;
   std::size_t env_fail_after_ = static_cast<std::size_t>(-1);
   bool prepared_ = false;
   CompileStage stage_;
