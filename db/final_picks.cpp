@@ -8,36 +8,8 @@
 
 namespace autotune::db {
 
-namespace {
-
 using detail::kNowSql;
 using detail::Stmt;
-
-/// final_picks.samples_ns: "12.5,13,12.75" (ns, round order, round-trip text); "" = none.
-std::string samples_text(const std::vector<double>& ns) {
-  std::string out;
-  char buf[32];
-  for (double v : ns) {
-    std::snprintf(buf, sizeof buf, "%.17g", v);
-    out += (out.empty() ? "" : ",") + std::string(buf);
-  }
-  return out;
-}
-
-std::vector<double> samples_of(const std::string& text) {
-  std::vector<double> out;
-  const char* p = text.c_str();
-  while (*p) {
-    char* end = nullptr;
-    const double v = std::strtod(p, &end);
-    if (end == p) break;
-    out.push_back(v);
-    p = *end == ',' ? end + 1 : end;
-  }
-  return out;
-}
-
-}  // namespace
 
 void Database::insert_final_pick(const std::vector<FinalPickRow>& rows) {
   if (rows.empty()) return;
@@ -50,7 +22,7 @@ void Database::insert_final_pick(const std::vector<FinalPickRow>& rows) {
                  kNowSql + ")");
       q.bind(1, r.session_id).bind(2, r.device_id).bind(3, r.kernel).bind(4, r.source_hash).bind(5, r.workload);
       q.bind(6, r.problem).bind(7, r.config_json).bind(8, r.config_hash).bind(9, r.rank).bind(10, r.median_ns);
-      q.bind(11, r.ratio).bind(12, r.in_tie_set ? 1 : 0).bind(13, r.noise).bind(14, samples_text(r.samples_ns));
+      q.bind(11, r.ratio).bind(12, r.in_tie_set ? 1 : 0).bind(13, r.noise).bind(14, detail::format_samples(r.samples_ns));
       q.run();
     }
   });
@@ -80,7 +52,7 @@ std::vector<FinalPickRow> Database::final_picks(const std::string& kernel, const
     r.ratio = q.real(11);
     r.in_tie_set = q.int32(12) != 0;
     r.noise = q.real(13);
-    r.samples_ns = samples_of(q.text(14));
+    r.samples_ns = detail::parse_samples(q.text(14));
     r.created_at = q.text(15);
     out.push_back(std::move(r));
   }

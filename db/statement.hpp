@@ -1,9 +1,12 @@
-// Internal to db/: the SQLite error mapping and the prepared-statement wrapper shared by the database's
-// files (database.cpp, trials.cpp, merge.cpp). Not installed; nothing outside db/ includes it.
+// Internal to db/: the SQLite error mapping, the prepared-statement wrapper and the samples' text, shared by the
+// database's files (database.cpp, trials.cpp, final_picks.cpp, merge.cpp). Not installed; nothing outside db/
+// includes it.
 #pragma once
 #include <sqlite3.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -19,6 +22,32 @@ namespace autotune::db::detail {
 
 /// ISO-8601 UTC with milliseconds, e.g. 2024-05-01T12:34:56.789Z.
 constexpr const char* kNowSql = "strftime('%Y-%m-%dT%H:%M:%fZ','now')";
+
+/// A list of samples as stored (trials.sample_ns, final_picks.samples_ns): "12.5,13,12.75" (ns, the shortest text
+/// that reads back to the same double); "" = none.
+inline std::string format_samples(const std::vector<double>& ns) {
+  std::string out;
+  char buf[32];
+  for (double v : ns) {
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    out += (out.empty() ? "" : ",") + std::string(buf);
+  }
+  return out;
+}
+
+/// The samples of format_samples' text; reading stops at the first entry that is not a number.
+inline std::vector<double> parse_samples(const std::string& text) {
+  std::vector<double> out;
+  const char* p = text.c_str();
+  while (*p) {
+    char* end = nullptr;
+    const double v = std::strtod(p, &end);
+    if (end == p) break;
+    out.push_back(v);
+    p = *end == ',' ? end + 1 : end;
+  }
+  return out;
+}
 
 /// How long SQLite's busy handler waits for a lock before returning SQLITE_BUSY.
 constexpr int kBusyTimeoutMs = 10000;

@@ -15,30 +15,10 @@ namespace {
 
 using detail::kNowSql;
 using detail::read_column;
+using detail::format_samples;
+using detail::parse_samples;
 using detail::Stmt;
 
-/// trials.sample_ns: "12.5,13,12.75" (ns, shortest round-trip text); "" = none kept.
-std::string format_samples(const std::vector<double>& ns) {
-  std::string out;
-  char buf[32];
-  for (double v : ns) {
-    std::snprintf(buf, sizeof buf, "%.17g", v);
-    out += (out.empty() ? "" : ",") + std::string(buf);
-  }
-  return out;
-}
-std::vector<double> parse_samples(const std::string& text) {
-  std::vector<double> out;
-  const char* p = text.c_str();
-  while (*p) {
-    char* end = nullptr;
-    const double v = std::strtod(p, &end);
-    if (end == p) break;
-    out.push_back(v);
-    p = *end == ',' ? end + 1 : end;
-  }
-  return out;
-}
 
 // The trials columns are driven by TrialRow::for_each_field: names, insert and reads in its order.
 

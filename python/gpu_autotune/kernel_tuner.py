@@ -254,9 +254,10 @@ def prepare_tune(kernel_name, kernel_source, problem_size, arguments, tune_param
     tr = _translate.translate(kernel_name, kernel_source, problem_size, arguments, tune_params, grid_div_x,
                               grid_div_y, grid_div_z, restrictions, answer, atol, smem_args, cmem_args,
                               compiler_options, defines, block_size_names, verify)
-    # One warm-up run: the verification run before it has already loaded the module and run it once.
-    args = ["--problem", tr.problem, "--samples", str(max(7, int(iterations))), "--warmup", "1", "--gpu",
-            str(device), "--objective", objective] + _strategy_args(strategy, strategy_options, tr.spec)
+    # One warm-up run: the verification run before it has already loaded the module and run it once. No final pick
+    # (docs/performance.md): Kernel Tuner's best is the lowest time among the results, each measured once.
+    args = ["--problem", tr.problem, "--samples", str(max(7, int(iterations))), "--warmup", "1", "--final-k", "0",
+            "--gpu", str(device), "--objective", objective] + _strategy_args(strategy, strategy_options, tr.spec)
     if seed is not None:
         args += ["--seed", str(int(seed))]
     if any("nvml_energy" in o.observables for o in observers or ()) and objective in ("time", "gbps_per_watt"):
