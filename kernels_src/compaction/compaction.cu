@@ -28,7 +28,7 @@
 #ifdef AUTOTUNE_STRICT
 #error "compaction.cu: VARIANT is not defined (AUTOTUNE_STRICT)"
 #endif
-#define VARIANT 1
+#define VARIANT 3
 #endif
 #ifndef BLOCK_SIZE
 #ifdef AUTOTUNE_STRICT
@@ -40,7 +40,7 @@
 #ifdef AUTOTUNE_STRICT
 #error "compaction.cu: ITEMS_PER_THREAD is not defined (AUTOTUNE_STRICT)"
 #endif
-#define ITEMS_PER_THREAD 8
+#define ITEMS_PER_THREAD 64
 #endif
 #ifndef STAGE_OUTPUT
 #ifdef AUTOTUNE_STRICT
@@ -70,7 +70,7 @@
 #ifdef AUTOTUNE_STRICT
 #error "compaction.cu: MIN_THREADS_PER_SM is not defined (AUTOTUNE_STRICT)"
 #endif
-#define MIN_THREADS_PER_SM 0
+#define MIN_THREADS_PER_SM 1024
 #endif
 #ifndef DTYPE_ID
 #ifdef AUTOTUNE_STRICT

@@ -44,7 +44,7 @@
 #ifdef AUTOTUNE_STRICT
 #error "scan.cu: VARIANT is not defined (AUTOTUNE_STRICT)"
 #endif
-#define VARIANT 4
+#define VARIANT 6
 #endif
 #ifndef BLOCK_SIZE
 #ifdef AUTOTUNE_STRICT
@@ -56,7 +56,7 @@
 #ifdef AUTOTUNE_STRICT
 #error "scan.cu: ITEMS_PER_THREAD is not defined (AUTOTUNE_STRICT)"
 #endif
-#define ITEMS_PER_THREAD 8
+#define ITEMS_PER_THREAD 16
 #endif
 #ifndef VEC
 #ifdef AUTOTUNE_STRICT
@@ -98,7 +98,7 @@
 #ifdef AUTOTUNE_STRICT
 #error "scan.cu: MIN_THREADS_PER_SM is not defined (AUTOTUNE_STRICT)"
 #endif
-#define MIN_THREADS_PER_SM 0
+#define MIN_THREADS_PER_SM 2048
 #endif
 #ifndef STAGES
 #ifdef AUTOTUNE_STRICT

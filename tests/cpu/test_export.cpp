@@ -305,10 +305,15 @@ TEST_CASE("export: the compiled header answers every question as lookup::best on
       CHECK_THROWS_AS(lookup::best(*open[q.db], spec, q.w, q.device, q.problem), UsageError);
       continue;
     }
-    auto& prep = prepared[std::to_string(q.db) + " " + q.kernel + " " + q.w.key()];
-    if (!prep) prep = lookup::detail::prepare(*open[q.db], spec, q.w, Objective::time);
+    const lookup::detail::PreparedOf prepared_of = [&](const Workload& w) {
+      auto& p = prepared[std::to_string(q.db) + " " + q.kernel + " " + w.key()];
+      if (!p) p = lookup::detail::prepare(*open[q.db], spec, w, Objective::time);
+      return p;
+    };
+    const auto prep = prepared_of(q.w);
     const DeviceKey key = DeviceKey::of(q.device);
-    const lookup::Answer a = lookup::detail::answer(prep.get(), {spec, q.w, key, &q.device, q.problem}, "");
+    const lookup::Answer a =
+        lookup::detail::answer(prep.get(), {spec, q.w, key, &q.device, q.problem, &prepared_of}, "");
     if (i % 10 == 0) {
       const lookup::Answer one_shot = lookup::best(*open[q.db], spec, q.w, q.device, q.problem);
       CHECK(one_shot.match == a.match);
@@ -334,14 +339,15 @@ TEST_CASE("export: the compiled header answers every question as lookup::best on
     ++compared;
     if (q.device.name.rfind("Tiny Board", 0) == 0) {  // the boards with 128 threads per block
       const DeviceKey unknown("Unrecorded Board", q.device.cc);
-      if (lookup::detail::answer(prep.get(), {spec, q.w, unknown, nullptr, q.problem}, "").config != a.config)
+      if (lookup::detail::answer(prep.get(), {spec, q.w, unknown, nullptr, q.problem, &prepared_of}, "").config !=
+          a.config)
         ++tiny_differs;
     }
   }
   // The grid reaches every level, and a cell's answer differs from the spec default somewhere.
   CHECK(compared > 1000);
   CHECK(tiny_differs > 0);
-  for (int level = 0; level <= 4; ++level) {
+  for (int level = 0; level <= 5; ++level) {
     INFO("level " << level);
     CHECK(levels_seen[level] > 0);
   }

@@ -189,10 +189,12 @@ TEST_CASE("lookup: exact and nearest size on the same device, with provenance", 
 
   // The name is normalised: "acme-x100" is the same board.
   CHECK(lk.best("fixture_kernel", kF32, DeviceKey("acme-x100", 90), n_of(1 << 20))->match == lookup::Match::exact);
-  // Another workload has no rows at all: the default, not a float32 answer.
+  // Another workload has no rows at all: the float32 answer of this board, borrowed (level borrowed, after the
+  // levels that keep the workload) and said so.
   auto other_workload = lk.best("fixture_kernel", Workload{"int32", "sum"}, key, n_of(1 << 20));
-  CHECK(other_workload->match == lookup::Match::spec_default);
-  CHECK(other_workload->config == fx.spec().default_config());
+  CHECK(other_workload->match == lookup::Match::borrowed);
+  CHECK(other_workload->borrowed_from == kF32.key());
+  CHECK(other_workload->config == lk.best("fixture_kernel", kF32, key, n_of(1 << 20))->config);
 }
 
 TEST_CASE("lookup: same compute capability, other boards: group default at the closest size", "[cpu][lookup]") {
@@ -273,7 +275,7 @@ TEST_CASE("lookup: same major architecture: group default over every board and s
   CHECK(none->device.empty());
   CHECK(none->session_id == 0);
   CHECK_THAT(none->note, Catch::Contains("no board of architecture 7.x"));
-  CHECK(lookup::level(none->match) == 4);
+  CHECK(lookup::level(none->match) == 5);
   CHECK(std::string(lookup::to_string(a->match)) == "same_arch");
 }
 

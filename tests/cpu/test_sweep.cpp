@@ -152,11 +152,16 @@ TEST_CASE("sweep: a kernel without a grid parameter sweeps the block size only",
   CHECK_FALSE(plan.has_grid_param);
   CHECK(plan.blocks_per_sm.empty());
   REQUIRE(plan.points.size() == 5);
+  // Around the spec default (single_pass_warp, 16 items, a register cap of 2048 threads per SM): the cap needs
+  // 256 threads or more, and 1024 x 16 elements do not fit 48 KiB of shared memory; 256 and 512 remain.
+  std::size_t valid = 0;
   for (const auto& pt : plan.points) {
     CHECK(pt.blocks_per_sm == 0);
-    CHECK(pt.valid);
+    if (!pt.valid) continue;
+    ++valid;
     CHECK(pt.grid_blocks > 0);
   }
+  CHECK(valid == 2);
   CHECK_FALSE(plan.notes.empty());
   SweepRequest req;
   req.blocks_per_sm = {1, 2};

@@ -39,6 +39,10 @@ std::vector<Config> corner_configs(const TuningSpec& s, const Workload& w) {
   for (Value v : variants) {
     Config def = s.default_config();
     def.set("VARIANT", v);
+    if (!space.is_valid(def)) {  // the default's register cap is for the single-pass variants only: 256 x 8 uncapped
+      def.set("ITEMS_PER_THREAD", 8);
+      def.set("MIN_THREADS_PER_SM", 0);
+    }
     add(def);
     if (v >= 4) {  // single pass with the register caps of MIN_THREADS_PER_SM, where the tile fits
       std::size_t capped = 0;

@@ -3,6 +3,7 @@
 #include "tuner/lookup/export.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "tuner/core/error.hpp"
@@ -109,9 +110,31 @@ class GroupTables {
   ConfigIndex& configs_;
 };
 
-ExportWorkload export_workload(const db::Database& db, const TuningSpec& spec, const Workload& w, Objective o,
+/// Level borrowed for board `key` and workload w: the cells on that board of the first donor (detail::donors) where
+/// the lookup borrows from that donor at the cell's own problem, each with the configuration it serves there (a
+/// question at another size gets the nearest of them, as the lookup takes the donor's nearest usable cell).
+void borrowed_entries(const TuningSpec& spec, const Workload& w, const DeviceKey& key, const detail::PreparedOf& others,
+                      ExportBoard& eb, ConfigIndex& configs) {
+  const std::shared_ptr<Prepared> own = others(w);
+  for (const Workload& d : detail::donors(spec, w)) {
+    const std::shared_ptr<Prepared> dp = others(d);
+    for (const Cell& c : dp->cells) {
+      if (!(dp->boards[c.board].key == key)) continue;
+      const Question q{spec, w, key, nullptr, c.problem, &others};
+      const Answer a = detail::answer(own.get(), q, "");
+      if (a.match != Match::borrowed || a.borrowed_from != d.key() || a.problem != c.problem_key) continue;
+      eb.borrowed.push_back(entry(spec, c.problem, a.config, {}, configs));
+    }
+    if (!eb.borrowed.empty()) {
+      eb.borrowed_from = d.key();
+      return;
+    }
+  }
+}
+
+ExportWorkload export_workload(const TuningSpec& spec, const Workload& w, const detail::PreparedOf& others,
                                ConfigIndex& configs) {
-  const std::shared_ptr<Prepared> prep = detail::prepare(db, spec, w, o);
+  const std::shared_ptr<Prepared> prep = others(w);
   const GroupTables groups(*prep, spec, w, configs);
   ExportWorkload out;
   out.workload = w;
@@ -134,6 +157,7 @@ ExportWorkload export_workload(const db::Database& db, const TuningSpec& spec, c
     }
     eb.same_cc = groups.same_cc(key, b);
     eb.same_arch = groups.same_arch(key, b);
+    if (eb.cells.empty() && eb.same_cc.empty() && !eb.same_arch) borrowed_entries(spec, w, key, others, eb, configs);
     out.boards.push_back(std::move(eb));
   }
   for (int cc : ccs) {
@@ -168,7 +192,13 @@ ExportKernel export_kernel(const db::Database& db, const TuningSpec& spec, Objec
   for (const Param& p : spec.params) k.params.push_back({p.name, p.kind, p.labels, p.macro_text});
   ConfigIndex configs(k.configs);
   k.spec_default = configs.add(spec.default_config());
-  for (const Workload& w : spec.workloads) k.workloads.push_back(export_workload(db, spec, w, o, configs));
+  std::map<std::string, std::shared_ptr<Prepared>> prepared;  // each workload's rows, read once
+  const detail::PreparedOf others = [&](const Workload& w) {
+    auto& p = prepared[w.key()];
+    if (!p) p = detail::prepare(db, spec, w, o);
+    return p;
+  };
+  for (const Workload& w : spec.workloads) k.workloads.push_back(export_workload(spec, w, others, configs));
   return k;
 }
 

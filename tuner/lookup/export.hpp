@@ -52,6 +52,10 @@ struct ExportBoard {
   std::vector<ExportEntry> same_cc;
   /// Level same_arch: the group default of the other boards of its major architecture, if one is valid here.
   std::optional<std::size_t> same_arch;
+  /// Level borrowed (only where the levels above have nothing): the recorded problems on this board of the
+  /// workload `borrowed_from` that the lookup borrows from, each with the configuration it serves there.
+  std::vector<ExportEntry> borrowed;
+  std::string borrowed_from;  // Workload::key(); "" when `borrowed` is empty
 };
 
 /// Level same_cc for a board that is not recorded: the group default of the boards of this cc per problem.

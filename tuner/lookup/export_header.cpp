@@ -93,7 +93,7 @@ struct Config {
 };
 
 /// How far the answer is from the question, as autotune::lookup::Match: its value is the match level.
-enum class Match : int { exact = 0, nearest_size = 1, same_cc = 2, same_arch = 3, spec_default = 4 };
+enum class Match : int { exact = 0, nearest_size = 1, same_cc = 2, same_arch = 3, borrowed = 4, spec_default = 5 };
 
 namespace detail {
 
@@ -124,6 +124,9 @@ struct Board {
   const Entry* same_cc;  // same_cc: other boards of this cc
   int nsame_cc;
   const Config* same_arch;  // same_arch: other boards of this major architecture (nullptr: none)
+  const Entry* borrowed;    // borrowed: the cells of another workload on this board, each with what it serves
+  int nborrowed;
+  const char* borrowed_from;  // that workload's key ("" where nborrowed is 0)
 };
 struct CcGroup {  // unrecorded boards of this cc
   int cc;
@@ -267,7 +270,7 @@ inline bool same_device_name(std::string_view name, std::string_view normalised)
 /// (major * 10 + minor) at the problem `dims` (`ndims` sizes in the order dims() gives; `data`: the data tag of
 /// file inputs, "" for generated ones). The answer is the lookup library's Lookup::best(kernel, workload,
 /// DeviceKey(device_name, cc), problem) on the exported database, with its level in *match_level (Match: 0 exact
-/// ... 4 spec_default) when match_level is not null. nullptr (and level -1) for a kernel or workload that was
+/// ... 5 spec_default) when match_level is not null. nullptr (and level -1) for a kernel or workload that was
 /// not exported or a wrong number of dimensions. Allocates nothing; thread-safe.
 inline const Config* select(std::string_view kernel, std::string_view workload, std::string_view device_name, int cc,
                             const std::int64_t* dims, int ndims, int* match_level,
@@ -296,6 +299,9 @@ inline const Config* select(std::string_view kernel, std::string_view workload, 
     } else if (board->same_arch != nullptr) {
       m = Match::same_arch;
       c = board->same_arch;
+    } else if (board->nborrowed > 0) {
+      m = Match::borrowed;
+      c = detail::nearest(board->borrowed, board->nborrowed, q)->config;
     }
   } else {
     const detail::CcGroup* g = nullptr;
@@ -337,10 +343,10 @@ inline const char* const* dims(std::string_view kernel, int* count) noexcept {
   return k == nullptr ? nullptr : k->dims;
 }
 
-/// "exact", "nearest_size", "same_cc", "same_arch", "spec_default" for levels 0 ... 4, else "none".
+/// "exact", "nearest_size", "same_cc", "same_arch", "borrowed", "spec_default" for levels 0 ... 5, else "none".
 inline const char* match_name(int level) noexcept {
-  constexpr const char* names[] = {"exact", "nearest_size", "same_cc", "same_arch", "spec_default"};
-  return level >= 0 && level <= 4 ? names[level] : "none";
+  constexpr const char* names[] = {"exact", "nearest_size", "same_cc", "same_arch", "borrowed", "spec_default"};
+  return level >= 0 && level <= 5 ? names[level] : "none";
 }
 )hdr";
 
@@ -439,6 +445,7 @@ class HeaderTables {
       for (const ExportBoard& b : w.boards) {
         add(b.cells);
         add(b.same_cc);
+        add(b.borrowed);
       }
       for (const ExportCcGroup& g : w.cc_groups) add(g.entries);
     }
@@ -497,9 +504,11 @@ class HeaderTables {
       const std::string bp = q + "b" + std::to_string(bi) + "_";
       const std::string cells = entries(b.cells, bp + "cells", kp, dims);
       const std::string same_cc = entries(b.same_cc, bp + "same_cc", kp, dims);
+      const std::string borrowed = entries(b.borrowed, bp + "borrowed", kp, dims);
       boards.push_back("{" + literal(b.key.name) + ", " + std::to_string(b.key.cc) + ", " + cells + ", " +
                        std::to_string(b.cells.size()) + ", " + same_cc + ", " + std::to_string(b.same_cc.size()) +
                        ", " + (b.same_arch ? "&" + kp + "configs[" + std::to_string(*b.same_arch) + "]" : "nullptr") +
+                       ", " + borrowed + ", " + std::to_string(b.borrowed.size()) + ", " + literal(b.borrowed_from) +
                        "}");
     }
     for (std::size_t gi = 0; gi < w.cc_groups.size(); ++gi) {

@@ -149,7 +149,9 @@ std::string to_json(const ExportTables& t) {
                                 {"cc", b.key.cc},
                                 {"cells", entries_json(b.cells)},
                                 {"same_cc", entries_json(b.same_cc)},
-                                {"same_arch", b.same_arch ? ojson(*b.same_arch) : ojson(nullptr)}});
+                                {"same_arch", b.same_arch ? ojson(*b.same_arch) : ojson(nullptr)},
+                                {"borrowed", entries_json(b.borrowed)},
+                                {"borrowed_from", b.borrowed_from}});
       jw["cc_groups"] = ojson::array();
       for (const ExportCcGroup& g : w.cc_groups)
         jw["cc_groups"].push_back({{"cc", g.cc}, {"entries", entries_json(g.entries)}});
@@ -224,6 +226,10 @@ ExportTables tables_from_json(const std::string& text) {
         b.cells = R::entries(bs[bi], "cells", bw, n);
         b.same_cc = R::entries(bs[bi], "same_cc", bw, n);
         if (!R::at(bs[bi], "same_arch", bw).is_null()) b.same_arch = R::config(bs[bi], "same_arch", bw, n);
+        if (bs[bi].contains("borrowed")) {  // tables written before level borrowed have none
+          b.borrowed = R::entries(bs[bi], "borrowed", bw, n);
+          b.borrowed_from = R::str(bs[bi], "borrowed_from", bw);
+        }
         w.boards.push_back(std::move(b));
       }
       const ojson& gs = R::array(jw, "cc_groups", ww);

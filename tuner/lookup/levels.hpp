@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -72,12 +73,17 @@ struct Prepared {
   std::string spec_hash;
 };
 
+/// The prepared rows of another workload of the same spec (level borrowed); may throw DbError.
+using PreparedOf = std::function<std::shared_ptr<Prepared>(const Workload&)>;
+
 struct Question {
   const TuningSpec& spec;
   const Workload& w;
   const DeviceKey& device;
   const DeviceInfo* props;  // properties of the target device, if known
   const ProblemKey& problem;
+  /// The rows of the spec's other workloads, for level borrowed (borrow.cpp); nullptr: that level is skipped.
+  const PreparedOf* others = nullptr;
 };
 
 /// The final picks (db::FinalPickRow) of prep's cells (device row id -> board in board_of_id), those measured with one
@@ -89,6 +95,23 @@ struct Question {
 void prefer_ties(const db::Database& db, const TuningSpec& spec, const Workload& w,
                  const std::vector<std::string>& sources, const std::map<std::int64_t, std::size_t>& board_of_id,
                  Prepared& prep);
+
+/// True if c is valid for workload w at problem p on a device with properties d (every constraint holds), and not
+/// left out as nondeterministic where the spec asks for deterministic configurations. Never throws.
+bool valid_for(const TuningSpec& spec, const Config& c, const ProblemKey& p, const DeviceInfo& d, const Workload& w);
+/// True if cell a's problem is closer to q than cell b's, in the order of level nearest_size (log2 distance, ...).
+bool closer(const Cell& a, const Cell& b, const ProblemKey& q);
+
+/// Level borrowed (borrow.cpp, docs/lookup.md "Borrowing"): with q.others, the best valid configuration measured on
+/// q.device for the most similar other workload of q.spec, at its recorded problem nearest to q.problem; fills `a`
+/// (match borrowed, borrowed_from) and returns true, else adds why to `notes` and returns false. props: the target's
+/// properties (nullptr: those recorded for q.device). Throws DbError if reading another workload's rows fails.
+bool borrow(const Question& q, const DeviceInfo* props, Answer& a, std::vector<std::string>& notes);
+/// The workloads level borrowed takes from, most similar to w first (the order of borrow()).
+std::vector<Workload> donors(const TuningSpec& spec, const Workload& w);
+/// The operator class of a workload's operation ("inclusive_sum" -> "arithmetic"; docs/lookup.md, "Borrowing").
+std::string operator_class(const std::string& op);
+
 /// Reads and prepares the rows. Throws DbError if a query fails.
 std::shared_ptr<Prepared> prepare(const db::Database& db, const TuningSpec& spec, const Workload& w, Objective o);
 /// The answer, level by level; prep == nullptr gives the spec default with the note `unavailable`.

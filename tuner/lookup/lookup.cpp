@@ -33,6 +33,8 @@ const char* to_string(Match m) {
     case Match::nearest_size: return "nearest_size";
     case Match::same_cc: return "same_cc";
     case Match::same_arch: return "same_arch";
+    case Match::borrowed:
+      return "borrowed";
     case Match::spec_default: return "spec_default";
   }
   return "unknown";
@@ -282,6 +284,7 @@ class Answerer {
     }
     if (!found) found = same_cc(a, notes);
     if (!found) found = same_arch(a, notes);
+    if (!found) found = detail::borrow(q_, target_props_, a, notes);
     if (!found) {
       a.config = q_.spec.default_config();
       a.match = Match::spec_default;
@@ -595,6 +598,13 @@ Answer answer_question(const Prepared* prep, const Question& q, const std::strin
 
 namespace detail {
 
+bool valid_for(const TuningSpec& spec, const Config& c, const ProblemKey& p, const DeviceInfo& d, const Workload& w) {
+  const Bindings base = base_bindings(p, d, w);
+  return config_valid(spec, c, base) && !left_out_as_nondeterministic(spec, c, base);
+}
+
+bool closer(const Cell& a, const Cell& b, const ProblemKey& q) { return closeness(a, q) < closeness(b, q); }
+
 std::shared_ptr<Prepared> prepare(const db::Database& db, const TuningSpec& spec, const Workload& w, Objective o) {
   return prepare_rows(db, spec, w, o);
 }
@@ -645,7 +655,8 @@ Answer best(const db::Database& db, const TuningSpec& spec, const Workload& w, c
   spec.check_problem(problem);
   auto prep = prepare_rows(db, spec, w, o);
   const DeviceKey key = DeviceKey::of(device);
-  return answer_question(prep.get(), Question{spec, w, key, &device, problem}, "");
+  const detail::PreparedOf others = [&](const Workload& other) { return prepare_rows(db, spec, other, o); };
+  return answer_question(prep.get(), Question{spec, w, key, &device, problem, &others}, "");
 }
 
 }  // namespace lookup

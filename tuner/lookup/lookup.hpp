@@ -32,11 +32,13 @@ enum class Match {
   nearest_size,  // same device, nearest recorded problem (log2 distance)
   same_cc,       // another board of the same compute capability, nearest recorded problem (group default)
   same_arch,     // boards of the same major architecture (group default over all their problems)
+  borrowed,      // nothing of this workload usable: the best configuration of the most similar workload of the
+                 // kernel measured on this device, at its nearest recorded problem (docs/lookup.md, "Borrowing")
   spec_default,  // nothing usable recorded: the spec's default configuration
 };
-/// "exact", "nearest_size", "same_cc", "same_arch", "spec_default".
+/// "exact", "nearest_size", "same_cc", "same_arch", "borrowed", "spec_default".
 const char* to_string(Match m);
-/// 0 (exact) ... 4 (spec_default).
+/// 0 (exact) ... 4 (borrowed), 5 (spec_default).
 int level(Match m);
 
 struct Answer {
@@ -56,6 +58,9 @@ struct Answer {
   Observation observed;
   /// "" for a measured trial; else where `autotune revalidate` carried it forward from (TrialRow::carried_from).
   std::string carried_from;
+  /// Level borrowed: the workload whose measurement this is (Workload::key(), e.g. "float32/inclusive_sum"); ""
+  /// at the other levels, whose measurements are of the workload asked for.
+  std::string borrowed_from;
 
   // Group defaults (same_cc, same_arch): mean over the cells (board, problem) that measured the config of
   // its objective cost / the best cost of the cell (for time: median / best median); 1.0 = best everywhere.

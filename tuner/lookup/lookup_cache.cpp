@@ -138,6 +138,19 @@ struct Lookup::Impl {
     return mine ? mine : a;
   }
 
+  /// The prepared rows of (spec, w), read once per spec identity and workload; throws where a query fails.
+  std::shared_ptr<lookup::detail::Prepared> prepared_for(const TuningSpec& spec, const Workload& w) {
+    const std::string id = spec.name + '\x1f' + spec.source_hash() + '\x1f' + spec.spec_hash() + '\x1f' + w.key() +
+                           (spec.deterministic ? "\x1f"
+                                                 "deterministic"
+                                               : "");
+    auto it = prepared.find(id);
+    if (it != prepared.end()) return it->second;
+    auto prep = lookup::detail::prepare(*db, spec, w, options.objective);
+    prepared.emplace(id, prep);
+    return prep;
+  }
+
   /// Computes (and caches unless the database failed) the answer; called with the cache key in `key`.
   AnswerPtr compute(const std::string& key, const TuningSpec& spec, const Workload& w, const DeviceKey& device,
                     const DeviceInfo* props, const ProblemKey& problem) {
@@ -148,30 +161,31 @@ struct Lookup::Impl {
     std::string unavailable;
     bool cacheable = true;
     if (db) {
-      const std::string id = spec.name + '\x1f' + spec.source_hash() + '\x1f' + spec.spec_hash() + '\x1f' + w.key() +
-                             (spec.deterministic ? "\x1f"
-                                                   "deterministic"
-                                                 : "");
-      auto it = prepared.find(id);
-      if (it != prepared.end()) {
-        prep = it->second;
-      } else {
-        try {
-          prep = lookup::detail::prepare(*db, spec, w, options.objective);
-          prepared.emplace(id, prep);
-        } catch (const std::exception& e) {
-          // A query failed (locked, damaged): this answer degrades, and is not cached so that a later
-          // lookup tries again.
-          unavailable = std::string("reading the tuning database failed: ") + e.what();
-          warn(unavailable);
-          cacheable = false;
-        }
+      try {
+        prep = prepared_for(spec, w);
+      } catch (const std::exception& e) {
+        // A query failed (locked, damaged): this answer degrades, and is not cached so that a later
+        // lookup tries again.
+        unavailable = std::string("reading the tuning database failed: ") + e.what();
+        warn(unavailable);
+        cacheable = false;
       }
     } else {
       unavailable = "tuning database unavailable: " + error;
     }
-    auto a = std::make_shared<const lookup::Answer>(
-        lookup::detail::answer(prep.get(), lookup::detail::Question{spec, w, device, props, problem}, unavailable));
+    // Level borrowed reads the other workloads' rows (cached as this workload's); a failed read leaves that
+    // workload out of this answer, which is then not cached.
+    const lookup::detail::PreparedOf others = [&](const Workload& other) -> std::shared_ptr<lookup::detail::Prepared> {
+      try {
+        return prepared_for(spec, other);
+      } catch (const std::exception& e) {
+        warn(std::string("reading the tuning database failed: ") + e.what());
+        cacheable = false;
+        return nullptr;
+      }
+    };
+    auto a = std::make_shared<const lookup::Answer>(lookup::detail::answer(
+        prep.get(), lookup::detail::Question{spec, w, device, props, problem, &others}, unavailable));
     if (cacheable) {
       std::unique_lock<std::shared_mutex> lock(cache_mu);
       answers.emplace(key, a);
