@@ -36,6 +36,8 @@ def test_vector_add(kt_dir, monkeypatch):
     # No answer: compared with the default configuration, never failed on it (Kernel Tuner checks nothing).
     assert spec["verification"] == {"absolute": 1e-6, "relative": 1e-5, "max_mismatch_fraction": 1.0}
     assert args[:4] == ["--problem", "x=10000000", "--samples", "7"]
+    # One warm-up after the verification run; no final pick (Kernel Tuner's best is the lowest time of the results).
+    assert args[args.index("--warmup") + 1] == "1" and args[args.index("--final-k") + 1] == "0"
     assert args[-2:] == ["--strategy", "brute_force"]
     assert count_valid(spec) == VALID_CONFIGS["vector_add"]
 
