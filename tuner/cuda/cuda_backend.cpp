@@ -276,6 +276,7 @@ struct CudaBackend::Impl {
     if (!prepared) throw UsageError("CudaBackend::time_interleaved() called before prepare()");
     const std::size_t n = configs.size();
     std::vector<LaunchPlan> plans;
+    plans.reserve(n);
     for (const Config& c : configs) plans.push_back(adapter->plan(c, current.workload, current.problem, info));
     std::vector<CompileResult> binaries(n);
     compiler.pipeline().consume_in_order(compiler.items(current.workload, configs),

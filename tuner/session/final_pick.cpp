@@ -63,6 +63,7 @@ Pick pick(const std::vector<std::vector<double>>& samples) {
   std::vector<double> round_median(rounds);
   for (std::size_t r = 0; r < rounds; ++r) {
     std::vector<double> v;
+    v.reserve(used.size());
     for (std::size_t c : used) v.push_back(samples[c][r]);
     round_median[r] = stats::median(std::move(v));
   }
@@ -108,6 +109,7 @@ FinalPickOutcome run_final_pick(Backend& backend, db::Database& db, std::int64_t
     return out;
   }
   std::vector<Leader> leaders;
+  leaders.reserve(ranked.size());
   for (const db::TrialRow& t : ranked) leaders.push_back({t.m.median_ns, t.m.spread});
   const std::vector<std::size_t> chosen = candidates(leaders, opt.k);
   if (chosen.size() < 2) {
@@ -116,6 +118,7 @@ FinalPickOutcome run_final_pick(Backend& backend, db::Database& db, std::int64_t
     return out;
   }
   std::vector<Config> configs;
+  configs.reserve(chosen.size());
   for (std::size_t i : chosen) configs.push_back(Config::from_json(ranked[i].config_json));
   const std::optional<std::vector<std::vector<double>>> samples =
       backend.time_interleaved(configs, std::max(1, opt.rounds), opt.max_seconds);
