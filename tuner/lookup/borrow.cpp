@@ -94,16 +94,7 @@ bool borrow(const Question& q, const DeviceInfo* props, Answer& a, std::vector<s
       for (std::size_t ri : c->rows) {  // fastest first
         const Row& r = prep->rows[ri];
         if (!valid_for(q.spec, r.config, q.problem, target, q.w)) continue;
-        a.config = r.config;
-        a.match = Match::borrowed;
-        a.device = prep->boards[r.board].info.name;
-        a.device_cc = prep->boards[r.board].key.cc;
-        a.problem = r.problem_key;
-        a.session_id = r.session_id;
-        a.median_ns = r.median_ns;
-        a.gbps = r.gbps;
-        a.observed = r.observed;
-        a.carried_from = r.carried_from;
+        fill_from_row(a, *prep, r, Match::borrowed);
         a.borrowed_from = d.key();
         notes.push_back("borrowed from " + d.key() + " at " + r.problem_key + " (" + why_similar(q.w, d) +
                         "): nothing of " + q.w.key() + " is usable here");

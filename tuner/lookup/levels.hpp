@@ -96,6 +96,9 @@ void prefer_ties(const db::Database& db, const TuningSpec& spec, const Workload&
                  const std::vector<std::string>& sources, const std::map<std::int64_t, std::size_t>& board_of_id,
                  Prepared& prep);
 
+/// Fills a from row r of prep: its configuration, match m, the row's device, problem, session, median, GB/s,
+/// observation and provenance (not the tie set, which only some levels give).
+void fill_from_row(Answer& a, const Prepared& prep, const Row& r, Match m);
 /// True if c is valid for workload w at problem p on a device with properties d (every constraint holds), and not
 /// left out as nondeterministic where the spec asks for deterministic configurations. Never throws.
 bool valid_for(const TuningSpec& spec, const Config& c, const ProblemKey& p, const DeviceInfo& d, const Workload& w);

@@ -329,16 +329,7 @@ class Answerer {
   }
 
   void fill(Answer& a, const Row& r, Match m) const {
-    a.config = r.config;
-    a.match = m;
-    a.device = prep_.boards[r.board].info.name;
-    a.device_cc = prep_.boards[r.board].key.cc;
-    a.problem = r.problem_key;
-    a.session_id = r.session_id;
-    a.median_ns = r.median_ns;
-    a.gbps = r.gbps;
-    a.observed = r.observed;
-    a.carried_from = r.carried_from;
+    fill_from_row(a, prep_, r, m);
     if (r.tie >= 0 && (m == Match::exact || m == Match::nearest_size)) {
       const detail::Tie& t = prep_.ties[static_cast<std::size_t>(r.tie)];
       a.tie_set = {r.config};
@@ -604,6 +595,19 @@ bool valid_for(const TuningSpec& spec, const Config& c, const ProblemKey& p, con
 }
 
 bool closer(const Cell& a, const Cell& b, const ProblemKey& q) { return closeness(a, q) < closeness(b, q); }
+
+void fill_from_row(Answer& a, const Prepared& prep, const Row& r, Match m) {
+  a.config = r.config;
+  a.match = m;
+  a.device = prep.boards[r.board].info.name;
+  a.device_cc = prep.boards[r.board].key.cc;
+  a.problem = r.problem_key;
+  a.session_id = r.session_id;
+  a.median_ns = r.median_ns;
+  a.gbps = r.gbps;
+  a.observed = r.observed;
+  a.carried_from = r.carried_from;
+}
 
 std::shared_ptr<Prepared> prepare(const db::Database& db, const TuningSpec& spec, const Workload& w, Objective o) {
   return prepare_rows(db, spec, w, o);
