@@ -13,10 +13,13 @@ set_target_properties(autotune_embedded PROPERTIES EXPORT_NAME embedded)
 set_target_properties(autotune_kernels PROPERTIES EXPORT_NAME kernels)
 set_target_properties(autotune_specs PROPERTIES EXPORT_NAME specs)
 set_target_properties(autotune_cuda PROPERTIES EXPORT_NAME cuda)
+set_target_properties(autotune_search PROPERTIES EXPORT_NAME search)
+set_target_properties(autotune_session PROPERTIES EXPORT_NAME session)
+# autotune_online names itself online (its CMakeLists.txt); the runtime links it, and it links search and session.
 # autotune_lookup and autotune_runtime name themselves lookup and runtime (their CMakeLists.txt).
 
 install(TARGETS autotune_core autotune_db autotune_embedded autotune_specs autotune_kernels autotune_lookup autotune_cuda
-                autotune_runtime
+                autotune_runtime autotune_online autotune_search autotune_session
         EXPORT autotuneTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -196,6 +196,50 @@ CREATE TABLE final_picks (
 );
 CREATE INDEX final_picks_by_cell ON final_picks(kernel, workload, problem, device_id, session_id);
 )sql",
+    // 8: trials measured online by an application's own launches (tuner/online/, docs/lookup.md "Online tuning"): the
+    // trials columns, kept apart so that they neither stand for nor block an offline trial of the same configuration
+    // (no uniqueness key: every online session keeps its rows), and served only where a cell has no offline row.
+    R"sql(
+CREATE TABLE online_trials (
+  id               INTEGER PRIMARY KEY,
+  session_id       INTEGER REFERENCES sessions(id),
+  device_id        INTEGER NOT NULL REFERENCES devices(id),
+  kernel           TEXT    NOT NULL,
+  source_hash      TEXT    NOT NULL,
+  workload         TEXT    NOT NULL,
+  problem          TEXT    NOT NULL,
+  problem_elements REAL    NOT NULL DEFAULT 0,
+  config_json      TEXT    NOT NULL,
+  config_hash      TEXT    NOT NULL,
+  status           TEXT    NOT NULL,
+  median_ns        REAL,
+  min_ns           REAL,
+  spread           REAL,
+  samples          INTEGER NOT NULL DEFAULT 0,
+  compile_ms       REAL,
+  verify_ms        REAL,
+  log              TEXT    NOT NULL DEFAULT '',
+  protocol         TEXT    NOT NULL DEFAULT '',
+  gbps             REAL,
+  created_at       TEXT    NOT NULL,
+  measured_by      TEXT    NOT NULL DEFAULT '',
+  sample_ns        TEXT    NOT NULL DEFAULT '',
+  sm_clock_mhz     REAL,
+  sm_clock_min_mhz REAL,
+  mem_clock_mhz    REAL,
+  mem_clock_min_mhz REAL,
+  power_w          REAL,
+  energy_j         REAL,
+  temperature_c    REAL,
+  power_limit_w    REAL,
+  throttle_reasons INTEGER NOT NULL DEFAULT 0,
+  throttled        INTEGER NOT NULL DEFAULT 0,
+  observer         TEXT    NOT NULL DEFAULT '',
+  carried_from     TEXT    NOT NULL DEFAULT '',
+  metrics          TEXT    NOT NULL DEFAULT ''
+);
+CREATE INDEX online_trials_by_lookup ON online_trials(kernel, workload, device_id, problem);
+)sql",
 };
 
 constexpr int kSchemaVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));

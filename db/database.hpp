@@ -113,6 +113,9 @@ struct TrialFilter {
   /// Order by median_ns ascending (ok rows first) when true, else by id.
   bool by_time = false;
   std::size_t limit = 0;  // 0 = no limit
+  /// Read the trials measured online by applications (online_trials, insert_online_trial) instead of the trials
+  /// table.
+  bool online = false;
 
   /// The trials of one cell: a kernel source measured on one device for one workload and problem.
   static TrialFilter cell(std::string kernel, std::string source_hash, std::int64_t device_id, std::string workload,
@@ -207,6 +210,9 @@ class Database {
   /// Inserts unless a trial with the same key (kernel, source_hash, device_id, workload, problem,
   /// config_hash) exists; returns true if inserted. Fills t.id.
   bool insert_trial(TrialRow& t);
+  /// Inserts a trial measured online by an application's launches (tuner/online/, docs/lookup.md "Online tuning")
+  /// into online_trials, kept apart from the trials table: every call adds a row. Fills t.id.
+  void insert_online_trial(TrialRow& t);
   std::optional<TrialRow> find_trial(const std::string& kernel, const std::string& source_hash,
                                      std::int64_t device_id, const std::string& workload,
                                      const std::string& problem, const std::string& config_hash) const;

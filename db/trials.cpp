@@ -31,8 +31,9 @@ const std::string& trial_columns() {
 /// The insert of a trial. Binds: every column of TrialRow::for_each_field but id as ?1.. in its order (created_at
 /// defaults to now where it is ""), then the derived throttled. ON CONFLICT DO NOTHING on the uniqueness key only:
 /// unlike INSERT OR IGNORE it does not hide NOT NULL or foreign-key violations.
-const std::string& insert_trial_sql() {
-  static const std::string sql = [] {
+/// online: into online_trials, which has no uniqueness key (a plain insert).
+const std::string& insert_trial_sql(bool online) {
+  auto insert_into = [](const char* table) {
     std::string columns, values;
     int n = 0;
     const TrialRow names_only;
@@ -43,10 +44,14 @@ const std::string& insert_trial_sql() {
       columns += column + ", ";
       values += (column == "created_at" ? "COALESCE(NULLIF(" + p + ", ''), " + kNowSql + ")" : p) + ", ";
     });
-    return "INSERT INTO trials (" + columns + "throttled) VALUES (" + values + "?" + std::to_string(n + 1) +
-           ") ON CONFLICT (kernel, source_hash, device_id, workload, problem, config_hash) DO NOTHING";
-  }();
-  return sql;
+    return std::string("INSERT INTO ") + table + " (" + columns + "throttled) VALUES (" + values + "?" +
+           std::to_string(n + 1) + ")";
+  };
+  static const std::string offline =
+      insert_into("trials") +
+      " ON CONFLICT (kernel, source_hash, device_id, workload, problem, config_hash) DO NOTHING";
+  static const std::string online_sql = insert_into("online_trials");
+  return online ? online_sql : offline;
 }
 
 void bind_trial(Stmt& q, const TrialRow& t) {
@@ -101,10 +106,17 @@ TrialRow read_trial(const Stmt& s, const std::string& path) {
 
 // ---- trials ----
 
+void Database::insert_online_trial(TrialRow& t) {
+  Stmt q(statements(), db_, path_, insert_trial_sql(true));
+  bind_trial(q, t);
+  q.run();
+  t.id = sqlite3_last_insert_rowid(db_);
+}
+
 bool Database::insert_trial(TrialRow& t) {
   bool inserted = false;
   {
-    Stmt q(statements(), db_, path_, insert_trial_sql());
+    Stmt q(statements(), db_, path_, insert_trial_sql(false));
     bind_trial(q, t);
     q.run();
     inserted = sqlite3_changes(db_) == 1;
@@ -148,7 +160,7 @@ std::optional<TrialRow> Database::find_trial(const std::string& kernel, const st
 }
 
 std::vector<TrialRow> Database::trials(const TrialFilter& f) const {
-  std::string sql = "SELECT " + trial_columns() + " FROM trials";
+  std::string sql = "SELECT " + trial_columns() + (f.online ? " FROM online_trials" : " FROM trials");
   std::vector<std::string> where;
   int n = 0;
   auto param = [&](const char* column) { where.push_back(std::string(column) + " = ?" + std::to_string(++n)); };

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packaging check (CI): configure, build and install gpu-autotune into a temporary prefix, then configure and
-# build the external-style projects examples/lookup_only, examples/app and examples/user_kernel against it with
-# find_package(autotune), and run the lookup-only program on tests/data/recorded_h200.db (no GPU needed).
+# build the external-style projects examples/lookup_only, examples/app, examples/user_kernel and examples/online
+# against it with find_package(autotune), and run the lookup-only program on tests/data/recorded_h200.db (no GPU needed).
 #
 #   scripts/check_install.sh [--gpu] [--keep] [--build-dir DIR]
 #     --gpu        also tune a small database with the installed CLI and run examples/app against it, and run
@@ -58,7 +58,7 @@ if grep -RlE '#\s*include\s*[<"](cuda\.h|nvrtc\.h|cudaTypedefs\.h|sqlite3\.h|sea
 fi
 echo "ok: CLI, headers, package config"
 
-for ex in lookup_only app user_kernel; do
+for ex in lookup_only app user_kernel online; do
   step "external project examples/$ex"
   cmake -S "$root/examples/$ex" -B "$work/$ex" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix"
   cmake --build "$work/$ex" -j "$jobs"

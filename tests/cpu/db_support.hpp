@@ -39,9 +39,10 @@ inline void write_bytes(const std::string& path, const std::vector<char>& bytes)
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-/// Takes a database of the current schema back to schema 6: what migration 7 (final picks) added is removed; the
-/// caller sets user_version.
+/// Takes a database of the current schema back to schema 6: what migrations 7 (final picks) and 8 (online trials)
+/// added is removed; the caller sets user_version.
 inline void undo_migration_7(autotune::db::Database& db) {
+  db.exec("DROP TABLE IF EXISTS online_trials");  // migration 8 (online trials), which comes after it
   db.exec("DROP INDEX final_picks_by_cell");
   db.exec("DROP TABLE final_picks");
 }

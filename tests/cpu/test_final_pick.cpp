@@ -371,7 +371,7 @@ TEST_CASE("final pick: a file of schema 6 is migrated to the final picks table (
   CHECK(autotune_test::read_bytes(tmp.path) == before);
   auto db = db::Database::open(tmp.path);
   CHECK(db->schema_version() == db::current_schema_version());
-  CHECK(db::current_schema_version() == 7);
+  CHECK(db::current_schema_version() == 8);
   db::FinalPickRow r;
   r.session_id = 3;
   r.device_id = db->devices().front().id;

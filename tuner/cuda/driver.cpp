@@ -97,7 +97,9 @@ std::string load(Driver& d) {
   // The executor's uploads through pinned staging buffers.
   ok = ok && resolve(get_proc, &d.memcpy_htod_async, "cuMemcpyHtoDAsync", &why) &&
        resolve(get_proc, &d.mem_alloc_host, "cuMemAllocHost", &why) &&
-       resolve(get_proc, &d.mem_free_host, "cuMemFreeHost", &why);
+       resolve(get_proc, &d.mem_free_host, "cuMemFreeHost", &why) &&
+       resolve(get_proc, &d.event_query, "cuEventQuery", &why) &&
+       resolve(get_proc, &d.memcpy_dtoh_async, "cuMemcpyDtoHAsync", &why);
   if (!ok) return why;
   std::string optional;  // newer entry points: left null on drivers that lack them
   if (!resolve(get_proc, &d.module_get_function_count, "cuModuleGetFunctionCount", &optional, 12040) ||

@@ -67,6 +67,9 @@ struct Driver {
   PFN_cuEventRecord_v2000 event_record = nullptr;
   PFN_cuEventSynchronize_v2000 event_synchronize = nullptr;
   PFN_cuEventElapsedTime_v2000 event_elapsed_time = nullptr;
+  // The launch API's online tuning (online_device.cpp): polled events, verdicts copied back without waiting.
+  PFN_cuEventQuery_v2000 event_query = nullptr;
+  PFN_cuMemcpyDtoHAsync_v3020 memcpy_dtoh_async = nullptr;
 
   PFN_cuModuleLoadData_v2000 module_load_data = nullptr;
   PFN_cuModuleUnload_v2000 module_unload = nullptr;

@@ -9,6 +9,7 @@
 #include "tuner/cuda/driver.hpp"
 #include "tuner/cuda/plan_binding.hpp"
 #include "tuner/cuda/runtime.hpp"
+#include "tuner/cuda/scoped_context.hpp"
 
 namespace autotune::cuda {
 
@@ -16,35 +17,8 @@ namespace {
 
 using detail::check;
 using detail::driver;
+using detail::ScopedContext;
 using detail::throw_call_error;
-
-/// Makes ctx current on this thread for the scope: set if none is current, pushed/popped if another is.
-class ScopedContext {
- public:
-  explicit ScopedContext(void* ctx) {
-    const auto& d = driver();
-    CUcontext cur = nullptr;
-    check(d.ctx_get_current(&cur), "cuCtxGetCurrent");
-    auto want = static_cast<CUcontext>(ctx);
-    if (cur == want) return;
-    if (cur == nullptr) {
-      check(d.ctx_set_current(want), "cuCtxSetCurrent");
-      return;
-    }
-    check(d.ctx_push_current(want), "cuCtxPushCurrent");
-    pushed_ = true;
-  }
-  ~ScopedContext() {
-    if (!pushed_) return;
-    CUcontext popped = nullptr;
-    driver().ctx_pop_current(&popped);
-  }
-  ScopedContext(const ScopedContext&) = delete;
-  ScopedContext& operator=(const ScopedContext&) = delete;
-
- private:
-  bool pushed_ = false;
-};
 
 }  // namespace
 

@@ -113,6 +113,7 @@ class Launcher {
   void synchronize_context() const;
 
  private:
+  friend class OnlineDevice;  // online_device.hpp: its work goes into the same context
   class Current;
   int ordinal_ = 0;
   int device_ = 0;        // CUdevice

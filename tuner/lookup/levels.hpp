@@ -40,6 +40,7 @@ struct Row {
   std::int64_t session_id = 0;
   std::string carried_from;  // TrialRow::carried_from
   int tie = -1;              // the index in Prepared::ties of its cell's final pick where it is in the tie set, else -1
+  bool online = false;       // measured online by an application's launches (db online_trials)
 };
 
 /// The final pick of a cell as the lookup uses it (ties.cpp): its tie set in the order served.
@@ -63,6 +64,9 @@ struct Prepared {
   std::vector<Board> boards;
   std::vector<Row> rows;
   std::vector<Cell> cells;
+  /// The rows measured online by applications' launches (db online_trials), in cells of their own: served only at
+  /// level exact where the cell has no usable offline row, never by the other levels.
+  std::vector<Cell> online_cells;
   std::size_t stale_source = 0;  // another kernel source hash
   std::size_t stale_config = 0;  // configuration not valid in the current spec where it was measured
   std::size_t unobserved = 0;    // lacking what the objective needs (energy, power)

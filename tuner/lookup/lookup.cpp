@@ -171,69 +171,76 @@ std::shared_ptr<Prepared> prepare_rows(const db::Database& db, const TuningSpec&
   f.workload = w.key();
   f.ok_only = true;
   f.by_time = true;
-  std::map<std::pair<std::size_t, std::string>, std::size_t> cell_of;
-  std::vector<std::set<std::string>> cell_configs;
   std::map<std::pair<std::size_t, std::string>, Bindings> base_of;
   std::map<std::string, ProblemKey> problems;  // parsed and checked once per distinct key
-  // Best first by the objective, unthrottled measurements before throttled ones.
-  for (auto& t : db::rank_trials(db.trials(f), o, true)) {
-    if (std::find(sources.begin(), sources.end(), t.source_hash) == sources.end()) {
-      ++prep->stale_source;
-      continue;
-    }
-    if (!(t.m.median_ns > 0) || !std::isfinite(t.m.median_ns)) continue;  // no time: not a candidate
-    const double cost = objective_cost(o, t.m, t.gbps);
-    if (!std::isfinite(cost)) {
-      ++prep->unobserved;
-      continue;
-    }
-    auto bit = board_of_id.find(t.device_id);
-    if (bit == board_of_id.end()) continue;
-    Row r;
-    try {
-      r.config = Config::from_json(t.config_json);
-      auto pk = problems.find(t.problem);
-      if (pk == problems.end()) {
-        ProblemKey parsed = ProblemKey::parse(t.problem);
-        spec.check_problem(parsed);
-        pk = problems.emplace(t.problem, std::move(parsed)).first;
+  // The offline trials into prep->cells, then those measured online into prep->online_cells.
+  for (const bool online : {false, true}) {
+    f.online = online;
+    std::vector<Cell>& cells = online ? prep->online_cells : prep->cells;
+    std::map<std::pair<std::size_t, std::string>, std::size_t> cell_of;
+    std::vector<std::set<std::string>> cell_configs;
+    // Best first by the objective, unthrottled measurements before throttled ones.
+    for (auto& t : db::rank_trials(db.trials(f), o, true)) {
+      if (std::find(sources.begin(), sources.end(), t.source_hash) == sources.end()) {
+        ++prep->stale_source;
+        continue;
       }
-      r.problem = pk->second;
-    } catch (const Error&) {
-      ++prep->stale_config;
-      continue;
-    }
-    r.board = bit->second;
-    auto bb = base_of.find({r.board, t.problem});
-    if (bb == base_of.end())
-      bb = base_of.emplace(std::make_pair(r.board, t.problem), base_bindings(r.problem, prep->boards[r.board].info, w))
-               .first;
-    if (!config_valid(spec, r.config, bb->second)) {
-      ++prep->stale_config;
-      continue;
-    }
-    if (left_out_as_nondeterministic(spec, r.config, bb->second)) {
-      ++prep->nondeterministic;
-      continue;
-    }
-    r.config_json = r.config.to_json();
-    r.problem_key = r.problem.key();
-    r.median_ns = t.m.median_ns;
-    r.gbps = std::isfinite(t.gbps) ? t.gbps : 0;
-    r.cost = cost;
-    r.observed = t.m.observed;
-    r.session_id = t.session_id;
-    r.carried_from = t.carried_from;
+      if (!(t.m.median_ns > 0) || !std::isfinite(t.m.median_ns)) continue;  // no time: not a candidate
+      const double cost = objective_cost(o, t.m, t.gbps);
+      if (!std::isfinite(cost)) {
+        ++prep->unobserved;
+        continue;
+      }
+      auto bit = board_of_id.find(t.device_id);
+      if (bit == board_of_id.end()) continue;
+      Row r;
+      try {
+        r.config = Config::from_json(t.config_json);
+        auto pk = problems.find(t.problem);
+        if (pk == problems.end()) {
+          ProblemKey parsed = ProblemKey::parse(t.problem);
+          spec.check_problem(parsed);
+          pk = problems.emplace(t.problem, std::move(parsed)).first;
+        }
+        r.problem = pk->second;
+      } catch (const Error&) {
+        ++prep->stale_config;
+        continue;
+      }
+      r.board = bit->second;
+      auto bb = base_of.find({r.board, t.problem});
+      if (bb == base_of.end())
+        bb =
+            base_of.emplace(std::make_pair(r.board, t.problem), base_bindings(r.problem, prep->boards[r.board].info, w))
+                .first;
+      if (!config_valid(spec, r.config, bb->second)) {
+        ++prep->stale_config;
+        continue;
+      }
+      if (left_out_as_nondeterministic(spec, r.config, bb->second)) {
+        ++prep->nondeterministic;
+        continue;
+      }
+      r.config_json = r.config.to_json();
+      r.problem_key = r.problem.key();
+      r.median_ns = t.m.median_ns;
+      r.gbps = std::isfinite(t.gbps) ? t.gbps : 0;
+      r.cost = cost;
+      r.observed = t.m.observed;
+      r.session_id = t.session_id;
+      r.carried_from = t.carried_from;
+      r.online = online;
 
-    auto [it, fresh] = cell_of.emplace(std::make_pair(r.board, r.problem_key), prep->cells.size());
-    if (fresh) {
-      prep->cells.push_back({r.board, r.problem, r.problem_key, {}});
-      cell_configs.emplace_back();
+      auto [it, fresh] = cell_of.emplace(std::make_pair(r.board, r.problem_key), cells.size());
+      if (fresh) {
+        cells.push_back({r.board, r.problem, r.problem_key, {}});
+        cell_configs.emplace_back();
+      }
+      // Rows come best first; a configuration measured on two boards of the same key keeps its best.
+      if (!cell_configs[it->second].insert(r.config_json).second) continue;
+      cells[it->second].rows.push_back(prep->rows.size());
+      prep->rows.push_back(std::move(r));
     }
-    // Rows come best first; a configuration measured on two boards of the same key keeps its best.
-    if (!cell_configs[it->second].insert(r.config_json).second) continue;
-    prep->cells[it->second].rows.push_back(prep->rows.size());
-    prep->rows.push_back(std::move(r));
   }
   // Final picks chose among equals by time: their tie sets reorder the cells for the time objective only.
   if (o == Objective::time) detail::prefer_ties(db, spec, w, sources, board_of_id, *prep);
@@ -304,6 +311,7 @@ class Answerer {
         notes.push_back("measured under an earlier version of the spec (its configuration is still valid)");
       if (!a.carried_from.empty()) notes.push_back("carried forward: " + a.carried_from);
     }
+    if (!online_note_.empty()) notes.push_back(online_note_);
     if (!fill_note_.empty()) notes.push_back(fill_note_);
     if (passed_over_ != 0)
       notes.push_back(std::to_string(passed_over_) +
@@ -340,8 +348,25 @@ class Answerer {
     }
   }
 
-  /// Levels 1 and 2: the fastest valid row of the target board at the question's problem, else at the
-  /// closest recorded problem that has one.
+  /// Level 1 where no offline row of the cell is usable: the fastest valid row measured online by an application's
+  /// launches on the target board at the question's problem (docs/lookup.md "Online tuning").
+  bool online_exact(Answer& a) {
+    for (const auto& cell : prep_.online_cells) {
+      if (cell.board != target_board_ || cell.problem_key != q_.problem.key()) continue;
+      for (std::size_t ri : cell.rows) {
+        const Row& r = prep_.rows[ri];
+        if (!valid_at_target(r)) continue;
+        fill(a, r, Match::exact);
+        a.online = true;
+        online_note_ = "measured online by an application's own launches (no offline trial of this problem)";
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /// Levels 1 and 2: the fastest valid row of the target board at the question's problem (offline trials, else
+  /// those measured online), else at the closest recorded problem that has one.
   bool same_device(Answer& a) {
     std::vector<std::pair<Closeness, const Cell*>> order;
     for (const auto& c : prep_.cells)
@@ -350,11 +375,16 @@ class Answerer {
               [](const auto& x, const auto& y) { return x.first < y.first; });
     // The exact problem first (distance 0 may also be a different key with equal dims, impossible: keys
     // are canonical), then by closeness.
+    bool online_tried = false;
     for (const auto& [cl, cell] : order) {
+      const bool exact = cell->problem_key == q_.problem.key();
+      if (!exact && !online_tried) {
+        online_tried = true;
+        if (online_exact(a)) return true;
+      }
       for (std::size_t ri : cell->rows) {
         const Row& r = prep_.rows[ri];
         if (!valid_at_target(r)) continue;
-        const bool exact = cell->problem_key == q_.problem.key();
         const Cell* here = cell;  // a structured binding cannot be captured before C++20
         const Row& served =
             exact ? r : fill_rule(here->problem, "the fastest configuration", r, [&] { return ranked_rows(*here); });
@@ -362,7 +392,7 @@ class Answerer {
         return true;
       }
     }
-    return false;
+    return !online_tried && online_exact(a);
   }
 
   /// The blocks of r's configuration at problem p and whether they fill the SMs of the target (or of r's board).
@@ -572,6 +602,7 @@ class Answerer {
   std::map<std::pair<std::size_t, std::string>, bool> valid_memo_;
   std::size_t passed_over_ = 0;
   std::string fill_note_;
+  std::string online_note_;
 };
 
 Answer answer_question(const Prepared* prep, const Question& q, const std::string& unavailable) {

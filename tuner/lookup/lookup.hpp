@@ -61,6 +61,9 @@ struct Answer {
   /// Level borrowed: the workload whose measurement this is (Workload::key(), e.g. "float32/inclusive_sum"); ""
   /// at the other levels, whose measurements are of the workload asked for.
   std::string borrowed_from;
+  /// Level exact: measured online by an application's own launches (docs/lookup.md "Online tuning"), served only
+  /// where the cell has no usable offline trial; `autotune tune` of the problem supersedes it.
+  bool online = false;
 
   // Group defaults (same_cc, same_arch): mean over the cells (board, problem) that measured the config of
   // its objective cost / the best cost of the cell (for time: median / best median); 1.0 = best everywhere.

@@ -35,6 +35,7 @@ class BinaryStore {
   void forget(const std::string& key);
 
   const std::string& cache_dir() const { return dir_; }
+  const std::string& db_path() const { return db_path_; }
 
   /// File format of the cache directory (exposed for tests): "ATCUBIN1", u64 size, u64 fnv1a64(image), image.
   static std::vector<unsigned char> encode(const std::vector<unsigned char>& image);

@@ -22,6 +22,7 @@
 #include "tuner/runtime/capture.hpp"
 #include "tuner/runtime/kernel_args.hpp"
 #include "tuner/runtime/launch.hpp"
+#include "tuner/runtime/online.hpp"
 #include "tuner/specs/specs.hpp"
 
 namespace autotune {
@@ -96,9 +97,13 @@ class Family {
         data_tag_(builtin ? std::string() : data_tag(spec_)),
         adapter_(kernels::make_adapter(spec_)),
         store_(db_path, o.cache_dir, o.store_binaries),
+        store_writes_(o.store_binaries),
         user_buffers_(std::move(buffers)),
         from_(std::move(from)) {
-    if (!builtin_) capture_ = capture_settings(spec_.name);
+    if (!builtin_) {
+      capture_ = capture_settings(spec_.name);
+      online_ = online_of(o, spec_.name);
+    }
     spec_.deterministic = wants_deterministic(o);
     if (spec_.problem_dims.size() > kMaxDims)
       throw UsageError("kernel " + spec_.name + " has too many problem dimensions");
@@ -119,7 +124,9 @@ class Family {
 
   Choice choice(int w, const std::int64_t* dims, std::size_t ndims) {
     std::lock_guard<std::mutex> lock(mu_);
-    Choice c = get(w, dims, ndims).choice;
+    Prepared& p = get(w, dims, ndims);
+    if (p.online) p.choice.online = p.online->status();
+    Choice c = p.choice;
     if (capture_) {
       finish_capture();
       std::lock_guard<std::mutex> outcome_lock(capture_mu_);
@@ -152,6 +159,11 @@ class Family {
       capture_launch(p, ptrs.data(), user_ptrs, scalars, stream);
       return;
     }
+    if (p.online) {
+      p.online->launch(user_ptrs, scalars, stream);
+      if (p.online->settled()) adopt_online(p);
+      return;
+    }
     enqueue(p, ptrs.data(), scalars, stream);
   }
 
@@ -168,7 +180,52 @@ class Family {
     std::size_t scratch_bytes = 0;
     std::vector<std::pair<std::size_t, std::size_t>> state;  // (scratch offset, bytes) of BufferRole::state buffers
     bool capture = false;                                    // the next launch is captured (AUTOTUNE_CAPTURE)
+    std::unique_ptr<runtime_detail::OnlineTuner> online;     // the online search of this problem, until it settles
   };
+
+  /// Online tuning's settings for a kernel of the caller's: RuntimeOptions::online (a malformed value throws), else
+  /// AUTOTUNE_ONLINE (a malformed value is reported and ignored, as it never changes what the application computes).
+  static std::optional<online::Settings> online_of(const RuntimeOptions& o, const std::string& kernel) {
+    if (!trim(o.online).empty()) return runtime_detail::online_settings(o.online);
+    try {
+      return runtime_detail::online_settings("");
+    } catch (const Error& e) {
+      std::cerr << "autotune: online tuning of " << kernel << " is off: " << e.what() << "\n";
+      return std::nullopt;
+    }
+  }
+
+  /// Starts the online search of p's problem where it has no exact answer; where it cannot be tuned online, says
+  /// why in the choice (and once on stderr) and launches as without it.
+  void start_online(Prepared& p, const Workload& w, const ProblemKey& problem) {
+    Choice& c = p.choice;
+    if (!online_ || c.answer.match == lookup::Match::exact) return;
+    try {
+      runtime_detail::OnlineSetup s{
+          spec_,         *adapter_,     launcher_,        w,
+          problem,       user_buffers_, store_.db_path(), store_.cache_dir(),
+          store_writes_, *online_,      c.answer.config,  p.plan,
+      };
+      p.online = std::make_unique<runtime_detail::OnlineTuner>(std::move(s));
+      c.online = p.online->status();
+    } catch (const Error& e) {
+      c.online = std::string("off: ") + e.what();
+      std::cerr << "autotune: online tuning of " << spec_.name << " (" << c.problem << ") is off: " << e.what() << "\n";
+    }
+  }
+
+  /// The settled online search's choice becomes p's: its plan and configuration from now on.
+  void adopt_online(Prepared& p) {
+    Choice& c = p.choice;
+    c.online = p.online->status();
+    if (!(p.online->best_config() == c.answer.config)) {
+      c.answer.config = p.online->best_config();
+      c.config_text = c.answer.config.str(&spec_.params);
+      c.note += std::string(c.note.empty() ? "" : "; ") + "configuration chosen by online tuning";
+    }
+    p.plan = p.online->best_plan();
+    p.online.reset();  // its workers stop, its shadow buffers are freed
+  }
 
   /// The plan's launches on stream, with ptrs one address per plan buffer.
   void enqueue(const Prepared& p, const std::uintptr_t* ptrs, const std::uint64_t* scalars, void* stream) {
@@ -410,6 +467,7 @@ class Family {
       p->slots.push_back(s);
     }
     c.scratch_bytes = p->scratch_bytes;
+    if (p->scratch_bytes == 0) start_online(*p, w, problem);
     if (capture_) {
       std::lock_guard<std::mutex> lock(capture_mu_);
       p->capture = captured_.count(capture_key(c)) == 0;
@@ -475,9 +533,11 @@ class Family {
   std::string data_tag_;  // the problem's data: the tag of the files a caller's spec names ("" for built-ins)
   std::shared_ptr<const KernelAdapter> adapter_;
   runtime_detail::BinaryStore store_;
+  bool store_writes_;
   std::vector<std::string> user_buffers_;
   std::string from_;                                        // the spec's file, for captures
   std::optional<runtime_detail::CaptureSettings> capture_;  // AUTOTUNE_CAPTURE names this kernel
+  std::optional<online::Settings> online_;                  // online tuning is on for this kernel
   std::mutex capture_mu_;
   std::map<std::string, std::string> captured_;  // under capture_mu_: "workload problem" -> Choice::capture
   std::thread writer_;                           // writes the latest capture's files; joined before the next

@@ -84,6 +84,13 @@ struct RuntimeOptions {
   /// the spec default that is not deterministic either, preparing a call throws UsageError. Also on where the
   /// environment variable AUTOTUNE_DETERMINISTIC is 1, true, yes or on. docs/lookup.md "Deterministic results".
   bool deterministic = false;
+  /// Online tuning of kernels of your own (autotune::Kernel; docs/lookup.md "Online tuning"): where a problem has no
+  /// exact answer in the database, the application's own launches try configurations (each verified against the
+  /// looked-up one on a shadow of the outputs before its outputs are used), settle on the fastest and record it in
+  /// the database. "" = the environment variable AUTOTUNE_ONLINE decides (off when unset); "on" for the defaults, or
+  /// items such as "200" (launches), "30s" (seconds), "samples=3", "strategy=NAME", "record=0". A malformed value is
+  /// a UsageError when the Kernel is made.
+  std::string online;
 };
 
 /// What a call runs: the looked-up configuration with its match level and provenance, and its binary.
@@ -103,6 +110,9 @@ struct Choice {
   /// autotune::Kernel with AUTOTUNE_CAPTURE naming the kernel: the capture written at the first launch of this
   /// problem, or "not captured: " and why; "" before that launch and when captures are off.
   std::string capture;
+  /// Online tuning (RuntimeOptions::online) of this problem: "searching: ...", "settled on ...", "off: " and why;
+  /// "" where it is not on or the problem has an exact answer.
+  std::string online;
 };
 
 namespace detail {
