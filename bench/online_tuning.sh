@@ -3,7 +3,7 @@
 # smoothing kernel (examples/online/smooth.tune.json, 384 configurations) at a size never tuned, with a database that
 # holds the kernel tuned offline at another size, against the offline best at that size.
 #
-#   bash bench/online_tuning.sh AUTOTUNE ONLINE_TUNING OUT_DIR [N_OTHER=4194304] [N=50000000] [LAUNCHES=2000]
+#   bash bench/online_tuning.sh AUTOTUNE ONLINE_TUNING OUT_DIR [N_OTHER=16777216] [N=268435456] [LAUNCHES=2000]
 #
 # 1. `autotune tune` at N_OTHER (every configuration): the database the application starts from (other.db).
 # 2. `autotune tune` at N (every configuration) into a copy: the offline best at N (offline.db).
@@ -15,8 +15,8 @@ set -euo pipefail
 AUTOTUNE=${1:?AUTOTUNE}
 APP=${2:?ONLINE_TUNING}
 OUT=${3:?OUT_DIR}
-N_OTHER=${4:-4194304}
-N=${5:-50000000}
+N_OTHER=${4:-16777216}
+N=${5:-268435456}
 LAUNCHES=${6:-2000}
 SPEC=examples/online/smooth.tune.json
 mkdir -p "$OUT"
@@ -41,7 +41,7 @@ for r in 1 2; do
 done
 
 cp "$OUT/other.db" "$OUT/check.db"
-"$APP" --spec "$SPEC" --db "$OUT/check.db" --n 1000003 --launches 400 --online "120, samples=2" --check \
+"$APP" --spec "$SPEC" --db "$OUT/check.db" --n 1000003 --launches 2000 --online "120, samples=2" --check \
   > "$OUT/check.txt" 2>&1
 echo "== correctness"
 grep -E "differing|after online" "$OUT/check.txt"

@@ -295,3 +295,31 @@ TEST_CASE(
   CHECK(!offline.online);
   CHECK(offline.config == space.config(static_cast<std::size_t>(ref)));
 }
+
+TEST_CASE("online record: a file of schema 7 is migrated to the online trials table (migration 8)", "[cpu][online][db]") {
+  autotune_test::TempPath tmp("v7.db");
+  {
+    auto db = db::Database::open(tmp.path);
+    const auto dev = db->upsert_device(autotune_test::sample_device());
+    auto old = autotune_test::sample_trial(dev, "old");
+    REQUIRE(db->insert_trial(old));
+    db->exec("DROP TABLE online_trials");
+    db->exec("PRAGMA user_version = 7");
+  }
+  {
+    auto ro = db::Database::open(tmp.path, db::Database::Mode::read_only);  // read through a migrated copy
+    db::TrialFilter f;
+    f.online = true;
+    CHECK(ro->trials(f).empty());
+    CHECK(ro->trials({}).size() == 1);
+  }
+  auto db = db::Database::open(tmp.path);
+  CHECK(db->schema_version() == 8);
+  db::TrialRow t = autotune_test::sample_trial(db->devices().front().id, "online");
+  db->insert_online_trial(t);
+  db->insert_online_trial(t);  // no uniqueness key: every online session keeps its rows
+  db::TrialFilter f;
+  f.online = true;
+  CHECK(db->trials(f).size() == 2);
+  CHECK(db->trials({}).size() == 1);
+}

@@ -62,6 +62,7 @@ nlohmann::json answer_json(const TuningSpec& spec, const Workload& w, const Prob
   j["config_values"] = nlohmann::json::parse(a.config.to_json());              // the -D values the kernel sees
   j["measured_on"] = {{"device", a.device}, {"cc", a.device_cc}, {"problem", a.problem}, {"session", a.session_id}};
   if (a.match == lookup::Match::borrowed) j["measured_on"]["workload"] = a.borrowed_from;
+  if (a.online) j["measured_on"]["online"] = true;
   j["median_ns"] = a.median_ns;
   j["gbps"] = a.gbps;
   j["objective"] = to_string(a.objective);
@@ -91,7 +92,8 @@ void print_answer(const TuningSpec& spec, const Workload& w, const ProblemKey& p
   std::printf("%s %s %s on %s: %s  [%s]\n", spec.name.c_str(), w.key().c_str(), p.key().c_str(), dev.name.c_str(),
               a.config.str(&spec.params).c_str(), lookup::to_string(a.match));
   if (a.match != lookup::Match::spec_default)
-    std::printf("measured on %s at %s%s: %s, %.1f GB/s (session %lld)\n", a.device.c_str(), a.problem.c_str(),
+    std::printf("measured %son %s at %s%s: %s, %.1f GB/s (session %lld)\n",
+                a.online ? "online by an application's launches " : "", a.device.c_str(), a.problem.c_str(),
                 a.borrowed_from.empty() ? "" : (" for " + a.borrowed_from).c_str(), fmt_time(a.median_ns).c_str(),
                 a.gbps, static_cast<long long>(a.session_id));
   if (a.observed.observed()) {

@@ -1,7 +1,9 @@
 // Host side of a kernel family: inputs, CPU reference, launch plan, verification, bytes moved.
 // Implementations live in tuner/kernels/ and know no CUDA types.
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -97,6 +99,17 @@ class KernelAdapter {
   virtual std::vector<OutputCheck> checks(const HostBuffers& expected, const Workload& w,
                                           const ProblemKey& p) const {
     (void)expected;
+    (void)w;
+    (void)p;
+    return {};
+  }
+
+  /// checks() from the sizes of the expected values alone (output name -> bytes), for a comparison with another
+  /// configuration's outputs rather than with a reference (online tuning, tuner/runtime/online.*). Empty (the
+  /// default): the family's comparisons need the expected values themselves.
+  virtual std::vector<OutputCheck> checks_of_sizes(const std::map<std::string, std::size_t>& expected_bytes,
+                                                   const Workload& w, const ProblemKey& p) const {
+    (void)expected_bytes;
     (void)w;
     (void)p;
     return {};

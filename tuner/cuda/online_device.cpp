@@ -7,6 +7,7 @@
 #include <string>
 
 #include "tuner/core/error.hpp"
+#include "tuner/core/hash.hpp"
 #include "tuner/core/text.hpp"
 #include "tuner/cuda/device_kernels.hpp"
 #include "tuner/cuda/driver.hpp"
@@ -127,6 +128,16 @@ std::optional<double> OnlineDevice::elapsed_ms(int token) {
   return static_cast<double>(ms);
 }
 
+void OnlineDevice::wait_timing(int token) {
+  ScopedContext scope(impl_->ctx);
+  check(driver().event_synchronize(impl_->timings.at(static_cast<std::size_t>(token)).end), "cuEventSynchronize");
+}
+
+void OnlineDevice::wait_verdict(int token) {
+  ScopedContext scope(impl_->ctx);
+  check(driver().event_synchronize(impl_->comparisons.at(static_cast<std::size_t>(token)).done), "cuEventSynchronize");
+}
+
 std::uintptr_t OnlineDevice::shadow(std::size_t slot, std::size_t bytes) {
   const auto& d = driver();
   ScopedContext scope(impl_->ctx);
@@ -153,10 +164,27 @@ void OnlineDevice::copy_async(std::uintptr_t dst, std::uintptr_t src, std::size_
         "cuMemcpyDtoDAsync(shadow copy)");
 }
 
-void OnlineDevice::load_comparisons() {
+std::string OnlineDevice::comparisons_key() const {
+  std::string text = detail::tool_kernels_source();
+  for (const std::string& o : detail::tool_kernels_options()) text += '\n' + o;
+  return "online-comparisons:" + impl_->arch + ":" + content_hash(text);
+}
+
+bool OnlineDevice::load_comparisons(const std::vector<unsigned char>& cubin) {
   std::lock_guard<std::mutex> lock(impl_->module_mu);
-  if (impl_->loaded) return;
-  const CompileResult r =
+  if (impl_->loaded) return true;
+  ScopedContext scope(impl_->ctx);
+  CUmodule m = nullptr;
+  if (driver().module_load_data(&m, cubin.data()) != CUDA_SUCCESS) return false;
+  impl_->module = m;
+  impl_->loaded = true;
+  return true;
+}
+
+std::vector<unsigned char> OnlineDevice::compile_comparisons() {
+  std::lock_guard<std::mutex> lock(impl_->module_mu);
+  if (impl_->loaded) return {};
+  CompileResult r =
       compile(detail::tool_kernels_source(), {}, "autotune_tools.cu", detail::tool_kernels_options(), impl_->arch);
   if (!r.ok) throw EnvironmentError("the tuner's comparison kernels do not compile for " + impl_->arch + ":\n" + r.log);
   ScopedContext scope(impl_->ctx);
@@ -164,6 +192,7 @@ void OnlineDevice::load_comparisons() {
   check(driver().module_load_data(&m, r.cubin.data()), "cuModuleLoadData(comparison kernels)");
   impl_->module = m;
   impl_->loaded = true;
+  return std::move(r.cubin);
 }
 
 bool OnlineDevice::comparisons_loaded() const { return impl_->loaded; }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "tuner/core/check.hpp"
@@ -30,6 +31,8 @@ class OnlineDevice {
   void end_timing(int token, void* stream);
   /// The milliseconds between the two events once both have completed (their slot is free again), else nullopt.
   std::optional<double> elapsed_ms(int token);
+  /// Waits on the host until the timed launch of token has completed (then elapsed_ms() has its time).
+  void wait_timing(int token);
 
   /// Device memory of at least `bytes` for shadow `slot` (kept and reused; grown by reallocating, after waiting for
   /// the context's work).
@@ -37,8 +40,15 @@ class OnlineDevice {
   /// Enqueues a device-to-device copy on stream.
   void copy_async(std::uintptr_t dst, std::uintptr_t src, std::size_t bytes, void* stream) const;
 
-  /// Compiles (NVRTC) and loads the comparison kernels for the launcher's GPU, once; may run on any thread.
-  void load_comparisons();
+  /// The key of the comparison kernels' binary for the launcher's GPU in a binary cache (their source, options and
+  /// architecture).
+  std::string comparisons_key() const;
+  /// Loads the comparison kernels from `cubin` (a binary cached under comparisons_key()); false where the driver
+  /// refuses it (then compile them). Once; may run on any thread.
+  bool load_comparisons(const std::vector<unsigned char>& cubin);
+  /// Compiles (NVRTC) and loads the comparison kernels, once; returns the binary (to cache), empty if they were
+  /// loaded already. May run on any thread.
+  std::vector<unsigned char> compile_comparisons();
   bool comparisons_loaded() const;
   /// Enqueues on stream the comparison of got[i] with want[i] for each checks[i] (kinds bits, float_equal and
   /// rel_tolerance), and the copy of their mismatch counts to the host; the token for verdict().
@@ -48,6 +58,8 @@ class OnlineDevice {
               const std::vector<std::uintptr_t>& want, void* stream);
   /// The mismatches of each check once the comparison has completed (its slot is free again), else nullopt.
   std::optional<std::vector<std::uint64_t>> verdict(int token);
+  /// Waits on the host until the comparison of token has completed (then verdict() has its counts).
+  void wait_verdict(int token);
 
  private:
   struct Impl;

@@ -23,6 +23,10 @@ namespace autotune::runtime_detail {
 namespace {
 
 constexpr std::size_t kNoIndex = static_cast<std::size_t>(-1);
+// While the search runs, a result is waited for once it is this many launches old: an application that enqueues far
+// ahead of the GPU would otherwise see each round of the search take as many launches as it runs ahead, and the GPU
+// still has this many launches queued when the host waits.
+constexpr std::uint64_t kMaxLag = 16;
 
 double now_s() {
   using clock = std::chrono::steady_clock;
@@ -53,6 +57,7 @@ struct OnlineTuner::Impl {
   struct Pending {
     int token = 0;
     std::size_t index = kNoIndex;  // kNoIndex: the launch failed, the result is dropped
+    std::uint64_t launch = 0;      // the application's launch that asked for it
   };
 
   explicit Impl(OnlineSetup s)
@@ -76,6 +81,7 @@ struct OnlineTuner::Impl {
   Config best_config;
   std::shared_ptr<const cuda::PreparedPlan> best_plan;
   double started = 0;
+  std::uint64_t launches = 0;  // the application's launches of this problem so far
 
   // The workers: indices to prepare in, prepared configurations out.
   std::mutex mu;
@@ -87,12 +93,7 @@ struct OnlineTuner::Impl {
 
   void work() {
     BinaryStore store(setup.db_path, setup.cache_dir, setup.store_binaries);
-    try {
-      device.load_comparisons();
-    } catch (const Error& e) {
-      std::lock_guard<std::mutex> lock(mu);
-      comparisons_error = e.what();
-    }
+    load_comparisons(store);
     for (;;) {
       std::size_t index = 0;
       {
@@ -108,6 +109,22 @@ struct OnlineTuner::Impl {
     }
   }
   std::string comparisons_error;  // under mu
+
+  /// The comparison kernels from the binary stores, else compiled (and stored for the next process).
+  void load_comparisons(BinaryStore& store) {
+    try {
+      if (device.comparisons_loaded()) return;
+      const std::string key = device.comparisons_key();
+      std::string note;
+      if (auto hit = store.get(key, &note))
+        if (device.load_comparisons(hit->image)) return;
+      const std::vector<unsigned char> cubin = device.compile_comparisons();
+      if (!cubin.empty()) store.put(key, cubin, "", &note);
+    } catch (const Error& e) {
+      std::lock_guard<std::mutex> lock(mu);
+      comparisons_error = e.what();
+    }
+  }
 
   Prepared prepare(std::size_t index, BinaryStore& store) const {
     Prepared out;
@@ -223,6 +240,22 @@ struct OnlineTuner::Impl {
     }
   }
 
+  /// Waits for the results that are more than kMaxLag launches old, and takes them in.
+  void catch_up() {
+    bool waited = false;
+    for (const Pending& t : timings)
+      if (launches - t.launch > kMaxLag) {
+        device.wait_timing(t.token);
+        waited = true;
+      }
+    for (const Pending& v : verdicts)
+      if (launches - v.launch > kMaxLag) {
+        device.wait_verdict(v.token);
+        waited = true;
+      }
+    if (waited) poll();
+  }
+
   void feed() {
     std::vector<std::size_t> next = search->to_prepare();
     if (next.empty()) return;
@@ -242,14 +275,14 @@ struct OnlineTuner::Impl {
       setup.launcher.run(p, ptrs.data(), stream, scalars);
     } catch (const Error& e) {
       device.end_timing(token, stream);
-      timings.push_back({token, kNoIndex});
+      timings.push_back({token, kNoIndex, launches});
       if (index == search->reference()) throw;  // the application's own launch failed
       search->failed(index, TrialStatus::launch_error, e.what());
       plain_run(search->reference(), user_ptrs, scalars, stream);
       return;
     }
     device.end_timing(token, stream);
-    timings.push_back({token, index});
+    timings.push_back({token, index, launches});
   }
 
   void plain_run(std::size_t index, const std::uintptr_t* user_ptrs, const std::uint64_t* scalars, void* stream) {
@@ -281,7 +314,7 @@ struct OnlineTuner::Impl {
       std::vector<std::uintptr_t> ptrs;
       addresses(cand, user_ptrs, &shadows, ptrs);
       setup.launcher.run(cand, ptrs.data(), stream, scalars);
-      verdicts.push_back({device.compare(checks, shadows, user_outputs, stream), candidate});
+      verdicts.push_back({device.compare(checks, shadows, user_outputs, stream), candidate, launches});
     } catch (const Error& e) {
       search->failed(candidate, TrialStatus::launch_error, e.what());
     }
@@ -324,14 +357,13 @@ OnlineTuner::OnlineTuner(OnlineSetup s) : impl_(std::make_unique<Impl>(std::move
   if (ref < 0)
     throw UsageError("its configuration " + m.setup.reference.str(&m.setup.spec.params) + " is not in the space");
   // The checks of the outputs, with the counts of the reference's plan.
-  HostBuffers sized;
+  std::map<std::string, std::size_t> sizes;
   for (const BufferDecl& b : m.setup.reference_plan->plan().buffers) {
     if (b.role == BufferRole::scratch || b.role == BufferRole::state)
       throw UsageError("its launch plan has scratch buffers, which online tuning does not supply");
-    if (b.role == BufferRole::output) sized[b.name].resize(b.bytes);
+    if (b.role == BufferRole::output) sizes[b.name] = b.bytes;
   }
-  std::vector<OutputCheck> by_name = m.setup.adapter.checks(sized, m.setup.workload, m.setup.problem);
-  sized.clear();
+  const std::vector<OutputCheck> by_name = m.setup.adapter.checks_of_sizes(sizes, m.setup.workload, m.setup.problem);
   for (const BufferDecl& b : m.setup.reference_plan->plan().buffers) {
     if (b.role != BufferRole::output) continue;
     auto it = std::find_if(by_name.begin(), by_name.end(), [&](const OutputCheck& c) { return c.output == b.name; });
@@ -371,7 +403,9 @@ OnlineTuner::~OnlineTuner() {
 void OnlineTuner::launch(const std::uintptr_t* user_ptrs, const std::uint64_t* scalars, void* stream) {
   Impl& m = *impl_;
   if (m.started == 0) m.started = now_s();
+  ++m.launches;
   m.poll();
+  m.catch_up();
   m.feed();
   // Verifications wait for the comparison kernels (compiled by the first worker); if they cannot be had, every
   // candidate fails with that error and the search settles on the reference.
