@@ -296,7 +296,8 @@ TEST_CASE(
   CHECK(offline.config == space.config(static_cast<std::size_t>(ref)));
 }
 
-TEST_CASE("online record: a file of schema 7 is migrated to the online trials table (migration 8)", "[cpu][online][db]") {
+TEST_CASE("online record: a file of schema 7 is migrated to the online trials table (migration 8)",
+          "[cpu][online][db]") {
   autotune_test::TempPath tmp("v7.db");
   {
     auto db = db::Database::open(tmp.path);
