@@ -9,6 +9,7 @@
 # 2. `autotune tune` at N (every configuration) into a copy: the offline best at N (offline.db).
 # 3. Twice each, alternating: the loop of LAUNCHES launches at N tuned online (a fresh copy of other.db) and the loop
 #    of the offline best (offline.db, match exact), then 500 launches of what each settled on ("steady").
+#    The same loop from an empty database (the spec default as reference, every candidate compiled on the way).
 # 4. Correctness: the loop at a small size with every launch's output compared with the spec default's (--check).
 # 5. The host cost per call once settled, against a Kernel without online tuning (--overhead).
 set -euo pipefail
@@ -39,6 +40,12 @@ for r in 1 2; do
   paste -d '|' <(grep -E "loop ms|steady|after config|after online" "$OUT/online_$r.txt") \
                <(grep -E "loop ms|steady|after config" "$OUT/offline_$r.txt") || true
 done
+
+# From an empty database: the spec default is the reference and every candidate compiles with NVRTC on the way.
+"$APP" --spec "$SPEC" --db "$OUT/empty.db" --n "$N" --launches "$LAUNCHES" --online "200" --steady 500 \
+  > "$OUT/online_empty.txt" 2>&1
+echo "== from an empty database"
+grep -E "loop ms|steady|after config|after online" "$OUT/online_empty.txt" || true
 
 cp "$OUT/other.db" "$OUT/check.db"
 "$APP" --spec "$SPEC" --db "$OUT/check.db" --n 1000003 --launches 2000 --online "120, samples=2" --check \

@@ -49,6 +49,7 @@ struct OnlineDevice::Impl {
   void* ctx;
   std::string arch;
   std::vector<Timing> timings;
+  std::vector<std::pair<CUevent, bool>> marks;  // (event, in use)
   std::vector<Comparison> comparisons;
   std::map<std::size_t, std::pair<CUdeviceptr, std::size_t>> shadows;  // slot -> (address, bytes)
   std::mutex module_mu;                                                // load_comparisons() against compare()
@@ -77,6 +78,7 @@ OnlineDevice::~OnlineDevice() {
       d->event_destroy(t.start);
       d->event_destroy(t.end);
     }
+    for (auto& [e, used] : impl_->marks) d->event_destroy(e);
     for (auto& c : impl_->comparisons) {
       if (c.results != 0) d->mem_free(c.results);
       if (c.host != nullptr) d->mem_free_host(c.host);
@@ -131,6 +133,28 @@ std::optional<double> OnlineDevice::elapsed_ms(int token) {
 void OnlineDevice::wait_timing(int token) {
   ScopedContext scope(impl_->ctx);
   check(driver().event_synchronize(impl_->timings.at(static_cast<std::size_t>(token)).end), "cuEventSynchronize");
+}
+
+int OnlineDevice::mark(void* stream) {
+  const auto& d = driver();
+  ScopedContext scope(impl_->ctx);
+  std::size_t i = 0;
+  while (i < impl_->marks.size() && impl_->marks[i].second) ++i;
+  if (i == impl_->marks.size()) {
+    CUevent e = nullptr;
+    check(d.event_create(&e, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+    impl_->marks.emplace_back(e, false);
+  }
+  check(d.event_record(impl_->marks[i].first, static_cast<CUstream>(stream)), "cuEventRecord");
+  impl_->marks[i].second = true;
+  return static_cast<int>(i);
+}
+
+void OnlineDevice::wait_mark(int token) {
+  ScopedContext scope(impl_->ctx);
+  auto& m = impl_->marks.at(static_cast<std::size_t>(token));
+  m.second = false;
+  check(driver().event_synchronize(m.first), "cuEventSynchronize");
 }
 
 void OnlineDevice::wait_verdict(int token) {

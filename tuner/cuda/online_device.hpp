@@ -33,6 +33,9 @@ class OnlineDevice {
   std::optional<double> elapsed_ms(int token);
   /// Waits on the host until the timed launch of token has completed (then elapsed_ms() has its time).
   void wait_timing(int token);
+  /// Records a mark on stream (an event without timing); wait_mark() waits for it on the host and frees it.
+  int mark(void* stream);
+  void wait_mark(int token);
 
   /// Device memory of at least `bytes` for shadow `slot` (kept and reused; grown by reallocating, after waiting for
   /// the context's work).

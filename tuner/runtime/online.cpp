@@ -23,9 +23,11 @@ namespace autotune::runtime_detail {
 namespace {
 
 constexpr std::size_t kNoIndex = static_cast<std::size_t>(-1);
-// While the search runs, a result is waited for once it is this many launches old: an application that enqueues far
-// ahead of the GPU would otherwise see each round of the search take as many launches as it runs ahead, and the GPU
-// still has this many launches queued when the host waits.
+// While the search runs, the application's host runs at most this many launches ahead of the GPU (a launch waits for
+// the one this many before it), and a result is waited for once it is this many launches old. An application that
+// enqueues far ahead of the GPU would otherwise see each round of the search, and each module load of a candidate
+// (which waits for the work queued before it), take as long as the whole queue; the GPU still has this many launches
+// queued whenever the host waits.
 constexpr std::uint64_t kMaxLag = 16;
 
 double now_s() {
@@ -75,6 +77,7 @@ struct OnlineTuner::Impl {
   std::string warm_source;
   std::map<std::size_t, std::shared_ptr<const cuda::PreparedPlan>> plans;  // prepared candidates by index
   std::vector<Pending> timings, verdicts;
+  std::deque<std::pair<std::uint64_t, int>> marks;  // (launch, mark token) of the launches in flight
   std::string outcome;  // after settling: what was recorded, or why not
   bool recorded = false;
   std::size_t best = 0;
@@ -240,8 +243,12 @@ struct OnlineTuner::Impl {
     }
   }
 
-  /// Waits for the results that are more than kMaxLag launches old, and takes them in.
+  /// Waits for the launches and the results that are more than kMaxLag launches old, and takes them in.
   void catch_up() {
+    while (!marks.empty() && launches - marks.front().first > kMaxLag) {
+      device.wait_mark(marks.front().second);
+      marks.pop_front();
+    }
     bool waited = false;
     for (const Pending& t : timings)
       if (launches - t.launch > kMaxLag) {
@@ -426,6 +433,7 @@ void OnlineTuner::launch(const std::uintptr_t* user_ptrs, const std::uint64_t* s
     m.timed_run(s.run, user_ptrs, scalars, stream);
   else
     m.plain_run(m.search->settled() ? m.best : s.run, user_ptrs, scalars, stream);
+  if (!m.search->settled()) m.marks.emplace_back(m.launches, m.device.mark(stream));
 }
 
 bool OnlineTuner::settled() const { return impl_->search->settled() && !impl_->outcome.empty(); }
