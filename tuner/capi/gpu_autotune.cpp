@@ -260,7 +260,9 @@ int gat_kernel_choice(void* kernel, const int64_t* problem, size_t problem_dims,
                               {"binary_key", c.binary_key},
                               {"compile_ms", c.compile_ms},
                               {"prepare_ms", c.prepare_ms},
-                              {"note", c.note}};
+                              {"note", c.note},
+                              {"online", c.online},
+                              {"measured_online", c.answer.online}};
     *reply = copy_out(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   });
 }
