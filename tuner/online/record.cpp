@@ -21,8 +21,7 @@ std::int64_t record(db::Database& db, const RecordRequest& r) {
     s.backend = kOnlineBackend;
     session = db.begin_session(s);
     for (const Entry& e : r.search.entries()) {
-      const bool judged = e.reference ? !e.samples_ms.empty() : e.stage == Stage::done;
-      if (!judged && e.stage != Stage::failed) continue;
+      if (!e.timed() && e.stage != Stage::failed) continue;
       db::TrialRow t;
       t.session_id = session;
       t.device_id = s.device_id;

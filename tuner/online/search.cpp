@@ -117,14 +117,6 @@ std::vector<std::size_t> Search::to_prepare() {
   return out;
 }
 
-std::vector<std::size_t> Search::upcoming() const {
-  std::vector<std::size_t> out;
-  if (settled_ || exhausted_) return out;
-  for (const std::size_t idx : strategy_->upcoming(budget_.ahead))
-    if (idx < space_.size() && entry(idx) == nullptr) out.push_back(idx);
-  return out;
-}
-
 void Search::prepared(std::size_t index) {
   Entry& e = at(index);
   if (e.stage == Stage::preparing) e.stage = Stage::ready;
@@ -156,8 +148,7 @@ std::size_t Search::best() const {
   std::size_t best = reference_;
   double best_ms = std::numeric_limits<double>::infinity();
   for (const Entry& e : entries_) {
-    const bool judged = e.reference ? !e.samples_ms.empty() : e.stage == Stage::done;
-    if (!judged) continue;
+    if (!e.timed()) continue;
     const double m = e.median_ms();
     if (m < best_ms) {
       best_ms = m;

@@ -54,6 +54,8 @@ struct Entry {
   std::string message;                   // failed: the error or the verification's message
   bool reference = false;                // the configuration the search started from
   double median_ms() const;              // of samples_ms; +infinity without samples
+  /// Whether it is judged by its samples: a candidate that has all of them (done), the reference with any.
+  bool timed() const { return reference ? !samples_ms.empty() : stage == Stage::done; }
 };
 
 /// What one launch of the application runs.
@@ -74,9 +76,6 @@ class Search {
   /// proposal has its result; each must be answered by prepared() or failed(). Empty while results are awaited,
   /// when the strategy has nothing more, or once the search settled.
   std::vector<std::size_t> to_prepare();
-  /// Configurations the strategy expects to propose next (search::Strategy::upcoming), not yet proposed: worth
-  /// compiling ahead, though they may never be asked for.
-  std::vector<std::size_t> upcoming() const;
   void prepared(std::size_t index);
   /// Any stage: the configuration failed (status: why, message: the error). It is never run again. The
   /// reference cannot fail here (its failure is the application's error).

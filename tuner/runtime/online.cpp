@@ -79,12 +79,9 @@ struct OnlineTuner::Impl {
   std::map<std::size_t, std::shared_ptr<const cuda::PreparedPlan>> plans;  // prepared candidates by index
   std::vector<Pending> timings, verdicts;
   std::deque<std::pair<std::uint64_t, int>> marks;  // (launch, mark token) of the launches in flight
-  std::string outcome;  // after settling: what was recorded, or why not
-  bool recorded = false;
-  std::size_t best = 0;
+  std::string outcome;                              // after settling: what was recorded, or why not
   Config best_config;
   std::shared_ptr<const cuda::PreparedPlan> best_plan;
-  double started = 0;
   std::uint64_t launches = 0;  // the application's launches of this problem so far
 
   // The workers: indices to prepare in, prepared configurations out.
@@ -329,7 +326,7 @@ struct OnlineTuner::Impl {
   }
 
   void settle() {
-    best = search->best();
+    const std::size_t best = search->best();
     best_config = space.config(best);
     best_plan = best == search->reference() ? setup.reference_plan : plans.at(best);
     if (!setup.settings.record) {
@@ -350,7 +347,6 @@ struct OnlineTuner::Impl {
                               setup.adapter.bytes_moved(setup.workload, setup.problem)};
       const std::int64_t session = online::record(*db, r);
       outcome = "recorded as online session " + std::to_string(session) + " in " + setup.db_path;
-      recorded = true;
     } catch (const std::exception& e) {
       outcome = std::string("not recorded: ") + e.what();
       std::cerr << "autotune: online tuning of " << setup.spec.name << " (" << setup.problem.key()
@@ -391,7 +387,6 @@ OnlineTuner::OnlineTuner(OnlineSetup s) : impl_(std::make_unique<Impl>(std::move
                                         m.device_info, db.get(), &m.warm_source);
   m.search = std::make_unique<online::Search>(m.space, static_cast<std::size_t>(ref), std::move(strategy),
                                               m.setup.settings.budget);
-  m.best = static_cast<std::size_t>(ref);
   m.best_config = m.setup.reference;
   m.best_plan = m.setup.reference_plan;
   const std::size_t threads =
@@ -410,7 +405,6 @@ OnlineTuner::~OnlineTuner() {
 
 void OnlineTuner::launch(const std::uintptr_t* user_ptrs, const std::uint64_t* scalars, void* stream) {
   Impl& m = *impl_;
-  if (m.started == 0) m.started = now_s();
   ++m.launches;
   m.poll();
   m.catch_up();
@@ -427,13 +421,13 @@ void OnlineTuner::launch(const std::uintptr_t* user_ptrs, const std::uint64_t* s
     for (const online::Entry& e : m.search->entries())
       if (e.stage == online::Stage::ready) m.search->failed(e.index, TrialStatus::launch_error, error);
   const online::Step s = m.search->next(now_s(), can_verify);
-  if (m.search->settled() && !m.recorded && m.outcome.empty()) m.settle();
+  if (m.search->settled() && m.outcome.empty()) m.settle();
   if (s.verify)
     m.verify_run(s.run, *s.verify, user_ptrs, scalars, stream);
   else if (s.sample)
     m.timed_run(s.run, user_ptrs, scalars, stream);
   else
-    m.plain_run(m.search->settled() ? m.best : s.run, user_ptrs, scalars, stream);
+    m.plain_run(s.run, user_ptrs, scalars, stream);  // settled: next() gives the best
   if (!m.search->settled()) m.marks.emplace_back(m.launches, m.device.mark(stream));
 }
 
