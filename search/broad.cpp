@@ -30,6 +30,7 @@ class BroadThenLocal final : public StrategyBase {
         model_every_(static_cast<std::size_t>(o.integer("model"))),
         local_batch_(static_cast<std::size_t>(o.integer("local_batch"))),
         climb_below_(o.real("climb_below")),
+        climb_check_(o.real("climb_check")),
         rounds_(space, rng_, o.real("broad")),
         climb_(space, local_order(o.choice("local_order"))),
         model_(space, seed, o.real("model_ridge"), o.real("model_optimism")),
@@ -54,6 +55,14 @@ class BroadThenLocal final : public StrategyBase {
       const std::size_t d = start_;
       start_ = kNone;
       if (!known(d) && !pending(d)) return {d};
+    }
+    if (climb_only()) {  // is the default a starting point? a few covering configs first, then the test
+      if (checks_ < climb_checks()) {
+        ++checks_;
+        std::vector<std::size_t> c = rounds_.take(1, rounds_.size(), view());
+        if (!c.empty()) return c;
+      }
+      judge_climb();
     }
     if (climb_.exhausted() >= elite_) {  // the elite's neighbourhoods are done: explore the space further
       climb_.restart_count();
@@ -126,9 +135,20 @@ class BroadThenLocal final : public StrategyBase {
   /// default (or a better warm point), nearest moves first, no model picks.
   bool climb_only() const {
     const std::vector<std::size_t>& ends = rounds_.round_ends();
-    return budget() > 0 && default_ != kNone && (warm_points().empty() || has_source_values()) && !ends.empty() &&
-           static_cast<double>(budget()) < climb_below_ * static_cast<double>(ends.front());
+    return !climb_dropped_ && budget() > 0 && default_ != kNone && (warm_points().empty() || has_source_values()) &&
+           !ends.empty() && static_cast<double>(budget()) < climb_below_ * static_cast<double>(ends.front());
   }
+  /// Once the default has its result: the climb from it goes on only if no config measured so far (the covering
+  /// configs of `climb_check`) is faster; else the run covers as without a climb (a default that loses to a few
+  /// samples is no starting point).
+  void judge_climb() {
+    if (climb_judged_ || !known(default_)) return;
+    climb_judged_ = true;
+    const std::vector<std::pair<double, std::size_t>> best = climb_.best_ran(1, view());
+    climb_dropped_ = best.empty() || best.front().second != default_;
+  }
+  /// The covering configs measured before judge_climb(): `climb_check` of the budget, rounded down.
+  std::size_t climb_checks() const { return static_cast<std::size_t>(climb_check_ * static_cast<double>(budget())); }
   std::size_t broad_end() const { return rounds_.broad_end(climb_only(), !warm_points().empty()); }
   std::size_t cover_end() const { return rounds_.cover_end(climb_only(), !warm_points().empty()); }
 
@@ -178,6 +198,10 @@ class BroadThenLocal final : public StrategyBase {
   std::size_t local_steps_ = 0;
   std::size_t start_ = kNone;    // the spec default, until it has been handed out
   std::size_t default_ = kNone;  // the spec default (when option spec_default is on)
+  const double climb_check_;
+  std::size_t checks_ = 0;      // covering configs taken before judge_climb()
+  bool climb_judged_ = false;   // judge_climb() has decided
+  bool climb_dropped_ = false;  // ... against the climb
 };
 
 }  // namespace
@@ -236,12 +260,20 @@ std::vector<OptionSpec> broad_then_local_options() {
        0,
        {"learned", "near", "random"}},
       {"climb_below",
-       "2",
+       "3",
        "with a budget (tune --budget) under this many first covering rounds, climb from the spec default instead "
        "(0 = never)",
        OptionKind::real,
        0,
        1e6,
+       {}},
+      {"climb_check",
+       "0.15",
+       "before a climb from the spec default (climb_below), this share of the budget (rounded down) goes to covering "
+       "configs; the climb goes on only if none is faster than the default",
+       OptionKind::real,
+       0,
+       1,
        {}},
       {"spec_default",
        "true",

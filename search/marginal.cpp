@@ -19,13 +19,20 @@ MarginalModel::MarginalModel(const ParameterSpace& space, double ridge) : space_
     trend_.push_back(numeric ? dims_ : kNoTrend);
     if (numeric) dims_ += 2;
   }
+  for (std::size_t p = 0; p < trend_.size(); ++p)
+    for (std::size_t q = p + 1; q < trend_.size(); ++q)
+      if (trend_[p] != kNoTrend && trend_[q] != kNoTrend) pairs_.push_back({p, q, dims_++});
   effect_.assign(dims_, 0.0);
-  cols_.resize(3 * trend_.size());
-  x_.resize(3 * trend_.size());
+  cols_.resize(3 * trend_.size() + pairs_.size());
+  x_.resize(3 * trend_.size() + pairs_.size());
   gram_.assign(dims_ * dims_, 0.0);
   xy_.assign(dims_, 0.0);
   x_sum_.assign(dims_, 0.0);
   x_failed_.assign(dims_, 0.0);
+}
+
+double MarginalModel::position(std::size_t i, std::size_t p) const {
+  return static_cast<double>(space_.value_at(i, p)) / static_cast<double>(offset_[p + 1] - offset_[p] - 1) - 0.5;
 }
 
 std::size_t MarginalModel::features(std::size_t i, std::size_t* cols, double* x) const {
@@ -35,11 +42,15 @@ std::size_t MarginalModel::features(std::size_t i, std::size_t* cols, double* x)
     cols[n] = offset_[p] + v;
     x[n++] = 1.0;
     if (trend_[p] == kNoTrend) continue;
-    const double t = static_cast<double>(v) / static_cast<double>(offset_[p + 1] - offset_[p] - 1) - 0.5;
+    const double t = position(i, p);
     cols[n] = trend_[p];
     x[n++] = t;
     cols[n] = trend_[p] + 1;
     x[n++] = t * t - 1.0 / 12;
+  }
+  for (const Pair& pr : pairs_) {
+    cols[n] = pr.col;
+    x[n++] = position(i, pr.p) * position(i, pr.q);
   }
   return n;
 }

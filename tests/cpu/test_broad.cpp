@@ -196,9 +196,10 @@ TEST_CASE("broad_then_local: a budget under two covering rounds climbs from the 
   const auto start = static_cast<std::size_t>(space.default_index());
   for (std::size_t batch : {std::size_t{1}, std::size_t{32}}) {
     INFO("batch " << batch);
-    // Budget 2 x round - 1: the default, then neighbours of the best so far (each a move of one parameter from a
-    // config that ran before it), none of the covering round unless it is such a neighbour.
-    auto s = make_strategy("broad_then_local", space, 12);
+    // Budget 2 x round - 1, no covering configs to test the default (climb_check=0): the default, then neighbours
+    // of the best so far (each a move of one parameter from a config that ran before it), none of the covering
+    // round unless it is such a neighbour.
+    auto s = make_strategy("broad_then_local", space, 12, {{"climb_check", "0"}});
     s->set_budget(2 * round - 1);
     std::vector<std::size_t> ran;
     while (ran.size() < 2 * round - 1) {
@@ -236,6 +237,55 @@ TEST_CASE("broad_then_local: a budget under two covering rounds climbs from the 
     }
   }
   CHECK_THROWS_AS(make_strategy("broad_then_local", space, 1, {{"climb_below", "-1"}}), UsageError);
+}
+
+TEST_CASE("broad_then_local: the climb from the spec default goes on only if covering configs do not beat it",
+          "[cpu][search]") {
+  const ParameterSpace& space = bowl_space();
+  detail::Rng rng(12);
+  const detail::CoveringOrder cover = detail::covering_order(space, rng);
+  const std::size_t round = cover.round_ends.front();
+  REQUIRE(space.default_index() >= 0);
+  const auto start = static_cast<std::size_t>(space.default_index());
+  const std::size_t budget = 2 * round - 1;  // a climb (climb_below 3 > 2 rounds)
+  const auto checks = static_cast<std::size_t>(0.15 * static_cast<double>(budget));  // climb_check's default
+  REQUIRE(checks >= 1);
+  // The covering configs the test takes: the first ones of the order that are not the default.
+  std::vector<std::size_t> covering;
+  for (std::size_t c : cover.order)
+    if (c != start) covering.push_back(c);
+  for (const bool default_best : {true, false}) {
+    INFO("default best: " << default_best);
+    // The bowl, with the default made the fastest config of all, or the slowest.
+    const Objective f = [&](std::size_t i) {
+      if (i == start) return default_best ? 0.0 : 1e9;
+      return 1.0 + bowl(space, i);
+    };
+    auto s = make_strategy("broad_then_local", space, 12);
+    s->set_budget(budget);
+    const std::vector<std::size_t> order = drive(*s, space, f, budget, 1).order;
+    REQUIRE(order.size() == budget);
+    CHECK(order.front() == start);
+    CHECK(std::vector<std::size_t>(order.begin() + 1, order.begin() + 1 + static_cast<std::ptrdiff_t>(checks)) ==
+          std::vector<std::size_t>(covering.begin(), covering.begin() + static_cast<std::ptrdiff_t>(checks)));
+    const std::vector<std::size_t> rest(order.begin() + 1 + static_cast<std::ptrdiff_t>(checks), order.end());
+    if (default_best) {  // the climb: every later config a neighbour of one that ran before it
+      for (std::size_t k = 0; k < rest.size(); ++k) {
+        bool neighbour = false;
+        for (std::size_t r = 0; r < 1 + checks + k; ++r) {
+          const std::vector<std::size_t> nb = space.neighbours(order[r]);
+          neighbour = neighbour || std::find(nb.begin(), nb.end(), rest[k]) != nb.end();
+        }
+        CHECK(neighbour);
+      }
+    } else {  // beaten: the rest of the covering round, as a run without a climb
+      const std::size_t more = std::min(rest.size(), round - 1 - checks);
+      REQUIRE(more >= 1);
+      CHECK(std::vector<std::size_t>(rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(more)) ==
+            std::vector<std::size_t>(covering.begin() + static_cast<std::ptrdiff_t>(checks),
+                                     covering.begin() + static_cast<std::ptrdiff_t>(checks + more)));
+    }
+  }
 }
 
 TEST_CASE("broad_then_local: learned local order, a 5-evaluation climb on a transpose landscape", "[cpu][search]") {

@@ -15,6 +15,7 @@
 #include "tests/test_support.hpp"
 #include "tuner/core/space.hpp"
 #include "tuner/core/spec.hpp"
+#include "tuner/sim/synthetic.hpp"
 
 using namespace autotune;
 
@@ -327,4 +328,26 @@ TEST_CASE("recorded space: import --spec with a T1 file's typed values and Pytho
   CHECK_THAT(c.out, Catch::Contains("144 valid configurations, 0 failed"));
   remove_db(db);
   std::remove(file.c_str());
+}
+
+TEST_CASE("recorded space: a stub's space has no default config unless a parameter names one",
+          "[cpu][space][recorded_space]") {
+  // A stub's defaults are its parameters' first values (an import writes none): no strategy may start from them as
+  // from a kernel author's guess (broad_then_local measures a default first).
+  const std::string stub = R"J({"name": "k", "family": "imported",
+    "parameters": [{"name": "bx", "values": [32, 64, 128]}, {"name": "tile", "values": [1, 2]}],
+    "problem": {"dims": ["n"], "sizes": [{"n": 1024}]}, "workloads": ["float32"]})J";
+  ProblemKey p;
+  p.dims["n"] = 1024;
+  const DeviceInfo d = sim::SyntheticBackend::fake_device();
+  const Workload w = Workload::parse("float32");
+  const TuningSpec plain = TuningSpec::from_json_text(stub, ".", false);
+  REQUIRE(plain.is_stub());
+  CHECK(plain.space(p, d, w).size() == 6);
+  CHECK(plain.space(p, d, w).default_index() == -1);
+  std::string named = stub;
+  named.replace(named.find("[32, 64, 128]}"), 14, "[32, 64, 128], \"default\": 64}");
+  const ParameterSpace with = TuningSpec::from_json_text(named, ".", false).space(p, d, w);
+  REQUIRE(with.default_index() >= 0);
+  CHECK(with.config(static_cast<std::size_t>(with.default_index())) == Config({{"bx", 64}, {"tile", 1}}));
 }

@@ -65,13 +65,17 @@ TEST_CASE("the tuned defaults reproduce their leave-one-landscape-out table", "[
        {"n=16777216,select_pct=50", "n=268435456,select_pct=50"},
        // The cells recorded again, flags of the bulk variant in registers (the table's rows marked *), recomputed
        // since the spec default (where the search starts) is chosen from the recordings (docs/lookup.md, "Spec
-       // defaults from the recordings"; before: 76.25 and 97.5, with the default options 78.75 and 98.33).
-       {80.42, 96.25}},
+       // defaults from the recordings"; before: 76.25 and 97.5, with the default options 78.75 and 98.33), and
+       // again since the marginal model has pairwise terms (docs/strategies.md "The default after this comparison";
+       // before: 80.42 and 96.25).
+       {79.17, 94.58}},
       {"landscapes_h100.db",
        "transpose",
        "float32",
        {"cols=1024,rows=1024", "cols=2048,rows=2048", "cols=8192,rows=8192"},
-       {100.0, 100.0, 100.0}},
+       // 8192^2: 100.0 in the table, made before the climb from the default was tested against covering configs
+       // (climb_check, docs/strategies.md "The default after this comparison"): now one run of the 120 misses 1%.
+       {100.0, 100.0, 99.17}},
       {"landscapes_h100.db", saxpy, "float32", {"n=65536", "n=1048576", "n=16777216"}, {34.2, 100.0, 0.0}},
   };
   for (const Kernel& k : kernels) {

@@ -370,6 +370,12 @@ std::vector<std::size_t> ParameterSpace::neighbours(std::size_t i) const {
   });
 }
 
+ParameterSpace ParameterSpace::without_default() const {
+  ParameterSpace s = *this;
+  s.no_default_ = true;
+  return s;
+}
+
 std::vector<std::size_t> ParameterSpace::adjacent(std::size_t i) const {
   return moves(i, [this](std::size_t p, std::uint16_t orig, const auto& visit) {
     if (orig > 0) visit(static_cast<std::uint16_t>(orig - 1));
@@ -378,6 +384,7 @@ std::vector<std::size_t> ParameterSpace::adjacent(std::size_t i) const {
 }
 
 std::ptrdiff_t ParameterSpace::default_index() const {
+  if (no_default_) return -1;
   Config c;
   for (const auto& p : params_) c.set(p.name, p.default_value);
   return find(c);

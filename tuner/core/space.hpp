@@ -86,8 +86,12 @@ class ParameterSpace {
   /// Valid configs that differ in one parameter by one step in its value list ("adjacent").
   std::vector<std::size_t> adjacent(std::size_t i) const;
 
-  /// Position of the spec default config, or -1 if the default violates a constraint.
+  /// Position of the spec default config, or -1 if the default violates a constraint or the space has none
+  /// (without_default()).
   std::ptrdiff_t default_index() const;
+  /// This space without a default config: for a spec stub, whose parameters' defaults are their first values
+  /// (nobody's choice), so that no strategy starts from them as from a kernel author's guess.
+  ParameterSpace without_default() const;
 
   // ---- Storage, for algorithms that work per block (nearest valid config). A config index is
   // sum over blocks b of row_b x block_stride(b); the rows of each block are sorted lexicographically by the
@@ -127,6 +131,7 @@ class ParameterSpace {
   double cartesian_ = 1;
   double build_seconds_ = 0;
   bool restricted_ = false;  // restricted_to(): only the configurations of its blocks_ are valid
+  bool no_default_ = false;  // without_default()
 };
 
 }  // namespace autotune

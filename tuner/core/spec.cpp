@@ -191,7 +191,10 @@ std::set<std::string> parse_parameters(const json& j, TuningSpec& s) {
   const json& ps = require(j, "", "parameters");
   if (!ps.is_array()) throw SpecError("/parameters", "expected an array");
   std::set<std::string> names;
-  for (std::size_t i = 0; i < ps.size(); ++i) s.params.push_back(parse_param(ps[i], join_ptr("/parameters", i), names));
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    s.params.push_back(parse_param(ps[i], join_ptr("/parameters", i), names));
+    if (ps[i].contains("default")) s.default_named = true;
+  }
   return names;
 }
 
@@ -698,6 +701,8 @@ ParameterSpace TuningSpec::space(const ProblemKey& problem, const DeviceInfo& de
       if (!fixed.count(v) && find_param(v) == nullptr)
         throw SpecError("/blocks", "\"" + blocks->text() + "\" uses unknown name '" + v +
                                        "' (not a parameter, problem dimension or device variable)");
+  // A stub's defaults are its parameters' first values, nobody's choice: its space has no default config.
+  if (is_stub() && !default_named) return ParameterSpace(params, constraints, fixed).without_default();
   if (!deterministic || nondeterministic.empty()) return ParameterSpace(params, constraints, fixed);
   std::vector<Expr> all = constraints;
   for (const Expr& e : nondeterministic)

@@ -163,6 +163,9 @@ struct TuningSpec {
                                               // part of source_hash(); the kernel registry fills it
   std::vector<std::string> kernels;
   std::vector<Param> params;
+  /// True when a parameter names its "default" (else each default is the parameter's first value). A stub without
+  /// one has no default config (space()).
+  bool default_named = false;
   std::vector<Expr> constraints;
   /// "nondeterministic": expressions over the names constraints see; a configuration for which one is non-zero
   /// gives results that are not bit-reproducible run to run (a float sum whose last step is an atomic add).
